@@ -1,0 +1,74 @@
+/**
+ * Opening the store. `DATABASE_URL=postgres://…` selects PostgreSQL (node-postgres pool);
+ * otherwise SQLite (better-sqlite3) in `<dataDir>/envapi.sqlite3`, in WAL mode with foreign keys on.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { tagDialect, type DialectName } from './dialect.js';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+/** Where the data lives: a PostgreSQL URL, or a directory for the SQLite file. */
+export interface StorageConfig {
+  /** `postgres://user@host:port/db`; when set, PostgreSQL is used. */
+  databaseUrl?: string | undefined;
+  /** Directory of the SQLite file (created if missing); default `./data`. Ignored for PostgreSQL. */
+  dataDir?: string | undefined;
+  /** Pool size for PostgreSQL (default 10). */
+  poolSize?: number | undefined;
+  /** `:memory:` SQLite, for tests that need no file. */
+  inMemory?: boolean | undefined;
+}
+
+/** An open store: the Kysely instance and the dialect it speaks. */
+export interface Store {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  /** Human-readable location (file path or URL without password). */
+  location: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the store without migrating it. Throws when the SQLite directory cannot be created or the
+ * PostgreSQL URL is malformed (connection errors surface on first query).
+ */
+export function openStore(config: StorageConfig): Store {
+  if (config.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize ?? 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    tagDialect(db as Kysely<unknown>, 'postgres');
+    const url = new URL(config.databaseUrl);
+    url.password = '';
+    return { db, dialect: 'postgres', location: url.toString(), close: () => db.destroy() };
+  }
+  let file = ':memory:';
+  if (!config.inMemory) {
+    const dir = path.resolve(config.dataDir ?? 'data');
+    fs.mkdirSync(dir, { recursive: true });
+    file = path.join(dir, 'envapi.sqlite3');
+  }
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  tagDialect(db as Kysely<unknown>, 'sqlite');
+  return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+}
+
+/** Result of running migrations: the names applied by this call (empty when up to date). */
+export interface MigrateResult {
+  applied: string[];
+}
+
+/** Applies every pending migration in order. Throws the first migration error, after rolling it back. */
+export async function migrateToLatest(store: Store): Promise<MigrateResult> {
+  const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}

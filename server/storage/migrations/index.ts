@@ -1,0 +1,17 @@
+/**
+ * The ordered list of migrations. A migration, once released, is never edited: add a new one.
+ * Names sort in the order they run.
+ */
+import type { Migration, MigrationProvider } from 'kysely';
+import { migration0001 } from './0001_initial.js';
+
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': migration0001,
+};
+
+/** Kysely migration provider over the static list above (no filesystem scanning). */
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return MIGRATIONS;
+  },
+};

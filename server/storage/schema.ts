@@ -1,0 +1,166 @@
+/**
+ * Table shapes as Kysely sees them. Both dialects store the same logical values; the storage
+ * boundary (`./values.ts`) normalises the physical differences:
+ * - booleans: SQLite INTEGER 0/1, PostgreSQL boolean (written as 1/0 on both, read with `toBool`);
+ * - JSON: SQLite TEXT, PostgreSQL jsonb (written as JSON text on both, read with `fromJson`);
+ * - timestamps: SQLite TEXT holding ISO 8601 UTC with milliseconds and `Z`, PostgreSQL timestamptz
+ *   (written as ISO strings on both, read with `toIso`);
+ * - counts: a string from `pg` (bigint), a number from SQLite (read with `toInt`).
+ */
+import type { Generated } from 'kysely';
+
+/** A boolean column as written (1/0) and as read (number from SQLite, boolean from PostgreSQL). */
+export type BoolColumn = number | boolean;
+/** A JSON column: written as JSON text, read as text (SQLite) or a parsed value (PostgreSQL). */
+export type JsonColumn = string | unknown;
+/** A timestamp column: written as an ISO string, read as a string (SQLite) or a Date (PostgreSQL). */
+export type TimestampColumn = string | Date;
+
+export interface OrganizationTable {
+  id: string; // UUID
+  name: string;
+  /** PostHog's plugins_access_level: NONE 0, CONFIG 3, INSTALL 6, ROOT 9 (posthog/models/organization.py) */
+  plugins_access_level: number;
+  created_at: TimestampColumn;
+}
+
+export interface UserTable {
+  id: Generated<number>;
+  uuid: string;
+  distinct_id: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+  is_email_verified: BoolColumn | null;
+  is_active: BoolColumn;
+  is_staff: BoolColumn;
+  hedgehog_config: JsonColumn | null;
+  current_team_id: number | null;
+  created_at: TimestampColumn;
+}
+
+export interface OrganizationMembershipTable {
+  id: string; // UUID
+  organization_id: string;
+  user_id: number;
+  /** member 1, admin 8, owner 15 (posthog/models/organization.py OrganizationMembership.Level) */
+  level: number;
+  joined_at: TimestampColumn;
+  updated_at: TimestampColumn;
+}
+
+export interface TeamTable {
+  id: Generated<number>;
+  uuid: string;
+  organization_id: string;
+  name: string;
+  api_token: string;
+  timezone: string;
+  access_control: BoolColumn;
+  created_at: TimestampColumn;
+}
+
+export interface PersonalApiKeyTable {
+  id: string;
+  user_id: number;
+  label: string;
+  /** `sha256$<hex>` of the key; the key itself is never stored (posthog/models/personal_api_key.py) */
+  secure_value: string;
+  /** `phx_...abcd` */
+  mask_value: string;
+  /** JSON array of scopes, e.g. ["plugin:read","query:read"] or ["*"] */
+  scopes: JsonColumn;
+  /** JSON array of team ids the key is limited to, or null for every project of the user */
+  scoped_teams: JsonColumn | null;
+  created_at: TimestampColumn;
+  last_used_at: TimestampColumn | null;
+}
+
+export interface PluginTable {
+  id: Generated<number>;
+  organization_id: string;
+  plugin_type: string;
+  name: string;
+  description: string;
+  url: string;
+  icon: string | null;
+  config_schema: JsonColumn;
+  tag: string | null;
+  latest_tag: string | null;
+  is_global: BoolColumn;
+  capabilities: JsonColumn;
+  metrics: JsonColumn;
+  public_jobs: JsonColumn;
+  frontend_source: string | null;
+  created_at: TimestampColumn;
+  updated_at: TimestampColumn;
+}
+
+export interface PluginConfigTable {
+  id: Generated<number>;
+  team_id: number;
+  plugin_id: number;
+  enabled: BoolColumn;
+  order: number;
+  config: JsonColumn;
+  web_token: string | null;
+  name: string | null;
+  description: string | null;
+  deleted: BoolColumn;
+  created_at: TimestampColumn;
+  updated_at: TimestampColumn;
+}
+
+export interface PluginConfigJobTable {
+  id: string; // UUID: the job id
+  team_id: number;
+  plugin_config_id: number;
+  type: string;
+  payload: JsonColumn;
+  operation: string;
+  status: string;
+  created_by_id: number | null;
+  created_at: TimestampColumn;
+}
+
+export interface HogFunctionTable {
+  id: string; // UUID
+  team_id: number;
+  type: string;
+  name: string;
+  description: string;
+  template_id: string;
+  enabled: BoolColumn;
+  inputs: JsonColumn;
+  filters: JsonColumn;
+  plugin_config_id: number | null;
+  created_by_id: number | null;
+  created_at: TimestampColumn;
+}
+
+export interface ActivityLogTable {
+  id: string; // UUID
+  team_id: number;
+  organization_id: string;
+  user_id: number | null;
+  is_system: BoolColumn;
+  scope: string;
+  item_id: string;
+  activity: string;
+  detail: JsonColumn;
+  created_at: TimestampColumn;
+}
+
+/** The whole database as Kysely's type parameter. */
+export interface Database {
+  organizations: OrganizationTable;
+  users: UserTable;
+  organization_memberships: OrganizationMembershipTable;
+  teams: TeamTable;
+  personal_api_keys: PersonalApiKeyTable;
+  plugins: PluginTable;
+  plugin_configs: PluginConfigTable;
+  plugin_config_jobs: PluginConfigJobTable;
+  hog_functions: HogFunctionTable;
+  activity_log: ActivityLogTable;
+}
