@@ -1,0 +1,121 @@
+/**
+ * `createApp(deps)`: the Express application, without `listen()`.
+ *
+ * Pipeline: trailing-slash normalisation → JSON body parser (1 MiB) → express-openapi-validator
+ * (security with scopes read from the spec, request validation, response validation when enabled)
+ * → one route per operation of `openapi.yaml`, dispatched by operationId to the handler map →
+ * PostHog-shaped errors. The spec is parsed once, here, not per request.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import { createServices, type Services } from './domain/services.js';
+import { handlers as defaultHandlers } from './handlers/index.js';
+import { ApiError, notFound, toApiError } from './http/errors.js';
+import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
+import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
+import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
+import type { Store } from './storage/db.js';
+
+/** What the app is built from. */
+export interface AppDeps {
+  store: Store;
+  /** validate every response against the spec (on in tests and development; default true) */
+  validateResponses?: boolean;
+  /** handler map (default: the project's handlers) */
+  handlers?: HandlerMap;
+  /** the parsed spec (default: `openapi.yaml`) */
+  spec?: OpenApiDocument;
+  /** called with unexpected errors (500s); default: console.error */
+  onServerError?: (err: unknown, req: Request) => void;
+}
+
+/** Largest accepted request body. */
+export const BODY_LIMIT = '1mb';
+
+/** Express's path syntax for an OpenAPI path template: `{id}` → `:id`. */
+function expressPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/** The absolute URL of a request as the client sent it (for pagination links). */
+function requestUrl(req: Request): URL {
+  return new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+}
+
+/** Adapts one typed handler to Express: builds the context, sends the reply, forwards errors. */
+function route(operationId: OperationId, map: HandlerMap, services: Services) {
+  const handler = map[operationId] as unknown as (ctx: HandlerContext<OperationId>) => Promise<{
+    status: number;
+    body?: unknown;
+    contentType?: string;
+    headers?: Record<string, string>;
+  }>;
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const openapi = (req as Request & { openapi?: { pathParams?: Record<string, unknown> } }).openapi;
+      const ctx = {
+        operationId,
+        params: { ...req.params, ...(openapi?.pathParams ?? {}) },
+        query: req.query,
+        body: req.body,
+        auth: (req as AuthedRequest).auth,
+        services,
+        url: requestUrl(req),
+      } as unknown as HandlerContext<OperationId>;
+      const reply = await handler(ctx);
+      if (reply.headers) res.set(reply.headers);
+      res.status(reply.status);
+      if (reply.body === undefined) res.end();
+      else if (!reply.contentType || reply.contentType === 'application/json') res.json(reply.body);
+      else res.type(reply.contentType).send(reply.body);
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/** Builds the application. Throws at build time if the spec has an operation without a handler. */
+export function createApp(deps: AppDeps): express.Express {
+  const spec = deps.spec ?? loadSpec();
+  const map = deps.handlers ?? defaultHandlers;
+  const services = createServices(deps.store);
+  const onServerError = deps.onServerError ?? ((err: unknown) => console.error(err));
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  // PostHog's paths end with a slash; accept the same path without it.
+  app.use((req, _res, next) => {
+    const q = req.url.indexOf('?');
+    const p = q === -1 ? req.url : req.url.slice(0, q);
+    if (p.startsWith('/api/') && !p.endsWith('/')) req.url = p + '/' + (q === -1 ? '' : req.url.slice(q));
+    next();
+  });
+  app.use(express.json({ limit: BODY_LIMIT }));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: spec as never,
+      validateRequests: { allowUnknownQueryParameters: true, removeAdditional: true },
+      validateResponses: deps.validateResponses === false ? false : { removeAdditional: false },
+      validateSecurity: { handlers: { PersonalAPIKeyAuth: personalApiKeyHandler(deps.store) } },
+      validateFormats: true,
+      // match on req.url, which the trailing-slash step above has normalised
+      useRequestUrl: true,
+    }),
+  );
+
+  for (const op of listOperations(spec)) {
+    if (!(op.operationId in map)) throw new Error(`openapi.yaml operation ${op.operationId} has no handler`);
+    app[op.method](expressPath(op.path), route(op.operationId as OperationId, map, services));
+  }
+
+  app.use((_req: Request, _res: Response, next: NextFunction) => next(notFound()));
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const securityError = (req as AuthedRequest).securityError;
+    const apiError: ApiError = securityError ?? toApiError(err, req.method, req.headers['content-type']);
+    if (apiError.status >= 500 && apiError.body.code !== 'not_implemented') onServerError(err, req);
+    res.status(apiError.status).set(apiError.headers).json(apiError.body);
+  });
+  return app;
+}

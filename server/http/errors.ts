@@ -1,0 +1,214 @@
+/**
+ * PostHog's error shape and the mapping of every failure onto it.
+ *
+ * Every error leaves the server as `{type, code, detail, attr}` (drf-exceptions-hog,
+ * exceptions_hog/handler.py): `type` is one of validation_error, authentication_error,
+ * invalid_request, throttled_error, server_error; `attr` is the offending field (nested names joined
+ * with `__`) or null. Only the first problem is reported, as PostHog does.
+ */
+
+/** PostHog's error `type` values. */
+export type ErrorType = 'validation_error' | 'authentication_error' | 'invalid_request' | 'throttled_error' | 'server_error';
+
+/** The wire shape of an error. */
+export interface ErrorBody {
+  type: ErrorType;
+  code: string;
+  detail: string;
+  attr: string | null;
+}
+
+/** An error with its HTTP status and PostHog body; thrown by domain code and handlers. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly body: ErrorBody;
+  /** extra response headers (e.g. `WWW-Authenticate`) */
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, body: ErrorBody, headers: Record<string, string> = {}) {
+    super(body.detail);
+    this.name = 'ApiError';
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+  }
+}
+
+/** 400 validation_error; code defaults to PostHog's `invalid_input`. */
+export function validationError(detail: string, attr: string | null = null, code = 'invalid_input'): ApiError {
+  return new ApiError(400, { type: 'validation_error', code, detail, attr });
+}
+
+/** 401 not_authenticated: no credentials. */
+export function notAuthenticated(): ApiError {
+  return new ApiError(401, {
+    type: 'authentication_error',
+    code: 'not_authenticated',
+    detail: 'Authentication credentials were not provided.',
+    attr: null,
+  });
+}
+
+/** 401 authentication_failed: a key was given but is not valid (posthog/auth.py PersonalAPIKeyAuthentication). */
+export function authenticationFailed(detail = 'Personal API key found in request Authorization header is invalid.'): ApiError {
+  return new ApiError(401, { type: 'authentication_error', code: 'authentication_failed', detail, attr: null });
+}
+
+/** 403 permission_denied with PostHog's message for the rule that refused. */
+export function permissionDenied(detail = 'You do not have permission to perform this action.'): ApiError {
+  return new ApiError(403, { type: 'authentication_error', code: 'permission_denied', detail, attr: null });
+}
+
+/** 404 not_found; `detail` defaults to DRF's "Not found.". */
+export function notFound(detail = 'Not found.'): ApiError {
+  return new ApiError(404, { type: 'invalid_request', code: 'not_found', detail, attr: null });
+}
+
+/** 501 not_implemented: an operation of the contract that a later issue implements. */
+export function notImplemented(): ApiError {
+  return new ApiError(501, {
+    type: 'server_error',
+    code: 'not_implemented',
+    detail: 'This operation is not implemented yet.',
+    attr: null,
+  });
+}
+
+/** 500 with PostHog's generic body; never carries internals. */
+export function serverError(): ApiError {
+  return new ApiError(500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
+}
+
+/** One item of express-openapi-validator's `errors` array. */
+interface ValidatorItem {
+  path?: string;
+  message?: string;
+  errorCode?: string;
+}
+
+/** `/body/config/foo` → `config__foo`; `/query/limit` → `limit`; `/body` → null. */
+export function attrFromPath(path: string | undefined): string | null {
+  if (!path) return null;
+  const parts = path.replace(/^\./, '/').split(/[/.]/).filter(Boolean);
+  const [where, ...rest] = parts;
+  if (!where || !['body', 'query', 'params', 'path', 'headers'].includes(where)) return rest.length ? rest.join('__') : null;
+  if (rest.length === 0) return null;
+  return rest.map((p) => p.replace(/\[(\d+)\]/g, '__$1')).join('__');
+}
+
+/** DRF's wording for a value of the wrong type. */
+function typeMessage(message: string): string {
+  if (/integer/.test(message)) return 'A valid integer is required.';
+  if (/number/.test(message)) return 'A valid number is required.';
+  if (/boolean/.test(message)) return 'Must be a valid boolean.';
+  if (/null/.test(message) && !/,/.test(message)) return 'This field may not be null.';
+  if (/string/.test(message)) return 'Not a valid string.';
+  if (/array/.test(message)) return 'Expected a list of items.';
+  if (/object/.test(message)) return 'Expected a dictionary of items.';
+  return `Invalid input: ${message}.`;
+}
+
+/**
+ * Maps one validator problem to PostHog's code and DRF's message. The validator's `errorCode` is
+ * `<ajv keyword>.openapi.validation` (express-openapi-validator 5).
+ */
+function fromValidatorItem(item: ValidatorItem): ErrorBody {
+  const keyword = (item.errorCode ?? '').split('.')[0] ?? '';
+  const message = item.message ?? 'invalid';
+  let attr = attrFromPath(item.path);
+  const num = /(-?\d+(?:\.\d+)?)/.exec(message)?.[1];
+  switch (keyword) {
+    case 'required': {
+      const missing = /required property '([^']+)'/.exec(message)?.[1];
+      if (missing && (!attr || !attr.endsWith(missing))) attr = attr ? `${attr}__${missing}` : missing;
+      return { type: 'validation_error', code: 'required', detail: 'This field is required.', attr };
+    }
+    case 'type':
+      return {
+        type: 'validation_error',
+        code: /null/.test(message) && !/,/.test(message) ? 'null' : 'invalid_input',
+        detail: typeMessage(message),
+        attr,
+      };
+    case 'enum':
+      return { type: 'validation_error', code: 'invalid_choice', detail: `Not a valid choice: ${message}.`, attr };
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return { type: 'validation_error', code: 'min_value', detail: `Ensure this value is greater than or equal to ${num}.`, attr };
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return { type: 'validation_error', code: 'max_value', detail: `Ensure this value is less than or equal to ${num}.`, attr };
+    case 'maxLength':
+      return { type: 'validation_error', code: 'max_length', detail: `Ensure this field has no more than ${num} characters.`, attr };
+    case 'minLength':
+      return Number(num) === 1
+        ? { type: 'validation_error', code: 'blank', detail: 'This field may not be blank.', attr }
+        : { type: 'validation_error', code: 'min_length', detail: `Ensure this field has at least ${num} characters.`, attr };
+    case 'minItems':
+      return { type: 'validation_error', code: 'min_length', detail: `Ensure this field has at least ${num} elements.`, attr };
+    case 'maxItems':
+      return { type: 'validation_error', code: 'max_length', detail: `Ensure this field has no more than ${num} elements.`, attr };
+    case 'format':
+      if (/uuid/.test(message)) return { type: 'validation_error', code: 'invalid', detail: 'Must be a valid UUID.', attr };
+      if (/date-time/.test(message)) return { type: 'validation_error', code: 'invalid', detail: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].', attr };
+      return { type: 'validation_error', code: 'invalid_input', detail: `Invalid format: ${message}.`, attr };
+    case 'pattern':
+    case 'propertyNames':
+      return { type: 'validation_error', code: 'invalid_input', detail: `Invalid value: ${message}.`, attr };
+    default:
+      return { type: 'validation_error', code: 'invalid_input', detail: message.charAt(0).toUpperCase() + message.slice(1) + '.', attr };
+  }
+}
+
+/** Shape of errors thrown by express-openapi-validator, body-parser and Express. */
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  message?: string;
+  errors?: ValidatorItem[];
+  path?: string;
+}
+
+/**
+ * Turns anything thrown into `ApiError`. Known: ApiError (as is); express-openapi-validator errors
+ * (400 → first problem, but a malformed path parameter → 404 not_found; 401 → not_authenticated; 404 → not_found; 405 → method_not_allowed;
+ * 415 → unsupported_media_type); body-parser errors (malformed JSON → 400 parse_error, too large → 413).
+ * Anything else → 500 server_error with PostHog's generic message (the caller logs the cause).
+ */
+export function toApiError(err: unknown, method = 'GET', contentType?: string): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = (err ?? {}) as HttpLikeError;
+  const status = e.status ?? e.statusCode;
+  if (e.type === 'entity.parse.failed') {
+    return new ApiError(400, { type: 'invalid_request', code: 'parse_error', detail: `JSON parse error - ${e.message ?? 'invalid JSON'}`, attr: null });
+  }
+  if (e.type === 'entity.too.large' || status === 413) {
+    return new ApiError(413, { type: 'invalid_request', code: 'request_too_large', detail: 'Request body is too large.', attr: null });
+  }
+  switch (status) {
+    case 400: {
+      const first = e.errors?.[0];
+      // A path parameter of the wrong shape names no object: 404, as DRF's get_object_or_404.
+      if (first?.path && /^[./]params[./]/.test(first.path)) return notFound();
+      return new ApiError(400, first ? fromValidatorItem(first) : { type: 'validation_error', code: 'invalid_input', detail: e.message ?? 'Invalid input.', attr: null });
+    }
+    case 401:
+      return notAuthenticated();
+    case 403:
+      return permissionDenied();
+    case 404:
+      return notFound();
+    case 405:
+      return new ApiError(405, { type: 'invalid_request', code: 'method_not_allowed', detail: `Method "${method}" not allowed.`, attr: null });
+    case 415:
+      return new ApiError(415, {
+        type: 'invalid_request',
+        code: 'unsupported_media_type',
+        detail: `Unsupported media type "${(contentType ?? '').split(';')[0] || 'none'}" in request.`,
+        attr: null,
+      });
+    default:
+      return serverError();
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The `PersonalAPIKeyAuth` security handler given to express-openapi-validator. The validator
+ * passes the scopes the operation declares in `openapi.yaml` (there is no second table of scopes in
+ * code); this handler authenticates the bearer key, checks those scopes, and resolves the project.
+ *
+ * Order of checks (PostHog: authentication, then APIScopePermission, then team access):
+ * 401 no/invalid key → 403 missing scope → 404 malformed project id → 403 key limited to other
+ * projects → 404 no such project → 403 no access to the project.
+ */
+import type { Request } from 'express';
+import {
+  assertKeyMayUseProject,
+  assertScopes,
+  effectiveProjectLevel,
+  noProjectAccess,
+  parseProjectId,
+  type AuthContext,
+} from '../domain/access.js';
+import type { Store } from '../storage/db.js';
+import { AccountsRepository } from '../storage/repositories/accounts.js';
+import { ApiKeysRepository } from '../storage/repositories/api-keys.js';
+import { ApiError, authenticationFailed, notAuthenticated, notFound } from './errors.js';
+
+/** A request after authentication; `auth` is set by the security handler. */
+export interface AuthedRequest extends Request {
+  auth?: AuthContext;
+  /** the PostHog error the security handler refused with (the validator keeps only a message) */
+  securityError?: ApiError;
+}
+
+/** Reads `Authorization: Bearer <key>`; undefined when absent or not a bearer header. */
+export function bearerToken(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+/**
+ * Builds the handler. It resolves to `true` with `req.auth` set, or throws an `ApiError` (also kept
+ * on `req.securityError` so the error handler can send PostHog's exact body).
+ */
+export function personalApiKeyHandler(store: Store) {
+  const accounts = new AccountsRepository(store.db);
+  const keys = new ApiKeysRepository(store.db);
+  return async (request: Request, scopes: string[]): Promise<true> => {
+    const req = request as AuthedRequest;
+    try {
+      const token = bearerToken(req);
+      if (!token) throw notAuthenticated();
+      const found = await keys.authenticate(token);
+      if (!found) throw authenticationFailed();
+      assertScopes(found.key.scopes, scopes);
+      const rawProjectId = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams?.project_id;
+      if (rawProjectId === undefined) {
+        req.auth = { user: found.user, key: found.key, project: null };
+        return true;
+      }
+      const teamId = parseProjectId(String(rawProjectId), found.user);
+      assertKeyMayUseProject(found.key, teamId);
+      const team = await accounts.findTeam(teamId);
+      if (!team) throw notFound('Project not found.');
+      const membership = await accounts.findMembership(team.organization_id, found.user.id);
+      const level = effectiveProjectLevel(team, membership, null);
+      const organization = await accounts.findOrganization(team.organization_id);
+      if (!membership || level === null || !organization) throw noProjectAccess();
+      req.auth = { user: found.user, key: found.key, project: { team, organization, membership, level } };
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError) req.securityError = err;
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * Handlers typed from the contract. `generated/api.d.ts` (openapi-typescript output of
+ * `openapi.yaml`) gives each operation's parameters, request body and responses; a handler map keyed
+ * by operationId must hold every operation, and each handler may only answer a success status its
+ * operation declares, with that status's body — otherwise the project does not compile.
+ * Error statuses are answered by throwing `ApiError` (see `errors.ts`); the response validator checks
+ * them against the spec in tests and development.
+ */
+import type { operations } from '../../generated/api.js';
+import type { AuthContext } from '../domain/access.js';
+import type { Services } from '../domain/services.js';
+
+/** Every operationId of the contract. */
+export type OperationId = keyof operations;
+
+type Op<K extends OperationId> = operations[K];
+type SuccessStatus = 200 | 201 | 202 | 204;
+
+/** Path parameters of an operation (strings and numbers as the spec declares, coerced by the validator). */
+export type PathParams<K extends OperationId> = Op<K>['parameters'] extends { path: infer P } ? P : Record<string, never>;
+/** Query parameters of an operation, coerced to their declared types by the validator. */
+export type QueryParams<K extends OperationId> = Op<K>['parameters'] extends { query?: infer Q } ? NonNullable<Q> : Record<string, never>;
+/** The JSON request body, or undefined for operations without one. */
+export type RequestBody<K extends OperationId> = Op<K> extends { requestBody?: infer B }
+  ? B extends { content: { 'application/json': infer J } }
+    ? J
+    : undefined
+  : undefined;
+
+type ReplyFor<R, S> = R extends { content: infer C }
+  ? { [M in keyof C & string]: { status: S; contentType: M; body: C[M]; headers?: Record<string, string> } }[keyof C & string]
+  : { status: S; body?: undefined; headers?: Record<string, string> };
+
+/** What a handler returns: one of its operation's declared success statuses with its body. */
+export type Reply<K extends OperationId> = {
+  [S in keyof Op<K>['responses'] & SuccessStatus]: ReplyFor<Op<K>['responses'][S], S>;
+}[keyof Op<K>['responses'] & SuccessStatus];
+
+/** Everything a handler gets: validated input, the caller, the services, and the request URL. */
+export interface HandlerContext<K extends OperationId> {
+  operationId: K;
+  params: PathParams<K>;
+  query: QueryParams<K>;
+  body: RequestBody<K>;
+  auth: AuthContext;
+  services: Services;
+  /** the absolute URL of this request (for `next`/`previous` links) */
+  url: URL;
+}
+
+/** A handler of one operation. */
+export type Handler<K extends OperationId> = (ctx: HandlerContext<K>) => Promise<Reply<K>>;
+
+/** One handler per operationId: a missing one is a compile error. */
+export type HandlerMap = { [K in OperationId]: Handler<K> };
+
+/** A handler for a subset of operations (one tag's object). */
+export type HandlersFor<K extends OperationId> = { [P in K]: Handler<P> };

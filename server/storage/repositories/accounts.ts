@@ -1,0 +1,223 @@
+/**
+ * Accounts: organizations, users, organization memberships and teams (projects).
+ * Plain objects in and out; timestamps are ISO 8601 UTC strings.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, TeamTable, UserTable } from '../schema.js';
+import { boolValue, fromJson, nowIso, toBool, toBoolOrNull, toInt, toIso } from '../values.js';
+
+/** Organization membership levels (posthog/models/organization.py OrganizationMembership.Level). */
+export const OrganizationLevel = { MEMBER: 1, ADMIN: 8, OWNER: 15 } as const;
+export type OrganizationLevelValue = (typeof OrganizationLevel)[keyof typeof OrganizationLevel];
+
+export interface Organization {
+  id: string;
+  name: string;
+  plugins_access_level: number;
+  created_at: string;
+}
+
+export interface User {
+  id: number;
+  uuid: string;
+  distinct_id: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+  is_email_verified: boolean | null;
+  is_active: boolean;
+  is_staff: boolean;
+  hedgehog_config: Record<string, unknown> | null;
+  current_team_id: number | null;
+  created_at: string;
+}
+
+export interface Team {
+  id: number;
+  uuid: string;
+  organization_id: string;
+  name: string;
+  api_token: string;
+  timezone: string;
+  access_control: boolean;
+  created_at: string;
+}
+
+export interface Membership {
+  id: string;
+  organization_id: string;
+  user_id: number;
+  level: number;
+  joined_at: string;
+  updated_at: string;
+}
+
+/** Maps a users row to a User. */
+export function toUser(r: Selectable<UserTable>): User {
+  return {
+    id: r.id,
+    uuid: r.uuid,
+    distinct_id: r.distinct_id,
+    first_name: r.first_name,
+    last_name: r.last_name,
+    email: r.email,
+    is_email_verified: toBoolOrNull(r.is_email_verified),
+    is_active: toBool(r.is_active),
+    is_staff: toBool(r.is_staff),
+    hedgehog_config: r.hedgehog_config == null ? null : fromJson<Record<string, unknown>>(r.hedgehog_config),
+    current_team_id: r.current_team_id,
+    created_at: toIso(r.created_at),
+  };
+}
+
+function toTeam(r: Selectable<TeamTable>): Team {
+  return {
+    id: r.id,
+    uuid: r.uuid,
+    organization_id: r.organization_id,
+    name: r.name,
+    api_token: r.api_token,
+    timezone: r.timezone,
+    access_control: toBool(r.access_control),
+    created_at: toIso(r.created_at),
+  };
+}
+
+/** A project token as PostHog issues them: `phc_` + 43 base62-like characters. */
+function newProjectToken(): string {
+  return 'phc_' + randomBytes(32).toString('base64url').replace(/[-_]/g, '').slice(0, 43);
+}
+
+/** Repository of accounts; every method runs on the given Kysely instance (or transaction). */
+export class AccountsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async createOrganization(input: { name: string; plugins_access_level?: number }): Promise<Organization> {
+    const row = {
+      id: randomUUID(),
+      name: input.name,
+      plugins_access_level: input.plugins_access_level ?? 9,
+      created_at: nowIso(),
+    };
+    await this.db.insertInto('organizations').values(row).execute();
+    return row;
+  }
+
+  async findOrganization(id: string): Promise<Organization | undefined> {
+    const r = await this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && { id: r.id, name: r.name, plugins_access_level: r.plugins_access_level, created_at: toIso(r.created_at) };
+  }
+
+  async listOrganizations(): Promise<Organization[]> {
+    const rows = await this.db.selectFrom('organizations').selectAll().orderBy('created_at').execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, plugins_access_level: r.plugins_access_level, created_at: toIso(r.created_at) }));
+  }
+
+  /** Creates a user. Throws when the email is taken (unique constraint). */
+  async createUser(input: { email: string; first_name?: string; last_name?: string; is_staff?: boolean }): Promise<User> {
+    const row = {
+      uuid: randomUUID(),
+      distinct_id: randomBytes(24).toString('base64url'),
+      first_name: input.first_name ?? '',
+      last_name: input.last_name ?? '',
+      email: input.email.toLowerCase(),
+      is_email_verified: null,
+      is_active: boolValue(true),
+      is_staff: boolValue(input.is_staff ?? false),
+      hedgehog_config: null,
+      current_team_id: null,
+      created_at: nowIso(),
+    };
+    const r = await this.db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
+    return toUser(r);
+  }
+
+  async findUserById(id: number): Promise<User | undefined> {
+    const r = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toUser(r);
+  }
+
+  async findUserByEmail(email: string): Promise<User | undefined> {
+    const r = await this.db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
+    return r && toUser(r);
+  }
+
+  async listUsers(): Promise<User[]> {
+    const rows = await this.db.selectFrom('users').selectAll().orderBy('id').execute();
+    return rows.map(toUser);
+  }
+
+  async setCurrentTeam(userId: number, teamId: number): Promise<void> {
+    await this.db.updateTable('users').set({ current_team_id: teamId }).where('id', '=', userId).execute();
+  }
+
+  /** Adds (or re-levels) a user's membership of an organization. */
+  async upsertMembership(organizationId: string, userId: number, level: number): Promise<Membership> {
+    const existing = await this.findMembership(organizationId, userId);
+    const now = nowIso();
+    if (existing) {
+      await this.db.updateTable('organization_memberships').set({ level, updated_at: now }).where('id', '=', existing.id).execute();
+      return { ...existing, level, updated_at: now };
+    }
+    const row = { id: randomUUID(), organization_id: organizationId, user_id: userId, level, joined_at: now, updated_at: now };
+    await this.db.insertInto('organization_memberships').values(row).execute();
+    return row;
+  }
+
+  async findMembership(organizationId: string, userId: number): Promise<Membership | undefined> {
+    const r = await this.db
+      .selectFrom('organization_memberships')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return r && { ...r, joined_at: toIso(r.joined_at), updated_at: toIso(r.updated_at) };
+  }
+
+  async createTeam(input: { organization_id: string; name: string; timezone?: string; access_control?: boolean }): Promise<Team> {
+    const r = await this.db
+      .insertInto('teams')
+      .values({
+        uuid: randomUUID(),
+        organization_id: input.organization_id,
+        name: input.name,
+        api_token: newProjectToken(),
+        timezone: input.timezone ?? 'UTC',
+        access_control: boolValue(input.access_control ?? false),
+        created_at: nowIso(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toTeam(r);
+  }
+
+  async findTeam(id: number): Promise<Team | undefined> {
+    const r = await this.db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toTeam(r);
+  }
+
+  async countTeams(): Promise<number> {
+    const r = await this.db.selectFrom('teams').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    return toInt(r.n as number | string);
+  }
+
+  /**
+   * Teams in the organizations the user belongs to, ordered by id, optionally limited to `teamIds`
+   * (a key's scoped teams). Returns one page and the total count.
+   */
+  async listTeamsForUser(
+    userId: number,
+    page: { limit: number; offset: number },
+    teamIds: number[] | null,
+  ): Promise<{ count: number; results: Team[] }> {
+    let q = this.db
+      .selectFrom('teams')
+      .innerJoin('organization_memberships as m', 'm.organization_id', 'teams.organization_id')
+      .where('m.user_id', '=', userId);
+    if (teamIds) q = teamIds.length ? q.where('teams.id', 'in', teamIds) : q.where((eb) => eb.val(1), '=', 0);
+    const total = await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const rows = await q.selectAll('teams').orderBy('teams.id').limit(page.limit).offset(page.offset).execute();
+    return { count: toInt(total.n as number | string), results: rows.map(toTeam) };
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Plugins installed in an organization (PostHog posthog/models/plugin.py `Plugin`). Plugins are
+ * identified by `url` within an organization; installing the same url twice updates it in place.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, PluginTable } from '../schema.js';
+import { boolValue, fromJson, jsonValue, nowIso, toBool, toIso } from '../values.js';
+
+/** Capabilities as the plugin server reports them: `{methods?, jobs?, scheduled_tasks?}`. */
+export interface PluginCapabilities {
+  methods?: string[];
+  jobs?: string[];
+  scheduled_tasks?: string[];
+  [k: string]: unknown;
+}
+
+export interface Plugin {
+  id: number;
+  organization_id: string;
+  plugin_type: string;
+  name: string;
+  description: string;
+  url: string;
+  icon: string | null;
+  /** a list of `{key, name, type, default, required, secret, …}` (or PostHog's older dict form) */
+  config_schema: unknown;
+  tag: string | null;
+  latest_tag: string | null;
+  is_global: boolean;
+  capabilities: PluginCapabilities;
+  metrics: Record<string, unknown>;
+  public_jobs: Record<string, unknown>;
+  frontend_source: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What installing needs; everything else is set by the store. */
+export type PluginInput = Omit<Plugin, 'id' | 'created_at' | 'updated_at'>;
+
+/** Maps a plugins row (possibly prefixed columns already renamed) to a Plugin. */
+export function toPlugin(r: Selectable<PluginTable>): Plugin {
+  return {
+    id: r.id,
+    organization_id: r.organization_id,
+    plugin_type: r.plugin_type,
+    name: r.name,
+    description: r.description,
+    url: r.url,
+    icon: r.icon,
+    config_schema: fromJson(r.config_schema),
+    tag: r.tag,
+    latest_tag: r.latest_tag,
+    is_global: toBool(r.is_global),
+    capabilities: fromJson<PluginCapabilities>(r.capabilities) ?? {},
+    metrics: fromJson<Record<string, unknown>>(r.metrics) ?? {},
+    public_jobs: fromJson<Record<string, unknown>>(r.public_jobs) ?? {},
+    frontend_source: r.frontend_source,
+    created_at: toIso(r.created_at),
+    updated_at: toIso(r.updated_at),
+  };
+}
+
+export class PluginsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Installs a plugin in its organization, or updates the one with the same url. */
+  async install(input: PluginInput): Promise<{ plugin: Plugin; created: boolean }> {
+    const now = nowIso();
+    const values = {
+      organization_id: input.organization_id,
+      plugin_type: input.plugin_type,
+      name: input.name,
+      description: input.description,
+      url: input.url,
+      icon: input.icon,
+      config_schema: jsonValue(input.config_schema),
+      tag: input.tag,
+      latest_tag: input.latest_tag,
+      is_global: boolValue(input.is_global),
+      capabilities: jsonValue(input.capabilities),
+      metrics: jsonValue(input.metrics),
+      public_jobs: jsonValue(input.public_jobs),
+      frontend_source: input.frontend_source,
+      updated_at: now,
+    };
+    const existing = await this.db
+      .selectFrom('plugins')
+      .select('id')
+      .where('organization_id', '=', input.organization_id)
+      .where('url', '=', input.url)
+      .executeTakeFirst();
+    if (existing) {
+      const r = await this.db.updateTable('plugins').set(values).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
+      return { plugin: toPlugin(r), created: false };
+    }
+    const r = await this.db.insertInto('plugins').values({ ...values, created_at: now }).returningAll().executeTakeFirstOrThrow();
+    return { plugin: toPlugin(r), created: true };
+  }
+
+  async find(id: number): Promise<Plugin | undefined> {
+    const r = await this.db.selectFrom('plugins').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toPlugin(r);
+  }
+
+  /** Plugins usable by an organization: its own and global ones, by id. */
+  async listForOrganization(organizationId: string): Promise<Plugin[]> {
+    const rows = await this.db
+      .selectFrom('plugins')
+      .selectAll()
+      .where((eb) => eb.or([eb('organization_id', '=', organizationId), eb('is_global', '=', boolValue(true))]))
+      .orderBy('id')
+      .execute();
+    return rows.map(toPlugin);
+  }
+}
