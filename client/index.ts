@@ -1,0 +1,102 @@
+/**
+ * The typed client of the envapi / PostHog environment API, on openapi-fetch with the generated
+ * `paths` of `openapi.yaml`.
+ *
+ * ```ts
+ * const api = createClient({ baseUrl: 'http://127.0.0.1:8000', apiKey: process.env.POSTHOG_API_KEY! });
+ * const page = await unwrap(api.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', {
+ *   params: { path: { project_id: '1' } },
+ * }));
+ * for await (const config of paginate(api, page)) console.log(config.id);
+ * ```
+ */
+import createFetchClient, { type Client } from 'openapi-fetch';
+import type { components, paths } from '../generated/api.js';
+
+export type { components, operations, paths } from '../generated/api.js';
+
+/** The client type: openapi-fetch over the contract's paths. */
+export type EnvApiClient = Client<paths> & { readonly baseUrl: string; readonly apiKey: string; readonly fetch: typeof fetch };
+
+/** Options of `createClient`. */
+export interface ClientOptions {
+  /** e.g. `http://127.0.0.1:8000` (no trailing slash needed) */
+  baseUrl: string;
+  /** a personal API key, `phx_…`; sent as `Authorization: Bearer` */
+  apiKey: string;
+  /** a fetch implementation (default: global fetch) */
+  fetch?: typeof fetch;
+}
+
+/** Creates a client that sends the key on every request. */
+export function createClient(options: ClientOptions): EnvApiClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const f = options.fetch ?? globalThis.fetch;
+  const client = createFetchClient<paths>({
+    baseUrl,
+    headers: { Authorization: `Bearer ${options.apiKey}` },
+    fetch: (req: Request) => f(req),
+  });
+  return Object.assign(client, { baseUrl, apiKey: options.apiKey, fetch: f });
+}
+
+/** PostHog's error body: `{type, code, detail, attr}`. */
+export type ErrorBody = components['schemas']['Error'];
+
+/** An error answer of the API, carrying PostHog's `type`, `code`, `detail` and `attr`. */
+export class EnvApiError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string;
+  readonly detail: string;
+  readonly attr: string | null;
+
+  constructor(status: number, body: Partial<ErrorBody> | undefined) {
+    super(`${status} ${body?.code ?? 'error'}: ${body?.detail ?? 'request failed'}${body?.attr ? ` (${body.attr})` : ''}`);
+    this.name = 'EnvApiError';
+    this.status = status;
+    this.type = body?.type ?? 'server_error';
+    this.code = body?.code ?? 'error';
+    this.detail = body?.detail ?? '';
+    this.attr = body?.attr ?? null;
+  }
+}
+
+/** An openapi-fetch result. */
+interface FetchResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/**
+ * Awaits an openapi-fetch call and returns its data, or throws `EnvApiError` for an error answer.
+ * For 204 answers it returns undefined.
+ */
+export async function unwrap<T>(call: Promise<FetchResult<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw new EnvApiError(response.status, error as Partial<ErrorBody> | undefined);
+  return data as T;
+}
+
+/** A page with absolute `next` links: offset pages, activity pages and the events list. */
+export interface LinkedPage<T> {
+  next?: string | null;
+  results: T[];
+}
+
+/**
+ * Iterates every result of a paginated answer, following `next` links (absolute URLs that keep
+ * every query parameter) with the client's key, until `next` is null. Throws `EnvApiError`.
+ */
+export async function* paginate<T>(client: EnvApiClient, first: LinkedPage<T>): AsyncGenerator<T, void, undefined> {
+  let page: LinkedPage<T> | undefined = first;
+  while (page) {
+    yield* page.results;
+    if (!page.next) return;
+    const res = await client.fetch(page.next, { headers: { Authorization: `Bearer ${client.apiKey}`, Accept: 'application/json' } });
+    const body = (await res.json()) as unknown;
+    if (!res.ok) throw new EnvApiError(res.status, body as Partial<ErrorBody>);
+    page = body as LinkedPage<T>;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Test harness: a real server in-process on port 0 over a fresh SQLite store, with response
+ * validation on, bootstrapped like a first start, and helpers to make keys, users and projects.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from '../../server/app.js';
+import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
+import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
+import { AccountsRepository, OrganizationLevel, type Organization, type Team, type User } from '../../server/storage/repositories/accounts.js';
+import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
+import { createClient, type EnvApiClient } from '../../client/index.js';
+
+/** A running test server and what its bootstrap created. */
+export interface TestServer {
+  url: string;
+  store: Store;
+  /** bootstrap: organization, project (team) 1, owner user, key with scope `*` */
+  boot: Required<Pick<BootstrapResult, 'organization' | 'team' | 'user' | 'key' | 'plugins'>>;
+  accounts: AccountsRepository;
+  /** a client with the bootstrap key (scope `*`) */
+  client: EnvApiClient;
+  /** a new key for `user` (default: the owner) with these scopes, optionally limited to projects */
+  key(scopes: string[], opts?: { user?: User; projects?: number[] }): Promise<string>;
+  /** a client for a key */
+  clientFor(key: string): EnvApiClient;
+  /** a new user in an organization at a level (default: the bootstrap organization, member) */
+  user(opts?: { email?: string; organization?: Organization; level?: number }): Promise<User>;
+  /** a new organization with one project, its owner, and the catalog installed if asked */
+  otherOrganization(): Promise<{ organization: Organization; team: Team; owner: User; key: string }>;
+  /** raw fetch with a key (for non-JSON answers, missing slashes, bad bodies) */
+  fetch(pathAndQuery: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+let seq = 0;
+
+/** Starts a server on a fresh store in a temp directory. */
+export async function startTestServer(): Promise<TestServer> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
+  const store = openStore({ dataDir: dir });
+  await migrateToLatest(store);
+  const b = await bootstrap(store);
+  if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
+  const boot = { organization: b.organization, team: b.team, user: b.user, key: b.key, plugins: b.plugins };
+  const errors: unknown[] = [];
+  const app = createApp({ store, validateResponses: true, onServerError: (err) => errors.push(err) });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const accounts = new AccountsRepository(store.db);
+  const keys = new ApiKeysRepository(store.db);
+  const clientFor = (key: string) => createClient({ baseUrl: url, apiKey: key });
+
+  const t: TestServer = {
+    url,
+    store,
+    boot,
+    accounts,
+    client: clientFor(boot.key),
+    clientFor,
+    async key(scopes, opts = {}) {
+      const { key } = await keys.create({ user_id: (opts.user ?? boot.user).id, label: 'test', scopes, scoped_teams: opts.projects ?? null });
+      return key;
+    },
+    async user(opts = {}) {
+      seq += 1;
+      const user = await accounts.createUser({ email: opts.email ?? `user${seq}-${Date.now()}@example.com`, first_name: `User${seq}` });
+      await accounts.upsertMembership((opts.organization ?? boot.organization).id, user.id, opts.level ?? OrganizationLevel.MEMBER);
+      return user;
+    },
+    async otherOrganization() {
+      seq += 1;
+      const organization = await accounts.createOrganization({ name: `Other Org ${seq}` });
+      const team = await accounts.createTeam({ organization_id: organization.id, name: `Other project ${seq}` });
+      const owner = await accounts.createUser({ email: `owner${seq}-${Date.now()}@other.example.com` });
+      await accounts.upsertMembership(organization.id, owner.id, OrganizationLevel.OWNER);
+      await accounts.setCurrentTeam(owner.id, team.id);
+      const { key } = await keys.create({ user_id: owner.id, label: 'other', scopes: ['*'], scoped_teams: null });
+      return { organization, team, owner, key };
+    },
+    async fetch(pathAndQuery, init = {}) {
+      const headers = new Headers(init.headers);
+      const key = init.key === undefined ? boot.key : init.key;
+      if (key) headers.set('Authorization', `Bearer ${key}`);
+      return fetch(url + pathAndQuery, { ...init, headers });
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+      if (errors.length) throw new Error(`the server logged ${errors.length} unexpected error(s): ${String(errors[0])}`);
+    },
+  };
+  return t;
+}
