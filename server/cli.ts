@@ -91,6 +91,24 @@ async function findOrg(accounts: AccountsRepository, ref: string | undefined): P
   return org;
 }
 
+/** Options and action of `orgs add-member` / `members add`. */
+function addMemberCommand(cmd: Command, program: Command): Command {
+  return cmd
+    .requiredOption('--user <email-or-id>', 'the user')
+    .option('--org <id-or-name>', 'the organization (default: the only one)')
+    .addOption(new Option('--level <level>', 'member, admin or owner').default(1, 'member').argParser(parseLevel))
+    .option('--json', 'print JSON')
+    .action(async (o: { user: string; org?: string; level: number; json?: boolean }) => {
+      await withStore(program, async (store) => {
+        const accounts = new AccountsRepository(store.db);
+        const user = await findUser(accounts, o.user);
+        const org = await findOrg(accounts, o.org);
+        const m = await accounts.upsertMembership(org.id, user.id, o.level);
+        out(!!o.json, m, () => [`${user.email} is now level ${m.level} in "${org.name}".`]);
+      });
+    });
+}
+
 /** Builds the program (exported for tests). */
 export function buildProgram(): Command {
   const program = new Command('envapi')
@@ -169,41 +187,9 @@ export function buildProgram(): Command {
         out(!!o.json, list, () => list.map((x) => `${x.id}  ${x.name}`));
       });
     });
-  orgs
-    .command('add-member')
-    .description('add a user to an organization (or change their level)')
-    .requiredOption('--user <email-or-id>', 'the user')
-    .option('--org <id-or-name>', 'the organization (default: the only one)')
-    .addOption(new Option('--level <level>', 'member, admin or owner').default(1, 'member').argParser(parseLevel))
-    .option('--json', 'print JSON')
-    .action(async (o: { user: string; org?: string; level: number; json?: boolean }) => {
-      await withStore(program, async (store) => {
-        const accounts = new AccountsRepository(store.db);
-        const user = await findUser(accounts, o.user);
-        const org = await findOrg(accounts, o.org);
-        const m = await accounts.upsertMembership(org.id, user.id, o.level);
-        out(!!o.json, m, () => [`${user.email} is now level ${m.level} in "${org.name}".`]);
-      });
-    });
+  addMemberCommand(orgs.command('add-member').description('add a user to an organization (or change their level)'), program);
 
-  program
-    .command('members')
-    .description('organization memberships')
-    .command('add')
-    .description('same as "orgs add-member"')
-    .requiredOption('--user <email-or-id>', 'the user')
-    .option('--org <id-or-name>', 'the organization (default: the only one)')
-    .addOption(new Option('--level <level>', 'member, admin or owner').default(1, 'member').argParser(parseLevel))
-    .option('--json', 'print JSON')
-    .action(async (o: { user: string; org?: string; level: number; json?: boolean }) => {
-      await withStore(program, async (store) => {
-        const accounts = new AccountsRepository(store.db);
-        const user = await findUser(accounts, o.user);
-        const org = await findOrg(accounts, o.org);
-        const m = await accounts.upsertMembership(org.id, user.id, o.level);
-        out(!!o.json, m, () => [`${user.email} is now level ${m.level} in "${org.name}".`]);
-      });
-    });
+  addMemberCommand(program.command('members').description('organization memberships').command('add').description('same as "orgs add-member"'), program);
 
   program
     .command('projects')

@@ -47,27 +47,10 @@ export type PluginInfo = Schemas['Plugin'];
 /** A plugin config as it leaves the server (schema `PluginConfig`, PostHog's PluginConfigSerializer). */
 export type PluginConfigWire = Schemas['PluginConfig'];
 
-/** Body of create: writable fields. */
-export interface PluginConfigCreateInput {
-  plugin: number;
-  order: number;
-  enabled?: boolean;
-  name?: string | null;
-  description?: string | null;
-  deleted?: boolean | null;
-  config?: Record<string, unknown>;
-}
-
-/** Body of PATCH: every field optional; `plugin` is ignored. */
-export interface PluginConfigPatchInput {
-  plugin?: number;
-  enabled?: boolean;
-  order?: number;
-  name?: string | null;
-  description?: string | null;
-  deleted?: boolean | null;
-  config?: Record<string, unknown>;
-}
+/** Body of create (schema `PluginConfigRequest`): writable fields. */
+export type PluginConfigCreateInput = Schemas['PluginConfigRequest'];
+/** Body of PATCH (schema `PatchedPluginConfig`): every field optional; `plugin` is ignored. */
+export type PluginConfigPatchInput = Schemas['PatchedPluginConfig'];
 
 /** One activity entry on the wire (schema `ActivityLog`, PostHog's ActivityLogSerializer). */
 export type ActivityLogWire = Schemas['ActivityLog'];

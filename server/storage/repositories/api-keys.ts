@@ -43,6 +43,31 @@ export interface PersonalApiKey {
 /** How often `last_used_at` is refreshed at most (PostHog: hourly), in ms. */
 const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
 
+/** A personal_api_keys row without its secure value. */
+interface KeyRow {
+  id: string;
+  user_id: number;
+  label: string;
+  mask_value: string;
+  scopes: unknown;
+  scoped_teams: unknown;
+  created_at: string | Date;
+  last_used_at: string | Date | null;
+}
+
+function toKey(r: KeyRow): PersonalApiKey {
+  return {
+    id: r.id,
+    user_id: r.user_id,
+    label: r.label,
+    mask_value: r.mask_value,
+    scopes: fromJson<string[]>(r.scopes),
+    scoped_teams: r.scoped_teams == null ? null : fromJson<number[]>(r.scoped_teams),
+    created_at: toIso(r.created_at),
+    last_used_at: r.last_used_at == null ? null : toIso(r.last_used_at),
+  };
+}
+
 export class ApiKeysRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -94,16 +119,16 @@ export class ApiKeysRepository {
     if (!row) return undefined;
     const user = toUser(row);
     if (!user.is_active) return undefined;
-    const key: PersonalApiKey = {
+    const key = toKey({
       id: row.key_id,
       user_id: user.id,
       label: row.key_label,
       mask_value: row.key_mask_value,
-      scopes: fromJson<string[]>(row.key_scopes),
-      scoped_teams: row.key_scoped_teams == null ? null : fromJson<number[]>(row.key_scoped_teams),
-      created_at: toIso(row.key_created_at),
-      last_used_at: row.key_last_used_at == null ? null : toIso(row.key_last_used_at),
-    };
+      scopes: row.key_scopes,
+      scoped_teams: row.key_scoped_teams,
+      created_at: row.key_created_at,
+      last_used_at: row.key_last_used_at,
+    });
     const now = Date.now();
     if (!key.last_used_at || now - Date.parse(key.last_used_at) > LAST_USED_RESOLUTION_MS) {
       key.last_used_at = new Date(now).toISOString();
@@ -117,16 +142,7 @@ export class ApiKeysRepository {
     let q = this.db.selectFrom('personal_api_keys').selectAll();
     if (userId !== undefined) q = q.where('user_id', '=', userId);
     const rows = await q.orderBy('created_at', 'desc').execute();
-    return rows.map((r) => ({
-      id: r.id,
-      user_id: r.user_id,
-      label: r.label,
-      mask_value: r.mask_value,
-      scopes: fromJson<string[]>(r.scopes),
-      scoped_teams: r.scoped_teams == null ? null : fromJson<number[]>(r.scoped_teams),
-      created_at: toIso(r.created_at),
-      last_used_at: r.last_used_at == null ? null : toIso(r.last_used_at),
-    }));
+    return rows.map(toKey);
   }
 
   /** Deletes a key (PostHog deletes revoked keys). Returns whether a key was removed. */
