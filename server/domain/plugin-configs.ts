@@ -196,7 +196,7 @@ export class PluginConfigService {
         plugin_id: plugin.id,
         enabled,
         order: input.order,
-        config: input.config ? mergeConfigUpdate({}, input.config, schemaOf(plugin)) : {},
+        config: input.config ?? {},
         web_token: randomBytes(24).toString('base64url'),
         name: input.name ?? null,
         description: input.description ?? null,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import { tagDialect, type DialectName } from './dialect.js';
+import type { DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -40,7 +40,6 @@ export function openStore(config: StorageConfig): Store {
   if (config.databaseUrl) {
     const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize ?? 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    tagDialect(db as Kysely<unknown>, 'postgres');
     const url = new URL(config.databaseUrl);
     url.password = '';
     return { db, dialect: 'postgres', location: url.toString(), close: () => db.destroy() };
@@ -56,7 +55,6 @@ export function openStore(config: StorageConfig): Store {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  tagDialect(db as Kysely<unknown>, 'sqlite');
   return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
 }
 

@@ -4,7 +4,7 @@
  * access and upserts) is answered here.
  */
 import type { ColumnDataType, Expression, Kysely } from 'kysely';
-import { sql } from 'kysely';
+import { PostgresAdapter } from 'kysely';
 
 /** The dialect names this project supports. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -23,16 +23,11 @@ export function columnTypes(dialect: DialectName): ColumnTypes {
     : { bool: 'integer', json: 'text', timestamp: 'text' };
 }
 
-/** Reads the dialect a Kysely instance was opened with (recorded by `openDatabase`). */
-export function dialectOf(db: Kysely<unknown>): DialectName {
-  const name = (db as unknown as { __dialect?: DialectName }).__dialect;
-  return name ?? 'sqlite';
+/**
+ * The dialect of a Kysely instance or transaction, read from its adapter (so it also holds for the
+ * instances Kysely's Migrator and transactions hand out).
+ */
+export function dialectOf<DB>(db: Kysely<DB>): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
-/** Records the dialect on a Kysely instance (used by `openDatabase`). */
-export function tagDialect(db: Kysely<unknown>, name: DialectName): void {
-  Object.defineProperty(db, '__dialect', { value: name, enumerable: false });
-}
-
-/** `true` when the dialect-level literal for SQL booleans is needed in raw SQL. */
-export const sqlTrue = (dialect: DialectName) => (dialect === 'postgres' ? sql`true` : sql`1`);
