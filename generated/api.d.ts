@@ -55,8 +55,8 @@ export interface paths {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -111,8 +111,8 @@ export interface paths {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -154,8 +154,8 @@ export interface paths {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -192,8 +192,8 @@ export interface paths {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -239,8 +239,8 @@ export interface paths {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -334,8 +334,8 @@ export interface paths {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -1495,13 +1495,13 @@ export interface components {
          */
         ProjectId: string;
         /**
-         * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-         *     Django REST Framework does.
+         * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+         *     `Not found.` (not 400), as Django REST Framework does.
          */
         PluginConfigId: number;
         /**
-         * @description Number of results to return per page. Default 100; no upper cap, as PostHog's default
-         *     `LimitOffsetPagination`.
+         * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+         *     PostHog's default `LimitOffsetPagination`.
          */
         Limit: number;
         /** @description The initial index from which to return the results. Default 0. */
@@ -1589,8 +1589,8 @@ export interface operations {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -1621,8 +1621,8 @@ export interface operations {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -1665,8 +1665,8 @@ export interface operations {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -1708,8 +1708,8 @@ export interface operations {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -1742,8 +1742,8 @@ export interface operations {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -1789,8 +1789,8 @@ export interface operations {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -1825,8 +1825,8 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Number of results to return per page. Default 100; no upper cap, as PostHog's default
-                 *     `LimitOffsetPagination`.
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
                  */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. Default 0. */
@@ -1904,8 +1904,8 @@ export interface operations {
                  */
                 project_id: components["parameters"]["ProjectId"];
                 /**
-                 * @description A plugin config id. A value that is not an integer answers 404 `Not found.` (not 400), as
-                 *     Django REST Framework does.
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
                  */
                 id: components["parameters"]["PluginConfigId"];
             };
@@ -1931,8 +1931,8 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Number of results to return per page. Default 100; no upper cap, as PostHog's default
-                 *     `LimitOffsetPagination`.
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
                  */
                 limit?: components["parameters"]["Limit"];
                 /** @description The initial index from which to return the results. Default 0. */
