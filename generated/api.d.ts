@@ -878,8 +878,13 @@ export interface components {
             config: {
                 [key: string]: unknown;
             };
-            /** @description Always null; PostHog no longer reports a config's latest error. */
-            readonly error: null;
+            /**
+             * @description Always null: PostHog no longer reports a config's latest error (it was once
+             *     `{message, time}`). Typed as object-or-null so that typed clients keep the field.
+             */
+            readonly error: {
+                [key: string]: unknown;
+            } | null;
             /** @description The project the config belongs to. */
             readonly team_id: number;
             /**

@@ -1,0 +1,236 @@
+/**
+ * Contract ↔ conventions ↔ server, statically (no network): the rules of `openapi.yaml` that
+ * Redocly's lint does not express (drf-style operationIds derived from the path, one scope per
+ * operation, declared errors, examples on every success, `project_id` once per path item, the 501s
+ * of the not-yet-implemented tags), and that the server's handler map and `generated/api.d.ts`
+ * carry exactly the spec's operationIds.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { handlers } from '../../server/handlers/index.js';
+import { listOperations, loadSpec, type OpenApiDocument } from '../../server/http/spec.js';
+
+type Json = Record<string, unknown>;
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const spec: OpenApiDocument = loadSpec();
+const ops = listOperations(spec);
+
+/** Follows a local `$ref` (`#/components/…`) of the spec. */
+function deref<T = Json>(node: unknown): T {
+  let cur = node as Json;
+  const seen = new Set<string>();
+  while (cur && typeof cur === 'object' && typeof cur.$ref === 'string') {
+    const ref = cur.$ref;
+    if (seen.has(ref)) throw new Error(`circular $ref ${ref}`);
+    seen.add(ref);
+    let target: unknown = spec;
+    for (const part of ref.replace(/^#\//, '').split('/')) target = (target as Json)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    if (target === undefined) throw new Error(`unresolved $ref ${ref}`);
+    cur = target as Json;
+  }
+  return cur as T;
+}
+
+interface Operation {
+  operationId: string;
+  tags?: string[];
+  deprecated?: boolean;
+  security?: Array<Record<string, string[]>>;
+  parameters?: unknown[];
+  responses: Record<string, unknown>;
+}
+interface Parameter {
+  name: string;
+  in: string;
+}
+interface MediaType {
+  schema?: unknown;
+  example?: unknown;
+  examples?: Record<string, unknown>;
+}
+interface Response {
+  content?: Record<string, MediaType>;
+}
+
+const pathItem = (p: string) => spec.paths[p] as Record<string, unknown> & { parameters?: unknown[] };
+const opObject = (o: { path: string; method: string }) => pathItem(o.path)[o.method] as Operation;
+const all = ops.map((o) => ({ ...o, op: opObject(o) }));
+
+const ENV_PREFIX = '/api/environments/{project_id}/';
+const ACTIONS = ['list', 'create', 'retrieve', 'update', 'partial_update', 'destroy'] as const;
+const UNIMPLEMENTED_TAGS = ['dashboards', 'events', 'explicit_members'];
+
+/** The operationId drf-spectacular derives from a path and method (PostHog's own schema names). */
+function drfOperationId(p: string, method: string): string {
+  const nouns = p
+    .split('/')
+    .filter((s) => s && s !== 'api' && !s.startsWith('{'))
+    .join('_');
+  const endsWithParam = /\{[^}]+\}\/$/.test(p);
+  const action =
+    method === 'get' ? (endsWithParam || !isCollection(p) ? 'retrieve' : 'list') : method === 'post' ? 'create' : method === 'put' ? 'update' : method === 'patch' ? 'partial_update' : 'destroy';
+  return `${nouns}_${action}`;
+}
+
+/** A collection path: `/api/projects/` or `/api/environments/{project_id}/<nouns>/`. */
+function isCollection(p: string): boolean {
+  return p === '/api/projects/' || /^\/api\/environments\/\{project_id\}\/[a-z_]+\/$/.test(p);
+}
+
+describe('openapi.yaml', () => {
+  it('has 20 operations (the 19 of the seed plus GET /api/projects/), each with a unique operationId', () => {
+    const ids = ops.map((o) => o.operationId);
+    expect(ids).toHaveLength(20);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toContain('projects_list');
+  });
+
+  describe('operationIds', () => {
+    it.each(all.map((o) => [o.operationId, o]))('%s is snake_case drf style (environments_<nouns>_<action> or projects_list)', (id, o) => {
+      expect(id).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
+      const action = new RegExp(`_(${ACTIONS.join('|')})$`);
+      if (id !== 'projects_list') {
+        expect(id).toMatch(/^environments_[a-z0-9_]+$/);
+        expect(id).toMatch(action);
+      }
+      expect(id).toBe(drfOperationId(o.path, o.method));
+    });
+  });
+
+  describe('paths', () => {
+    it.each(Object.keys(spec.paths))('%s starts with /api/environments/{project_id}/ or is /api/projects/, and ends with /', (p) => {
+      expect(p.startsWith(ENV_PREFIX) || p === '/api/projects/').toBe(true);
+      expect(p.endsWith('/')).toBe(true);
+    });
+
+    it.each(Object.keys(spec.paths).filter((p) => p.startsWith(ENV_PREFIX)))('%s declares project_id once, on the path item, via $ref ProjectId', (p) => {
+      const item = pathItem(p);
+      const declared = (item.parameters ?? []).filter((x) => deref<Parameter>(x).name === 'project_id');
+      expect(declared).toEqual([{ $ref: '#/components/parameters/ProjectId' }]);
+      for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
+        const op = item[method] as Operation | undefined;
+        if (!op) continue;
+        expect((op.parameters ?? []).map((x) => deref<Parameter>(x).name), `${method} ${p}`).not.toContain('project_id');
+      }
+    });
+
+    it.each(Object.keys(spec.paths))('%s declares every path template parameter exactly once, on the path item', (p) => {
+      const item = pathItem(p);
+      const inTemplate = [...p.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+      const onItem = (item.parameters ?? []).map((x) => deref<Parameter>(x)).filter((x) => x.in === 'path').map((x) => x.name);
+      expect([...onItem].sort()).toEqual([...inTemplate].sort());
+      for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
+        const op = item[method] as Operation | undefined;
+        if (!op) continue;
+        const onOp = (op.parameters ?? []).map((x) => deref<Parameter>(x)).filter((x) => x.in === 'path');
+        expect(onOp, `${method} ${p} redeclares a path parameter`).toEqual([]);
+      }
+    });
+  });
+
+  describe('security', () => {
+    it('has one PersonalAPIKeyAuth http bearer scheme', () => {
+      const schemes = (spec.components as Json).securitySchemes as Json;
+      expect(Object.keys(schemes)).toEqual(['PersonalAPIKeyAuth']);
+      expect(schemes.PersonalAPIKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    });
+
+    it.each(all.map((o) => [o.operationId, o]))('%s lists exactly one PersonalAPIKeyAuth scope', (_id, o) => {
+      const sec = o.op.security;
+      expect(sec).toHaveLength(1);
+      expect(Object.keys(sec![0]!)).toEqual(['PersonalAPIKeyAuth']);
+      const scopes = sec![0]!.PersonalAPIKeyAuth!;
+      expect(scopes).toHaveLength(1);
+      expect(scopes[0]).toMatch(/^[a-z_]+:(read|write)$/);
+      // a read for GET, a write for everything else
+      expect(scopes[0]!.endsWith(o.method === 'get' ? ':read' : ':write')).toBe(true);
+    });
+  });
+
+  describe('tags', () => {
+    it.each(all.map((o) => [o.operationId, o]))('%s has one tag, declared with a description', (_id, o) => {
+      const declared = (spec.tags as Array<{ name: string; description?: string }>) ?? [];
+      expect(o.op.tags).toHaveLength(1);
+      const tag = declared.find((t) => t.name === o.op.tags![0]);
+      expect(tag?.description?.trim()).toBeTruthy();
+    });
+  });
+
+  describe('responses', () => {
+    it.each(all.map((o) => [o.operationId, o]))('%s declares 401 and 403, and 404 when under /api/environments/{project_id}/', (_id, o) => {
+      const statuses = Object.keys(o.op.responses);
+      expect(statuses).toContain('401');
+      expect(statuses).toContain('403');
+      if (o.path.startsWith(ENV_PREFIX)) expect(statuses).toContain('404');
+    });
+
+    it.each(all.map((o) => [o.operationId, o]))('%s declares a 2xx, each with content carrying an example (204 without content)', (_id, o) => {
+      const success = Object.keys(o.op.responses).filter((s) => /^2\d\d$/.test(s));
+      expect(success.length).toBeGreaterThan(0);
+      for (const status of success) {
+        const r = deref<Response>(o.op.responses[status]);
+        if (status === '204') {
+          expect(r.content, '204 has no body').toBeUndefined();
+          continue;
+        }
+        expect(Object.keys(r.content ?? {}).length, `${status} has content`).toBeGreaterThan(0);
+        for (const [media, m] of Object.entries(r.content ?? {})) {
+          const n = Object.keys(m.examples ?? {}).length + ('example' in m ? 1 : 0);
+          expect(n, `${status} ${media} has an example`).toBeGreaterThan(0);
+        }
+      }
+    });
+
+    it.each(all.map((o) => [o.operationId, o]))('%s answers every declared error with the Error schema in application/json, with an example, and declares no 422', (_id, o) => {
+      const errors = Object.keys(o.op.responses).filter((s) => /^[45]\d\d$/.test(s));
+      expect(errors).not.toContain('422');
+      for (const status of errors) {
+        const r = deref<Response>(o.op.responses[status]);
+        expect(Object.keys(r.content ?? {}), status).toEqual(['application/json']);
+        const m = r.content!['application/json']!;
+        expect(m.schema, status).toEqual({ $ref: '#/components/schemas/Error' });
+        const examples = Object.values(m.examples ?? {}).map((e) => deref<{ value: Json }>(e).value);
+        expect(examples.length, `${status} has an example`).toBeGreaterThan(0);
+        for (const e of examples) expect(Object.keys(e).sort(), status).toEqual(['attr', 'code', 'detail', 'type']);
+      }
+    });
+
+    it('declares 501 on exactly the 9 operations of dashboards, events and explicit_members', () => {
+      const with501 = all.filter((o) => '501' in o.op.responses).map((o) => o.operationId).sort();
+      const unimplemented = all.filter((o) => UNIMPLEMENTED_TAGS.includes(o.op.tags?.[0] ?? '')).map((o) => o.operationId).sort();
+      expect(unimplemented).toHaveLength(9);
+      expect(with501).toEqual(unimplemented);
+      for (const o of all.filter((x) => '501' in x.op.responses)) {
+        expect((o.op.responses['501'] as Json).$ref).toBe('#/components/responses/NotImplemented');
+      }
+    });
+  });
+
+  it('marks the events list deprecated: true', () => {
+    const events = all.find((o) => o.operationId === 'environments_events_list');
+    expect(events?.op.deprecated).toBe(true);
+  });
+});
+
+describe('server/handlers/index.ts', () => {
+  it('has a handler for exactly the operationIds of the spec', () => {
+    expect(Object.keys(handlers).sort()).toEqual(ops.map((o) => o.operationId).sort());
+    for (const h of Object.values(handlers)) expect(h).toBeTypeOf('function');
+  });
+});
+
+describe('generated/api.d.ts', () => {
+  const generated = fs.readFileSync(path.join(ROOT, 'generated', 'api.d.ts'), 'utf8');
+
+  it.each(ops.map((o) => [o.operationId]))('mentions %s', (id) => {
+    expect(generated).toContain(`operations["${id}"]`);
+    expect(generated).toMatch(new RegExp(`^\\s+${id}: \\{`, 'm'));
+  });
+
+  it.each(Object.keys(spec.paths))('has the path %s', (p) => {
+    expect(generated).toContain(`"${p}": {`);
+  });
+});
