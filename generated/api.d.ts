@@ -35,8 +35,9 @@ export interface paths {
          *       Omitting `orders` changes nothing.
          *     - Each changed order is recorded as an `order_changed` activity of the plugin (not of the
          *       config, so it does not appear in the config's activity).
-         *     - A key that is not a plugin config id (not all digits) or a value that is not an integer
-         *       answers 400 with `attr` `orders` (PostHog answers 500).
+         *     - A key that is not a plugin config id (not all digits) answers 400 with `attr` `orders`;
+         *       a value that is not a 32-bit integer answers 400 with `attr` `orders__<key>` (PostHog
+         *       answers 500 for both).
          *
          *     Answers 200 with a plain array (not paginated) of all the project's enabled configs ordered
          *     by `order`, then plugin id, each with `plugin_info` and `delivery_rate_24h` null.
@@ -92,8 +93,10 @@ export interface paths {
          *     - `config` replaces the stored settings as a whole, except that secret fields (marked
          *       `secret: true` in the plugin's `config_schema`) which are omitted, null, or equal to the
          *       mask string keep their stored value.
-         *     - Records a `config_updated` activity listing the changed config keys (secret values
-         *       masked), and an `enabled` or `disabled` activity when the flag flips.
+         *     - Records who changed what: a `config_updated` activity listing the changed config keys
+         *       (secret values masked), as PostHog does; an `updated` activity listing changes of
+         *       `order`, `name`, `description` or `deleted` (PostHog records none for these); and an
+         *       `enabled` or `disabled` activity when the flag flips.
          *
          *     Answers 200 with the updated config, `plugin_info` included and `delivery_rate_24h` null.
          */
@@ -126,8 +129,10 @@ export interface paths {
          *
          *     Kinds of activity (`activity`): `enabled` and `disabled` (on create, and whenever an update,
          *     a delete or a migration flips the flag), `config_updated` (an update changed config keys;
-         *     secret values are masked in `changes`), `job_triggered` (a job was started; `detail.trigger`
-         *     holds the job type, id and payload). Reordering is logged against the plugin, not here.
+         *     secret values are masked in `changes`), `updated` (an update or a delete changed `order`,
+         *     `name`, `description` or `deleted`; not recorded by PostHog), `job_triggered` (a job was
+         *     started; `detail.trigger` holds the job type, id and payload as sent). Reordering is logged
+         *     against the plugin, not here.
          *
          *     `next` and `previous` are the absolute URL of this request with `page` replaced, or null.
          *     A `page` or `limit` that is not a positive integer, or a `limit` above 100, answers 400
@@ -990,7 +995,7 @@ export interface components {
                 email: string | null;
                 is_system?: boolean;
             };
-            /** @description What happened, e.g. `enabled`, `disabled`, `config_updated`, `job_triggered`. */
+            /** @description What happened, e.g. `enabled`, `disabled`, `config_updated`, `updated`, `job_triggered`. */
             activity: string;
             /** @description Kind of the item, e.g. `PluginConfig`. */
             scope: string;

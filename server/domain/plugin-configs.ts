@@ -207,7 +207,11 @@ export class PluginConfigService {
     });
   }
 
-  /** Writes changes, logging "enabled"/"disabled" on a flip and "config_updated" for other fields. */
+  /**
+   * Writes changes and records who made them: "config_updated" with the changed config keys
+   * (secrets masked; PostHog's rule), "updated" with changes of order, name, description or deleted
+   * (our addition, so that every change is attributed), and "enabled"/"disabled" on a flip.
+   */
   private async applyChanges(
     r: ReturnType<PluginConfigService['repos']>,
     caller: Caller,
@@ -226,12 +230,13 @@ export class PluginConfigService {
     const after = await r.configs.update(before.id, changes);
 
     const secrets = secretKeys(plugin);
-    const diff: ActivityChange[] = [];
+    const fieldChanges: ActivityChange[] = [];
     for (const field of ['order', 'name', 'description', 'deleted'] as const) {
       if (changes[field] !== undefined && before[field] !== after[field]) {
-        diff.push({ type: 'PluginConfig', action: 'changed', field, before: before[field], after: after[field] });
+        fieldChanges.push({ type: 'PluginConfig', action: 'changed', field, before: before[field], after: after[field] });
       }
     }
+    const configChanges: ActivityChange[] = [];
     if (changes.config) {
       const keys = new Set([...Object.keys(before.config), ...Object.keys(after.config)]);
       for (const key of [...keys].sort()) {
@@ -239,7 +244,7 @@ export class PluginConfigService {
         const a = after.config[key];
         if (JSON.stringify(b) === JSON.stringify(a)) continue;
         const mask = (v: unknown) => (secrets.has(key) && v ? SECRET_FIELD_VALUE : v);
-        diff.push({
+        configChanges.push({
           type: 'PluginConfig',
           action: b === undefined ? 'created' : a === undefined ? 'deleted' : 'changed',
           field: key,
@@ -248,7 +253,8 @@ export class PluginConfigService {
         });
       }
     }
-    if (diff.length) await this.log(r.activity, caller, after, plugin, 'config_updated', { changes: diff });
+    if (configChanges.length) await this.log(r.activity, caller, after, plugin, 'config_updated', { changes: configChanges });
+    if (fieldChanges.length) await this.log(r.activity, caller, after, plugin, 'updated', { changes: fieldChanges });
     if (before.enabled !== after.enabled) await this.log(r.activity, caller, after, plugin, after.enabled ? 'enabled' : 'disabled', null);
     return after;
   }
@@ -359,7 +365,7 @@ export class PluginConfigService {
         created_by_id: caller.userId,
       });
       await this.log(r.activity, caller, record, plugin, 'job_triggered', {
-        trigger: { job_type: saved.type, job_id: saved.id, payload: { ...payload, $operation: operation } },
+        trigger: { job_type: saved.type, job_id: saved.id, payload },
       });
       return { job_id: saved.id, type: saved.type, payload: saved.payload, operation: saved.operation, plugin_config_id: record.id, created_at: saved.created_at };
     });
@@ -440,7 +446,7 @@ export function activityToWire(e: ActivityEntry): ActivityLogWire {
     scope: e.scope,
     item_id: e.item_id,
     detail: {
-      id: e.detail.id ?? e.item_id,
+      id: e.detail.id ?? null,
       changes: e.detail.changes?.map((c) => ({ type: c.type, action: c.action, field: c.field ?? null, before: c.before ?? null, after: c.after ?? null })) ?? null,
       merge: null,
       trigger: e.detail.trigger ?? null,
