@@ -92,7 +92,19 @@ export function createApp(deps: AppDeps): express.Express {
     if (p.startsWith('/api/') && !p.endsWith('/')) req.url = p + '/' + (q === -1 ? '' : req.url.slice(q));
     next();
   });
-  app.use(express.json({ limit: BODY_LIMIT }));
+  // A body that cannot be parsed is reported only after authentication and the scope check, as
+  // PostHog (DRF) reads the body after its permission checks: the parse error waits on the request
+  // and the security handler raises it once the key is accepted.
+  const parseJson = express.json({ limit: BODY_LIMIT, strict: false });
+  app.use((req, res, next) => {
+    parseJson(req, res, (err?: unknown) => {
+      if (err) {
+        (req as AuthedRequest).deferredBodyError = toApiError(err, req.method, req.headers['content-type']);
+        req.body = undefined;
+      }
+      next();
+    });
+  });
   app.use(
     OpenApiValidator.middleware({
       apiSpec: spec as never,

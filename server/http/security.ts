@@ -4,8 +4,8 @@
  * code); this handler authenticates the bearer key, checks those scopes, and resolves the project.
  *
  * Order of checks (PostHog: authentication, then APIScopePermission, then team access):
- * 401 no/invalid key → 403 missing scope → 404 malformed project id → 403 key limited to other
- * projects → 404 no such project → 403 no access to the project.
+ * 401 no/invalid key → 403 missing scope → 400/413 unparsable body → 404 malformed project id →
+ * 403 key limited to other projects → 404 no such project → 403 no access to the project.
  */
 import type { Request } from 'express';
 import {
@@ -26,6 +26,8 @@ export interface AuthedRequest extends Request {
   auth?: AuthContext;
   /** the PostHog error the security handler refused with (the validator keeps only a message) */
   securityError?: ApiError;
+  /** a body parse error (malformed JSON, too large), raised after the key and scope checks pass */
+  deferredBodyError?: ApiError;
 }
 
 /** Reads `Authorization: Bearer <key>`; undefined when absent or not a bearer header. */
@@ -51,6 +53,7 @@ export function personalApiKeyHandler(store: Store) {
       const found = await keys.authenticate(token);
       if (!found) throw authenticationFailed();
       assertScopes(found.key.scopes, scopes);
+      if (req.deferredBodyError) throw req.deferredBodyError;
       const rawProjectId = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams?.project_id;
       if (rawProjectId === undefined) {
         req.auth = { user: found.user, key: found.key, project: null };

@@ -1,0 +1,465 @@
+/**
+ * The real thing, as a user runs it: `node --import tsx server/main.ts` (what `npm start` runs) and
+ * the `envapi` command (`node bin/envapi.js`), as child processes on a temporary data directory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = path.join(ROOT, 'bin', 'envapi.js');
+const START_TIMEOUT_MS = 30_000;
+const CLI_TIMEOUT_MS = 30_000;
+const KEY_RE = /\b(phx_[A-Za-z0-9]+)\b/;
+
+/** Children still running, killed in afterAll whatever happened. */
+const children = new Set<ChildProcess>();
+const tmpDirs: string[] = [];
+
+function tmpDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-cli-test-'));
+  tmpDirs.push(dir);
+  return dir;
+}
+
+/** The environment of a child: ours, without anything that would pick another store or port. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  delete env.DATABASE_URL;
+  delete env.NODE_OPTIONS;
+  if (!('DATA_DIR' in extra)) delete env.DATA_DIR;
+  if (!('PORT' in extra)) delete env.PORT;
+  return env;
+}
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+interface RunningServer {
+  child: ChildProcess;
+  url: string;
+  /** everything printed on stdout so far */
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<Exit>;
+  /** SIGTERM, then the exit */
+  stop(): Promise<Exit>;
+}
+
+/** Spawns a server command and resolves once it prints `envapi listening on <url>`. */
+function spawnServer(args: string[], env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  return new Promise<RunningServer>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not print its URL within ${START_TIMEOUT_MS} ms\nstdout:\n${out}\nstderr:\n${err}`));
+    }, START_TIMEOUT_MS);
+    const onData = () => {
+      const m = /envapi listening on (http:\/\/\S+)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      const server: RunningServer = {
+        child,
+        url: m[1]!,
+        stdout: () => out,
+        stderr: () => err,
+        exited,
+        async stop() {
+          child.kill('SIGTERM');
+          return exited;
+        },
+      };
+      resolve(server);
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((e) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${e.code ?? e.signal}) before listening\nstdout:\n${out}\nstderr:\n${err}`));
+    });
+  });
+}
+
+/** `node --import tsx server/main.ts` with DATA_DIR and PORT=0. */
+function startMain(dataDir: string): Promise<RunningServer> {
+  return spawnServer(['--import', 'tsx', 'server/main.ts'], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+}
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `envapi <args>` (node bin/envapi.js) to completion. */
+function cli(args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`envapi ${args.join(' ')} did not finish within ${CLI_TIMEOUT_MS} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+    }, CLI_TIMEOUT_MS);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Runs `envapi --data-dir <dir> <args> --json`, expects exit 0, and parses the one JSON document. */
+async function cliJson<T>(dataDir: string, args: string[]): Promise<T> {
+  const r = await cli(['--data-dir', dataDir, ...args, '--json']);
+  expect(r.code, `envapi ${args.join(' ')}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`).toBe(0);
+  return JSON.parse(r.stdout) as T;
+}
+
+async function api(url: string, key: string, p: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set('Authorization', `Bearer ${key}`);
+  return fetch(url + p, { ...init, headers });
+}
+
+const LIST = '/api/environments/1/pipeline_frontend_apps_configs/';
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('server/main.ts (npm start)', () => {
+  const dataDir = tmpDir();
+  let server: RunningServer | undefined;
+  let bootstrapKey = '';
+
+  afterAll(async () => {
+    if (server && server.child.exitCode === null && server.child.signalCode === null) await server.stop();
+  });
+
+  it('prints its URL and a phx_ key on first start; the key lists project 1’s frontend app configs', async () => {
+    server = await startMain(dataDir);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.url).not.toMatch(/:0$/);
+    const m = KEY_RE.exec(server.stdout());
+    expect(m, server.stdout()).not.toBeNull();
+    bootstrapKey = m![1]!;
+    const res = await api(server.url, bootstrapKey, LIST);
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as Record<string, unknown>;
+    expect(Object.keys(page).sort()).toEqual(['count', 'next', 'previous', 'results']);
+    expect(page).toMatchObject({ count: 0, next: null, previous: null, results: [] });
+  }, 60_000);
+
+  it('stores the key only hashed in the data directory', async () => {
+    expect(bootstrapKey).not.toBe('');
+    const files = fs.readdirSync(dataDir);
+    expect(files).toContain('envapi.sqlite3');
+    const hash = createHash('sha256').update(bootstrapKey, 'utf8').digest('hex');
+    let sawHash = false;
+    for (const f of files) {
+      const bytes = fs.readFileSync(path.join(dataDir, f));
+      expect(bytes.includes(Buffer.from(bootstrapKey)), f).toBe(false);
+      if (bytes.includes(Buffer.from(hash))) sawHash = true;
+    }
+    expect(sawHash).toBe(true);
+  });
+
+  it('refuses requests without a key while running', async () => {
+    const res = await fetch(server!.url + LIST);
+    expect(res.status).toBe(401);
+  });
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    const exit = await server!.stop();
+    expect(exit, `stdout:\n${server!.stdout()}\nstderr:\n${server!.stderr()}`).toEqual({ code: 0, signal: null });
+  }, 30_000);
+
+  it('a second start on the same data directory prints no new key, and the old key still works', async () => {
+    server = await startMain(dataDir);
+    expect(KEY_RE.test(server.stdout()), server.stdout()).toBe(false);
+    expect(server.stdout()).not.toMatch(/Applied migrations/);
+    const res = await api(server.url, bootstrapKey, LIST);
+    expect(res.status).toBe(200);
+    const exit = await server.stop();
+    expect(exit).toEqual({ code: 0, signal: null });
+  }, 60_000);
+});
+
+describe('envapi serve', () => {
+  it('serves on --port 0, prints a working key, and exits 0 on SIGTERM', async () => {
+    const dataDir = tmpDir();
+    const server = await spawnServer([BIN, '--data-dir', dataDir, 'serve', '--port', '0'], {});
+    try {
+      const key = KEY_RE.exec(server.stdout())?.[1];
+      expect(key, server.stdout()).toBeDefined();
+      expect((await api(server.url, key!, LIST)).status).toBe(200);
+    } finally {
+      const exit = await server.stop();
+      expect(exit).toEqual({ code: 0, signal: null });
+    }
+  }, 60_000);
+});
+
+describe('envapi administration commands', () => {
+  const dataDir = tmpDir();
+  let server: RunningServer;
+  let bootstrapKey: string;
+
+  beforeAll(async () => {
+    server = await startMain(dataDir);
+    bootstrapKey = KEY_RE.exec(server.stdout())![1]!;
+  }, 60_000);
+
+  afterAll(async () => {
+    if (server && server.child.exitCode === null && server.child.signalCode === null) await server.stop();
+  });
+
+  interface UserJson {
+    id: number;
+    uuid: string;
+    email: string;
+    is_active: boolean;
+  }
+  interface OrgJson {
+    id: string;
+    name: string;
+  }
+  interface KeyJson {
+    id: string;
+    user_id: number;
+    label: string;
+    mask_value: string;
+    scopes: string[];
+    scoped_teams: number[] | null;
+    created_at: string;
+    last_used_at: string | null;
+    key?: string;
+  }
+
+  let user: UserJson;
+  let org: OrgJson;
+  let created: KeyJson;
+
+  it('users create --json prints the new user', async () => {
+    user = await cliJson<UserJson>(dataDir, ['users', 'create', '--email', 'x@y.z']);
+    expect(user).toMatchObject({ email: 'x@y.z', is_active: true });
+    expect(user.id).toEqual(expect.any(Number));
+    expect(user.uuid).toMatch(/^[0-9a-f-]{36}$/);
+  }, 60_000);
+
+  it('users create with an email that exists fails with a message', async () => {
+    const r = await cli(['--data-dir', dataDir, 'users', 'create', '--email', 'x@y.z', '--json']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/exists/);
+  }, 60_000);
+
+  it('orgs list --json prints the bootstrap organization', async () => {
+    const orgs = await cliJson<OrgJson[]>(dataDir, ['orgs', 'list']);
+    expect(orgs).toHaveLength(1);
+    expect(orgs[0]!.name).toBe('Default Organization');
+    org = orgs[0]!;
+  }, 60_000);
+
+  it('keys create --scopes plugin:read --projects 1 --json prints the key once, with its record', async () => {
+    created = await cliJson<KeyJson>(dataDir, ['keys', 'create', '--user', 'x@y.z', '--scopes', 'plugin:read', '--projects', '1']);
+    expect(created.key).toMatch(/^phx_[A-Za-z0-9]+$/);
+    expect(created).toMatchObject({ user_id: user.id, scopes: ['plugin:read'], scoped_teams: [1] });
+    expect(created.mask_value).toBe(`phx_...${created.key!.slice(-4)}`);
+    expect(created.created_at).toMatch(/Z$/);
+  }, 60_000);
+
+  it('the key of a user outside the organization gets 403 on project 1', async () => {
+    const res = await api(server.url, created.key!, LIST);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { detail: string }).detail).toBe("You don't have access to the project.");
+  });
+
+  it('orgs add-member --user x@y.z adds the user to the only organization', async () => {
+    const m = await cliJson<{ organization_id: string; user_id: number; level: number }>(dataDir, ['orgs', 'add-member', '--user', 'x@y.z']);
+    expect(m).toMatchObject({ organization_id: org.id, user_id: user.id, level: 1 });
+  }, 60_000);
+
+  it('the key works for plugin:read on project 1', async () => {
+    const res = await api(server.url, created.key!, LIST);
+    expect(res.status).toBe(200);
+  });
+
+  it('the key gets 403 on a plugin:write operation', async () => {
+    const res = await api(server.url, created.key!, LIST, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ plugin: 1, order: 1 }),
+    });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: "API key missing required scope 'plugin:write'",
+      attr: null,
+    });
+  });
+
+  it('the key gets 403 on a project it is not limited to', async () => {
+    const p = await cliJson<{ id: number }>(dataDir, ['projects', 'create', '--name', 'Limited out']);
+    const res = await api(server.url, created.key!, `/api/environments/${p.id}/pipeline_frontend_apps_configs/`);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { detail: string }).detail).toBe(`API key does not have access to the requested project: ID ${p.id}.`);
+  }, 60_000);
+
+  it('keys list --json shows only masked keys', async () => {
+    const r = await cli(['--data-dir', dataDir, 'keys', 'list', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain(created.key!);
+    expect(r.stdout).not.toContain(bootstrapKey);
+    expect(r.stdout).not.toContain('sha256$');
+    const list = JSON.parse(r.stdout) as KeyJson[];
+    expect(list.length).toBeGreaterThanOrEqual(2);
+    for (const k of list) {
+      expect(k.mask_value).toMatch(/^phx_\.\.\.[A-Za-z0-9]{4}$/);
+      expect(k).not.toHaveProperty('key');
+      expect(k).not.toHaveProperty('secure_value');
+    }
+    expect(list.map((k) => k.id)).toContain(created.id);
+    expect(list.find((k) => k.id === created.id)!.mask_value).toBe(created.mask_value);
+  }, 60_000);
+
+  it('keys list --user filters by owner', async () => {
+    const list = await cliJson<KeyJson[]>(dataDir, ['keys', 'list', '--user', 'x@y.z']);
+    expect(list.map((k) => k.id)).toEqual([created.id]);
+  }, 60_000);
+
+  it('keys revoke <id> revokes the key: it then gets 401', async () => {
+    const r = await cli(['--data-dir', dataDir, 'keys', 'revoke', created.id]);
+    expect(r.code, r.stderr).toBe(0);
+    const res = await api(server.url, created.key!, LIST);
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { code: string }).code).toBe('authentication_failed');
+    // the bootstrap key is untouched
+    expect((await api(server.url, bootstrapKey, LIST)).status).toBe(200);
+  }, 60_000);
+
+  it('keys revoke of an unknown id fails with a message', async () => {
+    const r = await cli(['--data-dir', dataDir, 'keys', 'revoke', created.id]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(created.id);
+  }, 60_000);
+
+  it('projects create --name P --private --json creates a private project the API lists', async () => {
+    const p = await cliJson<{ id: number; name: string; access_control: boolean; organization_id: string }>(dataDir, [
+      'projects',
+      'create',
+      '--name',
+      'P',
+      '--private',
+    ]);
+    expect(p).toMatchObject({ name: 'P', access_control: true, organization_id: org.id });
+    const res = await api(server.url, bootstrapKey, '/api/projects/');
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as { results: Array<{ id: number; name: string; access_control: boolean }> };
+    expect(page.results.find((x) => x.id === p.id)).toMatchObject({ name: 'P', access_control: true });
+  }, 60_000);
+
+  it('plugins catalog --json prints the built-in catalog', async () => {
+    const catalog = await cliJson<Array<{ key: string; name: string; url: string }>>(dataDir, ['plugins', 'catalog']);
+    expect(catalog.length).toBeGreaterThan(0);
+    const keys = catalog.map((p) => p.key);
+    expect(keys).toEqual(expect.arrayContaining(['customerio', 'notification-bar']));
+    for (const p of catalog) {
+      expect(typeof p.name).toBe('string');
+      expect(p.url).toMatch(/^https?:\/\//);
+    }
+  }, 60_000);
+
+  it('an unknown scope exits non-zero with a message naming it', async () => {
+    const r = await cli(['--data-dir', dataDir, 'keys', 'create', '--user', 'x@y.z', '--scopes', 'plugin:read,bogus:scope', '--json']);
+    expect(r.code).not.toBe(0);
+    expect(r.code).not.toBeNull();
+    expect(r.stderr).toContain('bogus:scope');
+    expect(r.stdout).not.toMatch(KEY_RE);
+  }, 60_000);
+
+  it('keys create for an unknown user exits non-zero with a message', async () => {
+    const r = await cli(['--data-dir', dataDir, 'keys', 'create', '--user', 'nobody@example.com', '--scopes', 'plugin:read']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('nobody@example.com');
+    expect(r.stdout).not.toMatch(KEY_RE);
+  }, 60_000);
+});
+
+describe('envapi --help', () => {
+  /** Subcommand names listed under "Commands:" in a commander help text (without `help`). */
+  function commandsIn(help: string): string[] {
+    const section = help.split(/^Commands:\s*$/m)[1];
+    if (!section) return [];
+    const names: string[] = [];
+    for (const line of section.split('\n')) {
+      const m = /^ {2}([a-z][\w-]*)/.exec(line);
+      if (m && m[1] !== 'help') names.push(m[1]!);
+    }
+    return names;
+  }
+
+  it('the help of every command exits 0 and prints Usage', async () => {
+    const seen: string[] = [];
+    const visit = async (words: string[]): Promise<void> => {
+      const r = await cli([...words, '--help']);
+      const what = `envapi ${[...words, '--help'].join(' ')}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+      expect(r.code, what).toBe(0);
+      expect(r.stdout, what).toMatch(/^Usage: envapi/m);
+      seen.push(words.join(' '));
+      await Promise.all(commandsIn(r.stdout).map((c) => visit([...words, c])));
+    };
+    await visit([]);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        '',
+        'serve',
+        'migrate',
+        'bootstrap',
+        'orgs list',
+        'orgs create',
+        'orgs add-member',
+        'projects create',
+        'users create',
+        'users list',
+        'keys create',
+        'keys list',
+        'keys revoke',
+        'plugins catalog',
+        'plugins install',
+      ]),
+    );
+  }, 120_000);
+
+  it('an unknown command exits non-zero', async () => {
+    const r = await cli(['no-such-command']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/unknown command/i);
+  }, 60_000);
+});

@@ -1,0 +1,454 @@
+/**
+ * Authentication and project resolution: personal API keys (`Authorization: Bearer phx_…`), how
+ * they are stored, `project_id` (numeric or `@current`), access to another organization's project,
+ * `GET /api/projects/`, and the order in which the checks refuse a request.
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OrganizationLevel } from '../../server/storage/repositories/accounts.js';
+import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+interface ErrorBody {
+  type: string;
+  code: string;
+  detail: string;
+  attr: string | null;
+}
+
+interface ProjectWire {
+  id: number;
+  uuid: string;
+  organization: string;
+  name: string;
+  api_token: string;
+  timezone: string;
+  access_control: boolean;
+}
+
+interface ProjectPage {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: ProjectWire[];
+}
+
+const LIST = '/api/environments/1/pipeline_frontend_apps_configs/';
+const listOf = (projectId: string | number) => `/api/environments/${projectId}/pipeline_frontend_apps_configs/`;
+
+const NOT_AUTHENTICATED: ErrorBody = {
+  type: 'authentication_error',
+  code: 'not_authenticated',
+  detail: 'Authentication credentials were not provided.',
+  attr: null,
+};
+const INVALID_KEY: ErrorBody = {
+  type: 'authentication_error',
+  code: 'authentication_failed',
+  detail: 'Personal API key found in request Authorization header is invalid.',
+  attr: null,
+};
+const PROJECT_NOT_FOUND: ErrorBody = { type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null };
+const NO_PROJECT_ACCESS: ErrorBody = {
+  type: 'authentication_error',
+  code: 'permission_denied',
+  detail: "You don't have access to the project.",
+  attr: null,
+};
+
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer();
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+async function expectError(res: Response, status: number, body: ErrorBody): Promise<void> {
+  const text = await res.text();
+  expect(res.status, text).toBe(status);
+  expect(res.headers.get('content-type') ?? '').toMatch(/^application\/json/);
+  expect(JSON.parse(text)).toEqual(body);
+}
+
+/** The id of a key, found by its hash as stored. */
+async function keyId(plain: string): Promise<string> {
+  const hash = 'sha256$' + createHash('sha256').update(plain, 'utf8').digest('hex');
+  const row = await t.store.db.selectFrom('personal_api_keys').select('id').where('secure_value', '=', hash).executeTakeFirstOrThrow();
+  return row.id;
+}
+
+describe('Authorization header', () => {
+  it('without an Authorization header, answers 401 not_authenticated', async () => {
+    await expectError(await t.fetch(LIST, { key: null }), 401, NOT_AUTHENTICATED);
+  });
+
+  it('without an Authorization header on GET /api/projects/, answers 401 not_authenticated', async () => {
+    await expectError(await t.fetch('/api/projects/', { key: null }), 401, NOT_AUTHENTICATED);
+  });
+
+  it('with an unknown key, answers 401 authentication_failed', async () => {
+    await expectError(await t.fetch(LIST, { key: 'phx_thisKeyDoesNotExist0000000000000000000000000' }), 401, INVALID_KEY);
+  });
+
+  it('with a value that is not a phx_ key, answers 401 authentication_failed', async () => {
+    await expectError(await t.fetch(LIST, { key: 'not-a-key' }), 401, INVALID_KEY);
+  });
+
+  it('with a key that differs from a real one in its last character, answers 401 authentication_failed', async () => {
+    const real = t.boot.key;
+    const last = real.slice(-1) === 'a' ? 'b' : 'a';
+    await expectError(await t.fetch(LIST, { key: real.slice(0, -1) + last }), 401, INVALID_KEY);
+  });
+
+  it('with a valid key under a non-Bearer scheme (Basic), answers 401', async () => {
+    const res = await t.fetch(LIST, { key: null, headers: { Authorization: `Basic ${Buffer.from(`${t.boot.key}:`).toString('base64')}` } });
+    await expectError(res, 401, NOT_AUTHENTICATED);
+  });
+
+  it('with a valid key under a non-Bearer scheme (Token), answers 401', async () => {
+    const res = await t.fetch(LIST, { key: null, headers: { Authorization: `Token ${t.boot.key}` } });
+    await expectError(res, 401, NOT_AUTHENTICATED);
+  });
+
+  it('with "Bearer" and no key, answers 401', async () => {
+    const res = await t.fetch(LIST, { key: null, headers: { Authorization: 'Bearer ' } });
+    expect(res.status).toBe(401);
+    const body = (await res.json()) as ErrorBody;
+    expect(body.type).toBe('authentication_error');
+  });
+
+  it('with a valid key, answers 200', async () => {
+    const res = await t.fetch(LIST);
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('key lifecycle', () => {
+  it('a revoked key answers 401 authentication_failed', async () => {
+    const key = await t.key(['*']);
+    expect((await t.fetch(LIST, { key })).status).toBe(200);
+    const revoked = await new ApiKeysRepository(t.store.db).revoke(await keyId(key));
+    expect(revoked).toBe(true);
+    await expectError(await t.fetch(LIST, { key }), 401, INVALID_KEY);
+  });
+
+  it('revoking one key leaves the user’s other keys working', async () => {
+    const a = await t.key(['*']);
+    const b = await t.key(['*']);
+    await new ApiKeysRepository(t.store.db).revoke(await keyId(a));
+    expect((await t.fetch(LIST, { key: a })).status).toBe(401);
+    expect((await t.fetch(LIST, { key: b })).status).toBe(200);
+  });
+
+  it('the key of an inactive user answers 401 authentication_failed', async () => {
+    const user = await t.user({ level: OrganizationLevel.ADMIN });
+    const key = await t.key(['*'], { user });
+    expect((await t.fetch(LIST, { key })).status).toBe(200);
+    await t.store.db.updateTable('users').set({ is_active: 0 }).where('id', '=', user.id).execute();
+    await expectError(await t.fetch(LIST, { key }), 401, INVALID_KEY);
+  });
+
+  it('keys are stored only as sha256$<64 hex>, never in plain text', async () => {
+    const extra = await t.key(['plugin:read'], { projects: [1] });
+    const plainKeys = [t.boot.key, extra];
+    const rows = await t.store.db.selectFrom('personal_api_keys').selectAll().execute();
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    for (const row of rows) {
+      expect(row.secure_value).toMatch(/^sha256\$[0-9a-f]{64}$/);
+      const dump = JSON.stringify(row);
+      for (const plain of plainKeys) expect(dump).not.toContain(plain);
+    }
+    for (const plain of plainKeys) {
+      const hash = 'sha256$' + createHash('sha256').update(plain, 'utf8').digest('hex');
+      expect(rows.filter((r) => r.secure_value === hash)).toHaveLength(1);
+    }
+  });
+
+  it('the stored mask shows only phx_ and the last 4 characters', async () => {
+    const key = await t.key(['*']);
+    const row = await t.store.db.selectFrom('personal_api_keys').selectAll().where('id', '=', await keyId(key)).executeTakeFirstOrThrow();
+    expect(row.mask_value).toBe(`phx_...${key.slice(-4)}`);
+  });
+});
+
+describe('project_id', () => {
+  it.each(['abc', '1abc', '1.5', '-1', 'current', '@me'])('project_id %j answers 404 "Project not found."', async (value) => {
+    await expectError(await t.fetch(listOf(encodeURIComponent(value))), 404, PROJECT_NOT_FOUND);
+  });
+
+  it('a project that does not exist (99999) answers 404 "Project not found."', async () => {
+    await expectError(await t.fetch(listOf(99999)), 404, PROJECT_NOT_FOUND);
+  });
+
+  it('a project of another organization answers 403 "You don\'t have access to the project."', async () => {
+    const other = await t.otherOrganization();
+    await expectError(await t.fetch(listOf(other.team.id)), 403, NO_PROJECT_ACCESS);
+    // and the other organization's owner is refused on project 1 the same way
+    await expectError(await t.fetch(LIST, { key: other.key }), 403, NO_PROJECT_ACCESS);
+  });
+
+  it('a project of another organization answers 403 on a write operation too', async () => {
+    const other = await t.otherOrganization();
+    const res = await t.fetch(listOf(other.team.id), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ plugin: t.boot.plugins[0]!.id, order: 1 }),
+    });
+    await expectError(res, 403, NO_PROJECT_ACCESS);
+  });
+
+  it('a member of the organization can use a project of it', async () => {
+    const user = await t.user({ level: OrganizationLevel.MEMBER });
+    const key = await t.key(['plugin:read'], { user });
+    expect((await t.fetch(LIST, { key })).status).toBe(200);
+  });
+
+  it('@current is the key owner’s current project and answers like 1', async () => {
+    const create = await t.fetch(LIST, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ plugin: t.boot.plugins.find((p) => p.name === 'Notification Bar')!.id, order: 1 }),
+    });
+    expect(create.status).toBe(201);
+    const one = await t.fetch(LIST);
+    const current = await t.fetch(listOf('@current'));
+    expect(current.status).toBe(200);
+    const a = (await one.json()) as { count: number; results: Array<{ id: number; team_id: number }> };
+    const b = (await current.json()) as { count: number; results: Array<{ id: number; team_id: number }> };
+    expect(b.count).toBeGreaterThan(0);
+    expect(b.count).toBe(a.count);
+    expect(b.results.map((r) => r.id)).toEqual(a.results.map((r) => r.id));
+    expect(b.results.every((r) => r.team_id === 1)).toBe(true);
+  });
+
+  it('@current resolves per key owner: another organization’s owner reaches their own project', async () => {
+    const created = await t.fetch(LIST, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ plugin: t.boot.plugins.find((p) => p.name === 'Notification Bar')!.id, order: 2 }),
+    });
+    expect(created.status).toBe(201);
+    const other = await t.otherOrganization();
+    const viaCurrent = await t.fetch(listOf('@current'), { key: other.key });
+    const viaId = await t.fetch(listOf(other.team.id), { key: other.key });
+    expect(viaCurrent.status).toBe(200);
+    expect(viaId.status).toBe(200);
+    const a = (await viaCurrent.json()) as { count: number };
+    const b = (await viaId.json()) as { count: number };
+    expect(a).toEqual(b);
+    // project 1 has a config, theirs has none: @current was not project 1
+    expect(a.count).toBe(0);
+  });
+
+  it('@current of a user without a current project answers 404 "Project not found."', async () => {
+    const user = await t.user({ level: OrganizationLevel.ADMIN });
+    const key = await t.key(['*'], { user });
+    await expectError(await t.fetch(listOf('@current'), { key }), 404, PROJECT_NOT_FOUND);
+  });
+
+  it('@current with a key limited to another project answers 403 naming the current project', async () => {
+    const second = await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'limited' });
+    const key = await t.key(['*'], { projects: [second.id] });
+    await expectError(await t.fetch(listOf('@current'), { key }), 403, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: 'API key does not have access to the requested project: ID 1.',
+      attr: null,
+    });
+  });
+});
+
+describe('GET /api/projects/', () => {
+  const FIELDS = ['access_control', 'api_token', 'id', 'name', 'organization', 'timezone', 'uuid'];
+
+  it('lists only the projects of the user’s organizations, in the {count, next, previous, results} envelope', async () => {
+    const other = await t.otherOrganization();
+    const second = await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Second project', timezone: 'Europe/London' });
+    const res = await t.fetch('/api/projects/');
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as ProjectPage;
+    expect(Object.keys(page).sort()).toEqual(['count', 'next', 'previous', 'results']);
+    const ids = page.results.map((p) => p.id);
+    expect(ids).toContain(1);
+    expect(ids).toContain(second.id);
+    expect(ids).not.toContain(other.team.id);
+    expect(page.count).toBe(page.results.length);
+    expect(page.next).toBeNull();
+    expect(page.previous).toBeNull();
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    for (const p of page.results) {
+      expect(Object.keys(p).sort()).toEqual(FIELDS);
+      expect(p.organization).toBe(t.boot.organization.id);
+    }
+    const one = page.results.find((p) => p.id === 1)!;
+    expect(one).toEqual({
+      id: 1,
+      uuid: t.boot.team.uuid,
+      organization: t.boot.organization.id,
+      name: t.boot.team.name,
+      api_token: t.boot.team.api_token,
+      timezone: t.boot.team.timezone,
+      access_control: false,
+    });
+    expect(one.api_token).toMatch(/^phc_/);
+    expect(page.results.find((p) => p.id === second.id)).toMatchObject({ name: 'Second project', timezone: 'Europe/London' });
+
+    // the other organization's owner sees only their project
+    const theirs = (await (await t.fetch('/api/projects/', { key: other.key })).json()) as ProjectPage;
+    expect(theirs.results.map((p) => p.id)).toEqual([other.team.id]);
+    expect(theirs.count).toBe(1);
+  });
+
+  it('a key limited to some projects lists only those', async () => {
+    const key = await t.key(['project:read'], { projects: [1] });
+    const page = (await (await t.fetch('/api/projects/', { key })).json()) as ProjectPage;
+    expect(page.results.map((p) => p.id)).toEqual([1]);
+    expect(page.count).toBe(1);
+  });
+
+  it('a key limited to a project of another organization lists nothing', async () => {
+    const other = await t.otherOrganization();
+    const key = await t.key(['project:read'], { projects: [other.team.id] });
+    const page = (await (await t.fetch('/api/projects/', { key })).json()) as ProjectPage;
+    expect(page).toEqual({ count: 0, next: null, previous: null, results: [] });
+  });
+
+  it('a user of no organization lists nothing', async () => {
+    const lonely = await t.accounts.createUser({ email: `lonely-${Date.now()}@example.com` });
+    const key = await t.key(['project:read'], { user: lonely });
+    const page = (await (await t.fetch('/api/projects/', { key })).json()) as ProjectPage;
+    expect(page).toEqual({ count: 0, next: null, previous: null, results: [] });
+  });
+
+  it('pages with limit and offset, with absolute next/previous URLs', async () => {
+    const all = (await (await t.fetch('/api/projects/')).json()) as ProjectPage;
+    expect(all.count).toBeGreaterThanOrEqual(2);
+    const first = (await (await t.fetch('/api/projects/?limit=1')).json()) as ProjectPage;
+    expect(first.count).toBe(all.count);
+    expect(first.results.map((p) => p.id)).toEqual([all.results[0]!.id]);
+    expect(first.previous).toBeNull();
+    expect(first.next).not.toBeNull();
+    const next = new URL(first.next!);
+    expect(next.origin).toBe(t.url);
+    expect(next.searchParams.get('limit')).toBe('1');
+    expect(next.searchParams.get('offset')).toBe('1');
+    const second = (await (await t.fetch(next.pathname + next.search)).json()) as ProjectPage;
+    expect(second.results.map((p) => p.id)).toEqual([all.results[1]!.id]);
+    expect(second.previous).not.toBeNull();
+  });
+
+  it('works through the project’s own client', async () => {
+    const { data, response } = await t.client.GET('/api/projects/');
+    expect(response.status).toBe(200);
+    expect(data?.results.some((p) => p.id === 1)).toBe(true);
+  });
+});
+
+describe('order of checks', () => {
+  it('no key and an invalid body answer 401, not 400', async () => {
+    const res = await t.fetch(LIST, {
+      key: null,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ order: 'not a number' }),
+    });
+    await expectError(res, 401, NOT_AUTHENTICATED);
+  });
+
+  // PostHog (DRF) parses the body lazily, after authentication and permissions: a caller without
+  // credentials learns nothing about the body, malformed or not.
+  it('no key and malformed JSON answer 401, not 400 parse_error', async () => {
+    const res = await t.fetch(LIST, { key: null, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"plugin": ' });
+    await expectError(res, 401, NOT_AUTHENTICATED);
+  });
+
+  it('a missing scope and malformed JSON answer 403, not 400 parse_error', async () => {
+    const key = await t.key(['plugin:read']);
+    const res = await t.fetch(LIST, { key, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"plugin": ' });
+    await expectError(res, 403, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: "API key missing required scope 'plugin:write'",
+      attr: null,
+    });
+  });
+
+  it('no key and a body of an unsupported media type answer 401, not 415', async () => {
+    const res = await t.fetch(LIST, { key: null, method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'hello' });
+    await expectError(res, 401, NOT_AUTHENTICATED);
+  });
+
+  it('an invalid key and an invalid body answer 401, not 400', async () => {
+    const res = await t.fetch(LIST, {
+      key: 'phx_nope',
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({}),
+    });
+    await expectError(res, 401, INVALID_KEY);
+  });
+
+  it('a missing scope and an invalid body answer 403, not 400', async () => {
+    const key = await t.key(['plugin:read']);
+    const res = await t.fetch(LIST, { key, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    await expectError(res, 403, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: "API key missing required scope 'plugin:write'",
+      attr: null,
+    });
+  });
+
+  it('no key on an unknown project answers 401, not 404', async () => {
+    await expectError(await t.fetch(listOf(99999), { key: null }), 401, NOT_AUTHENTICATED);
+  });
+
+  it('a missing scope on an unknown project answers 403 with the scope message', async () => {
+    const key = await t.key(['dashboard:read']);
+    await expectError(await t.fetch(listOf(99999), { key }), 403, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: "API key missing required scope 'plugin:read'",
+      attr: null,
+    });
+  });
+
+  it('a missing scope on a malformed project id answers 403 with the scope message', async () => {
+    const key = await t.key(['dashboard:read']);
+    const res = await t.fetch(listOf('abc'), { key });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as ErrorBody).detail).toBe("API key missing required scope 'plugin:read'");
+  });
+
+  it('a missing scope on another organization’s project answers 403 with the scope message', async () => {
+    const other = await t.otherOrganization();
+    const key = await t.key(['dashboard:read']);
+    const res = await t.fetch(listOf(other.team.id), { key });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as ErrorBody).detail).toBe("API key missing required scope 'plugin:read'");
+  });
+
+  it('a key limited to other projects on an unknown project answers 403 naming that project', async () => {
+    const key = await t.key(['*'], { projects: [1] });
+    await expectError(await t.fetch(listOf(99999), { key }), 403, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: 'API key does not have access to the requested project: ID 99999.',
+      attr: null,
+    });
+  });
+
+  it('a key limited to project 1 on a malformed project id answers 404 "Project not found."', async () => {
+    const key = await t.key(['*'], { projects: [1] });
+    await expectError(await t.fetch(listOf('abc'), { key }), 404, PROJECT_NOT_FOUND);
+  });
+
+  it('a valid key, scope and project with an invalid body answer 400', async () => {
+    const res = await t.fetch(LIST, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorBody).type).toBe('validation_error');
+  });
+});

@@ -1,0 +1,340 @@
+/**
+ * HTTP protocol rules that hold for every operation: paths with and without the trailing slash,
+ * PostHog's bodies for unknown routes, unknown methods and malformed JSON, the exact error shape,
+ * the 501 placeholders, and UTC timestamps.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+interface ErrorBody {
+  type: string;
+  code: string;
+  detail: string;
+  attr: string | null;
+}
+
+const ERROR_TYPES = ['validation_error', 'authentication_error', 'invalid_request', 'throttled_error', 'server_error'];
+const UTC_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+const JSON_HEADERS = { 'Content-Type': 'application/json' };
+const LIST = '/api/environments/1/pipeline_frontend_apps_configs/';
+
+let t: TestServer;
+let frontendPluginId: number;
+let destinationPluginId: number;
+/** every error body this file has seen, checked for its exact keys at the end */
+const seenErrors: Array<{ where: string; status: number; body: unknown }> = [];
+
+beforeAll(async () => {
+  t = await startTestServer();
+  frontendPluginId = t.boot.plugins.find((p) => p.name === 'Notification Bar')!.id;
+  destinationPluginId = t.boot.plugins.find((p) => p.name === 'Customer.io')!.id;
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+/** Reads an error answer, records it, and checks the common shape. */
+async function errorOf(res: Response, where: string): Promise<ErrorBody> {
+  const text = await res.text();
+  expect(res.headers.get('content-type') ?? '', `${where}: ${text}`).toMatch(/^application\/json/);
+  const body = JSON.parse(text) as ErrorBody;
+  seenErrors.push({ where, status: res.status, body });
+  return body;
+}
+
+async function createConfig(plugin: number, extra: Record<string, unknown> = {}): Promise<Record<string, unknown> & { id: number }> {
+  const res = await t.fetch(LIST, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ plugin, order: 1, ...extra }) });
+  expect(res.status).toBe(201);
+  return (await res.json()) as Record<string, unknown> & { id: number };
+}
+
+describe('trailing slash', () => {
+  it('GET works with and without the trailing slash, with the same answer', async () => {
+    await createConfig(frontendPluginId);
+    const withSlash = await t.fetch(LIST);
+    const without = await t.fetch(LIST.slice(0, -1));
+    expect(withSlash.status).toBe(200);
+    expect(without.status).toBe(200);
+    expect(await without.json()).toEqual(await withSlash.json());
+  });
+
+  it('GET /api/projects works without the trailing slash', async () => {
+    const res = await t.fetch('/api/projects');
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { count: number }).count).toBeGreaterThan(0);
+  });
+
+  it('without the trailing slash, the query string still applies', async () => {
+    await createConfig(frontendPluginId);
+    const res = await t.fetch(`${LIST.slice(0, -1)}?limit=1&offset=0`);
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as { results: unknown[]; next: string | null };
+    expect(page.results).toHaveLength(1);
+    expect(page.next).not.toBeNull();
+  });
+
+  it('POST works without the trailing slash', async () => {
+    const res = await t.fetch(LIST.slice(0, -1), { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ plugin: frontendPluginId, order: 4 }) });
+    expect(res.status).toBe(201);
+  });
+
+  it('PATCH and DELETE on a templated path work without the trailing slash', async () => {
+    const config = await createConfig(destinationPluginId);
+    const path = `/api/environments/1/pipeline_destination_configs/${config.id}`;
+    const patch = await t.fetch(path, { method: 'PATCH', headers: JSON_HEADERS, body: JSON.stringify({ name: 'No slash' }) });
+    expect(patch.status).toBe(200);
+    expect(((await patch.json()) as { name: string }).name).toBe('No slash');
+    const del = await t.fetch(path, { method: 'DELETE' });
+    expect(del.status).toBe(204);
+  });
+
+  it('a static path segment wins over a templated one without the slash too (rearrange)', async () => {
+    const res = await t.fetch('/api/environments/1/pipeline_destination_configs/rearrange', {
+      method: 'PATCH',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ orders: {} }),
+    });
+    expect(res.status).toBe(200);
+    expect(Array.isArray(await res.json())).toBe(true);
+  });
+});
+
+describe('unknown routes and methods', () => {
+  const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
+
+  it.each([
+    '/api/environments/1/nothing_here/',
+    '/api/environments/1/pipeline_destination_configs/',
+    '/api/nope/',
+    '/api/nope',
+    '/api/',
+    '/',
+    '/not-api/at-all',
+  ])('GET %s answers 404 not_found', async (path) => {
+    const res = await t.fetch(path);
+    expect(res.status).toBe(404);
+    expect(await errorOf(res, `GET ${path}`)).toEqual(NOT_FOUND);
+  });
+
+  it('an unknown route answers 404 even without a key', async () => {
+    const res = await t.fetch('/api/environments/1/nothing_here/', { key: null });
+    expect(res.status).toBe(404);
+    expect(await errorOf(res, 'unknown route without key')).toEqual(NOT_FOUND);
+  });
+
+  it('a non-integer plugin config id answers 404 "Not found."', async () => {
+    const res = await t.fetch('/api/environments/1/pipeline_frontend_apps_configs/abc/');
+    expect(res.status).toBe(404);
+    expect(await errorOf(res, 'non-integer id')).toEqual(NOT_FOUND);
+  });
+
+  it('PUT on a known path answers 405 method_not_allowed', async () => {
+    const res = await t.fetch(LIST, { method: 'PUT', headers: JSON_HEADERS, body: '{}' });
+    expect(res.status).toBe(405);
+    expect(await errorOf(res, 'PUT list')).toEqual({
+      type: 'invalid_request',
+      code: 'method_not_allowed',
+      detail: 'Method "PUT" not allowed.',
+      attr: null,
+    });
+  });
+
+  it('PUT on a known templated path answers 405 method_not_allowed', async () => {
+    const config = await createConfig(destinationPluginId);
+    const res = await t.fetch(`/api/environments/1/pipeline_destination_configs/${config.id}/`, { method: 'PUT', headers: JSON_HEADERS, body: '{}' });
+    expect(res.status).toBe(405);
+    expect(await errorOf(res, 'PUT destination')).toEqual({
+      type: 'invalid_request',
+      code: 'method_not_allowed',
+      detail: 'Method "PUT" not allowed.',
+      attr: null,
+    });
+  });
+
+  it('DELETE on a list path answers 405 naming DELETE', async () => {
+    const res = await t.fetch('/api/projects/', { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(await errorOf(res, 'DELETE projects')).toEqual({
+      type: 'invalid_request',
+      code: 'method_not_allowed',
+      detail: 'Method "DELETE" not allowed.',
+      attr: null,
+    });
+  });
+});
+
+describe('request bodies', () => {
+  it('malformed JSON answers 400 parse_error', async () => {
+    const res = await t.fetch(LIST, { method: 'POST', headers: JSON_HEADERS, body: '{"plugin": 1,' });
+    expect(res.status).toBe(400);
+    const body = await errorOf(res, 'malformed JSON');
+    expect(body.code).toBe('parse_error');
+    expect(body.type).toBe('invalid_request');
+    expect(body.attr).toBeNull();
+    expect(body.detail).toMatch(/^JSON parse error/);
+  });
+
+  it('malformed JSON on a PATCH answers 400 parse_error', async () => {
+    const config = await createConfig(destinationPluginId);
+    const res = await t.fetch(`/api/environments/1/pipeline_destination_configs/${config.id}/`, { method: 'PATCH', headers: JSON_HEADERS, body: 'not json' });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res, 'malformed PATCH')).code).toBe('parse_error');
+  });
+
+  it('a missing required field answers 400 required with attr', async () => {
+    const res = await t.fetch(LIST, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ order: 1 }) });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res, 'missing plugin')).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'plugin' });
+  });
+
+  it('an invalid query parameter answers 400 with attr naming it', async () => {
+    const res = await t.fetch(`${LIST}?limit=0`);
+    expect(res.status).toBe(400);
+    const body = await errorOf(res, 'limit=0');
+    expect(body.type).toBe('validation_error');
+    expect(body.attr).toBe('limit');
+  });
+});
+
+describe('501 not_implemented operations', () => {
+  const MEMBER_UUID = '01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01';
+  const cases: Array<{ name: string; method: string; path: string; body?: unknown }> = [
+    {
+      name: 'environments_dashboards_move_tile_partial_update',
+      method: 'PATCH',
+      path: '/api/environments/1/dashboards/14/move_tile/',
+      body: { tile: { id: 3 }, toDashboard: 15 },
+    },
+    {
+      name: 'environments_dashboards_create_from_template_json_create',
+      method: 'POST',
+      path: '/api/environments/1/dashboards/create_from_template_json/',
+      body: {
+        template: {
+          template_name: 'Product analytics',
+          dashboard_description: 'High-level overview',
+          dashboard_filters: {},
+          tiles: [{ type: 'TEXT', body: '# Hello', layouts: {} }],
+          tags: [],
+        },
+      },
+    },
+    { name: 'environments_events_list', method: 'GET', path: '/api/environments/1/events/?event=$pageview&limit=10' },
+    { name: 'environments_events_retrieve', method: 'GET', path: '/api/environments/1/events/01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f/' },
+    { name: 'environments_events_values_retrieve', method: 'GET', path: '/api/environments/1/events/values/?key=$browser' },
+    { name: 'environments_explicit_members_list', method: 'GET', path: '/api/environments/1/explicit_members/' },
+    {
+      name: 'environments_explicit_members_create',
+      method: 'POST',
+      path: '/api/environments/1/explicit_members/',
+      body: { user_uuid: MEMBER_UUID, level: 1 },
+    },
+    { name: 'environments_explicit_members_retrieve', method: 'GET', path: `/api/environments/1/explicit_members/${MEMBER_UUID}/` },
+    {
+      name: 'environments_explicit_members_partial_update',
+      method: 'PATCH',
+      path: `/api/environments/1/explicit_members/${MEMBER_UUID}/`,
+      body: { level: 8 },
+    },
+  ];
+
+  for (const c of cases) {
+    it(`${c.method} ${c.path.split('?')[0]} (${c.name}) answers 501 not_implemented`, async () => {
+      const init: RequestInit = { method: c.method };
+      if (c.body !== undefined) {
+        init.headers = JSON_HEADERS;
+        init.body = JSON.stringify(c.body);
+      }
+      const res = await t.fetch(c.path, init);
+      expect(res.status).toBe(501);
+      const body = await errorOf(res, c.name);
+      expect(body).toMatchObject({ type: 'server_error', code: 'not_implemented', attr: null });
+      expect(body.detail.length).toBeGreaterThan(0);
+    });
+  }
+
+  it('a 501 operation still validates its input first (400 before 501)', async () => {
+    const res = await t.fetch('/api/environments/1/explicit_members/', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ level: 1 }) });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res, 'explicit member without user_uuid')).toMatchObject({ type: 'validation_error', code: 'required', attr: 'user_uuid' });
+  });
+
+  it('a 501 operation still checks the key first (401 before 501)', async () => {
+    const res = await t.fetch('/api/environments/1/events/', { key: null });
+    expect(res.status).toBe(401);
+    await errorOf(res, 'events without key');
+  });
+});
+
+describe('response formats', () => {
+  it('dates in responses are UTC ISO 8601 strings ending in Z', async () => {
+    const created = await createConfig(destinationPluginId, { enabled: true, name: 'Dates' });
+    expect(created.created_at).toMatch(UTC_ISO);
+    expect(created.updated_at).toMatch(UTC_ISO);
+    const now = Date.now();
+    expect(Math.abs(Date.parse(created.created_at as string) - now)).toBeLessThan(60_000);
+
+    const patched = await t.fetch(`/api/environments/1/pipeline_destination_configs/${created.id}/`, {
+      method: 'PATCH',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ enabled: false }),
+    });
+    const p = (await patched.json()) as { created_at: string; updated_at: string };
+    expect(p.created_at).toMatch(UTC_ISO);
+    expect(p.updated_at).toMatch(UTC_ISO);
+
+    const list = (await (await t.fetch(LIST)).json()) as { results: Array<{ created_at: string; updated_at: string }> };
+    for (const r of list.results) {
+      expect(r.created_at).toMatch(UTC_ISO);
+      expect(r.updated_at).toMatch(UTC_ISO);
+    }
+
+    const activity = (await (await t.fetch(`/api/environments/1/pipeline_destination_configs/${created.id}/activity/`)).json()) as {
+      results: Array<{ created_at: string }>;
+    };
+    expect(activity.results.length).toBeGreaterThan(0);
+    for (const a of activity.results) expect(a.created_at).toMatch(UTC_ISO);
+
+    const job = await t.fetch(`/api/environments/1/pipeline_destination_configs/${created.id}/job/`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ job: { type: 'Export historical events V2', payload: { dateRange: ['2024-01-01', '2024-01-31'] } } }),
+    });
+    expect(job.status).toBe(200);
+    expect(((await job.json()) as { created_at: string }).created_at).toMatch(UTC_ISO);
+
+    const migrated = await t.fetch(`/api/environments/1/pipeline_destination_configs/${created.id}/migrate/`, { method: 'POST' });
+    expect(migrated.status).toBe(200);
+    expect(((await migrated.json()) as { created_at: string }).created_at).toMatch(UTC_ISO);
+  });
+
+  it('JSON answers are application/json', async () => {
+    const res = await t.fetch(LIST);
+    expect(res.headers.get('content-type') ?? '').toMatch(/^application\/json/);
+  });
+});
+
+describe('error bodies', () => {
+  it('every error body seen has exactly the keys type, code, detail, attr', async () => {
+    // a few more kinds, so the check covers 401, 403 and 404 from the security handler too
+    for (const [where, res] of [
+      ['no key', await t.fetch(LIST, { key: null })],
+      ['bad key', await t.fetch(LIST, { key: 'phx_nope' })],
+      ['missing scope', await t.fetch(LIST, { key: await t.key(['query:read']) })],
+      ['project not found', await t.fetch('/api/environments/99999/pipeline_frontend_apps_configs/')],
+      ['config not found', await t.fetch('/api/environments/1/pipeline_frontend_apps_configs/999999/')],
+    ] as const) {
+      await errorOf(res, where);
+    }
+    expect(seenErrors.length).toBeGreaterThanOrEqual(20);
+    for (const e of seenErrors) {
+      const body = e.body as Record<string, unknown>;
+      expect(Object.keys(body).sort(), e.where).toEqual(['attr', 'code', 'detail', 'type']);
+      expect(ERROR_TYPES, e.where).toContain(body.type);
+      expect(typeof body.code, e.where).toBe('string');
+      expect(typeof body.detail, e.where).toBe('string');
+      expect(body.attr === null || typeof body.attr === 'string', e.where).toBe(true);
+    }
+  });
+});

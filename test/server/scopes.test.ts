@@ -1,0 +1,275 @@
+/**
+ * The scope matrix, driven by `openapi.yaml`: for every operation of the contract (including those
+ * that answer 501 for now — the scope check comes first), the scope its `security` lists is
+ * enforced with PostHog's messages, a `:write` scope satisfies the matching `:read`, `*` grants
+ * everything, and a key limited to other projects is refused on project 1.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listOperations, loadSpec, type SpecOperation } from '../../server/http/spec.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/** Every scope a key can carry (PostHog's names for the objects of this API). */
+const ALL_SCOPES = [
+  'plugin:read',
+  'plugin:write',
+  'dashboard:read',
+  'dashboard:write',
+  'query:read',
+  'query:write',
+  'project:read',
+  'project:write',
+] as const;
+
+interface SpecParameter {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required?: boolean;
+  example?: unknown;
+  examples?: Record<string, { value?: unknown }>;
+  schema?: { type?: string; examples?: unknown[]; default?: unknown };
+}
+
+interface SpecOperationObject {
+  operationId: string;
+  security?: Array<Record<string, string[]>>;
+  parameters?: Array<SpecParameter | { $ref: string }>;
+  requestBody?: { required?: boolean; $ref?: string };
+  responses: Record<string, unknown>;
+}
+
+const spec = loadSpec();
+const operations = listOperations(spec);
+
+/** Resolves a local `$ref` (`#/components/parameters/ProjectId`). */
+function deref<T>(node: T | { $ref: string }): T {
+  if (node && typeof node === 'object' && '$ref' in node && typeof node.$ref === 'string') {
+    let cur: unknown = spec;
+    for (const part of node.$ref.replace(/^#\//, '').split('/')) cur = (cur as Record<string, unknown>)[part];
+    return deref(cur as T | { $ref: string });
+  }
+  return node as T;
+}
+
+function operationObject(op: SpecOperation): SpecOperationObject {
+  return spec.paths[op.path]![op.method] as SpecOperationObject;
+}
+
+/** The scopes the operation's `security` requires (PersonalAPIKeyAuth). */
+function requiredScopes(op: SpecOperation): string[] {
+  const security = operationObject(op).security ?? [];
+  return security.flatMap((s) => s.PersonalAPIKeyAuth ?? []);
+}
+
+/** Path-item and operation parameters, resolved. */
+function parametersOf(op: SpecOperation): SpecParameter[] {
+  const item = spec.paths[op.path] as { parameters?: Array<SpecParameter | { $ref: string }> };
+  return [...(item.parameters ?? []), ...(operationObject(op).parameters ?? [])].map((p) => deref<SpecParameter>(p));
+}
+
+/** An example value for a required query parameter, taken from the spec. */
+function exampleOf(p: SpecParameter): string {
+  if (p.example !== undefined) return String(p.example);
+  const first = p.examples && Object.values(p.examples)[0];
+  if (first?.value !== undefined) return String(first.value);
+  if (p.schema?.examples?.[0] !== undefined) return String(p.schema.examples[0]);
+  if (p.schema?.default !== undefined) return String(p.schema.default);
+  throw new Error(`no example for required parameter ${p.name}`);
+}
+
+const EXISTING_UUID = '01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01';
+
+/** What an operation needs from the fixture: ids of objects to act on. */
+interface Fixture {
+  t: TestServer;
+  /** a plugin id per kind */
+  destinationPluginId: number;
+  frontendPluginId: number;
+}
+
+/** Creates a plugin config in project 1 through the API (bootstrap `*` key) and answers its id. */
+async function createConfig(f: Fixture, plugin: number): Promise<number> {
+  const res = await f.t.fetch('/api/environments/1/pipeline_frontend_apps_configs/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ plugin, order: 1, enabled: true, config: {} }),
+  });
+  expect(res.status, 'creating a plugin config for the scope matrix').toBe(201);
+  return ((await res.json()) as { id: number }).id;
+}
+
+/**
+ * A minimal valid body per operation that requires one. Every operation whose `requestBody` is
+ * required must have an entry (checked by a test below).
+ */
+const BODIES: Record<string, (f: Fixture) => unknown> = {
+  environments_pipeline_destination_configs_rearrange_partial_update: () => ({ orders: {} }),
+  environments_pipeline_destination_configs_partial_update: () => ({ name: 'renamed by the scope matrix' }),
+  environments_pipeline_destination_configs_job_create: () => ({
+    job: { type: 'Export historical events V2', payload: { dateRange: ['2024-01-01', '2024-01-31'] } },
+  }),
+  environments_pipeline_frontend_apps_configs_create: (f) => ({ plugin: f.frontendPluginId, order: 3 }),
+  environments_dashboards_move_tile_partial_update: () => ({ tile: { id: 1 }, toDashboard: 2 }),
+  environments_dashboards_create_from_template_json_create: () => ({
+    template: {
+      template_name: 'Scope matrix',
+      dashboard_description: '',
+      dashboard_filters: {},
+      tiles: [{ type: 'TEXT', body: 'Hello' }],
+    },
+  }),
+  environments_explicit_members_create: () => ({ user_uuid: EXISTING_UUID, level: 1 }),
+  environments_explicit_members_partial_update: () => ({ level: 1 }),
+};
+
+/** A request for an operation: its path with parameters filled, the method and the body. */
+async function buildRequest(f: Fixture, op: SpecOperation, projectId = '1'): Promise<{ path: string; init: RequestInit }> {
+  let path = op.path;
+  const query = new URLSearchParams();
+  for (const p of parametersOf(op)) {
+    if (p.in === 'path') {
+      let value: string;
+      if (p.name === 'project_id') value = projectId;
+      else if (p.name === 'id' && op.path.includes('/pipeline_destination_configs/')) {
+        value = String(await createConfig(f, f.destinationPluginId));
+      } else if (p.name === 'id' && op.path.includes('/pipeline_frontend_apps_configs/')) {
+        value = String(await createConfig(f, f.frontendPluginId));
+      } else if (p.name === 'id' && op.path.includes('/dashboards/')) value = '1';
+      else if (p.name === 'id' && op.path.includes('/events/')) value = '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f';
+      else if (p.name === 'parent_membership__user__uuid') value = EXISTING_UUID;
+      else throw new Error(`the scope matrix does not know how to fill ${p.name} in ${op.path}`);
+      path = path.replace(`{${p.name}}`, encodeURIComponent(value));
+    } else if (p.in === 'query' && p.required) {
+      query.set(p.name, exampleOf(p));
+    }
+  }
+  const qs = query.toString();
+  const init: RequestInit = { method: op.method.toUpperCase() };
+  const body = BODIES[op.operationId];
+  if (body) {
+    init.headers = { 'Content-Type': 'application/json' };
+    init.body = JSON.stringify(body(f));
+  }
+  return { path: qs ? `${path}?${qs}` : path, init };
+}
+
+/** Neither 401 nor 403, and a status the operation declares (so never an undeclared 500). */
+async function expectNotRefused(op: SpecOperation, path: string, res: Response): Promise<void> {
+  const text = await res.text();
+  const what = `${op.method.toUpperCase()} ${path} answered ${res.status}: ${text.slice(0, 300)}`;
+  expect([401, 403], what).not.toContain(res.status);
+  expect(Object.keys(operationObject(op).responses), what).toContain(String(res.status));
+}
+
+interface ErrorBody {
+  type: string;
+  code: string;
+  detail: string;
+  attr: string | null;
+}
+
+let t: TestServer;
+let fixture: Fixture;
+let otherProjectId: number;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  const destination = t.boot.plugins.find((p) => p.name === 'Customer.io');
+  const frontend = t.boot.plugins.find((p) => p.name === 'Notification Bar');
+  if (!destination || !frontend) throw new Error('the bootstrap catalog lacks Customer.io or Notification Bar');
+  fixture = { t, destinationPluginId: destination.id, frontendPluginId: frontend.id };
+  // a second project of the same organization, for keys limited to it
+  otherProjectId = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Scope matrix project 2' })).id;
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('the scope matrix', () => {
+  it('covers every operation of openapi.yaml (20), each with exactly one required scope', () => {
+    expect(operations).toHaveLength(20);
+    for (const op of operations) expect(requiredScopes(op), op.operationId).toHaveLength(1);
+  });
+
+  it('has a request body for every operation whose body is required', () => {
+    for (const op of operations) {
+      const rb = operationObject(op).requestBody;
+      const required = rb ? deref<{ required?: boolean }>(rb).required === true : false;
+      expect(op.operationId in BODIES, `${op.operationId}: body required = ${required}`).toBe(required);
+    }
+  });
+});
+
+for (const op of operations) {
+  const method = op.method.toUpperCase();
+  const scopes = requiredScopes(op);
+  const hasProject = op.path.includes('{project_id}');
+
+  describe(`${method} ${op.path}`, () => {
+    for (const scope of scopes) {
+      const [object, action] = scope.split(':') as [string, string];
+      // a key with every other scope, but neither this one nor (for :read) the matching :write
+      const lacking = ALL_SCOPES.filter((s) => s !== scope && !(action === 'read' && s === `${object}:write`));
+
+      it(`when the key lacks ${scope}, answers 403 permission_denied`, async () => {
+        const key = await t.key(lacking);
+        const { path, init } = await buildRequest(fixture, op);
+        const res = await t.fetch(path, { ...init, key });
+        const body = (await res.json()) as ErrorBody;
+        expect(res.status).toBe(403);
+        expect(body).toEqual({
+          type: 'authentication_error',
+          code: 'permission_denied',
+          detail: `API key missing required scope '${scope}'`,
+          attr: null,
+        });
+      });
+
+      it(`with a key holding exactly ${scope}, is not refused`, async () => {
+        const key = await t.key([scope]);
+        const { path, init } = await buildRequest(fixture, op);
+        const res = await t.fetch(path, { ...init, key });
+        await expectNotRefused(op, path, res);
+      });
+
+      if (action === 'read') {
+        it(`with a key holding only ${object}:write, passes the ${scope} check`, async () => {
+          const key = await t.key([`${object}:write`]);
+          const { path, init } = await buildRequest(fixture, op);
+          const res = await t.fetch(path, { ...init, key });
+          await expectNotRefused(op, path, res);
+        });
+      }
+    }
+
+    it('with a * key, is not refused', async () => {
+      const key = await t.key(['*']);
+      const { path, init } = await buildRequest(fixture, op);
+      const res = await t.fetch(path, { ...init, key });
+      await expectNotRefused(op, path, res);
+    });
+
+    if (hasProject) {
+      it('with a key limited to another project, answers 403 on project 1', async () => {
+        const key = await t.key(['*'], { projects: [otherProjectId] });
+        const { path, init } = await buildRequest(fixture, op);
+        const res = await t.fetch(path, { ...init, key });
+        const body = (await res.json()) as ErrorBody;
+        expect(res.status).toBe(403);
+        expect(body).toEqual({
+          type: 'authentication_error',
+          code: 'permission_denied',
+          detail: 'API key does not have access to the requested project: ID 1.',
+          attr: null,
+        });
+      });
+
+      it('with a key limited to project 1, is not refused on project 1', async () => {
+        const key = await t.key(scopes, { projects: [otherProjectId, 1] });
+        const { path, init } = await buildRequest(fixture, op);
+        const res = await t.fetch(path, { ...init, key });
+        await expectNotRefused(op, path, res);
+      });
+    }
+  });
+}
