@@ -7,6 +7,10 @@ import { notImplemented } from './not-implemented.js';
 import { pluginConfigHandlers } from './plugin_configs.js';
 import { projectHandlers } from './projects.js';
 
+/**
+ * Every operation of `openapi.yaml`: the plugin config and project handlers, and `notImplemented` (501)
+ * for the operations of later issues.
+ */
 export const handlers: HandlerMap = {
   ...pluginConfigHandlers,
   ...projectHandlers,

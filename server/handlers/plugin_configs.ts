@@ -31,6 +31,10 @@ function callerOf(auth: AuthContext): Caller {
   return { project: projectOf(auth), userId: auth.user.id, isStaff: auth.user.is_staff };
 }
 
+/**
+ * The 10 `plugin_configs` operations: each calls `PluginConfigService` (path ids parsed with `Number()`) and
+ * answers 200 (201 for create, 204 for destroy); errors the service throws (`ApiError`) propagate.
+ */
 export const pluginConfigHandlers: HandlersFor<PluginConfigOperationId> = {
   async environments_pipeline_destination_configs_partial_update({ auth, params, body, services }) {
     const result = await services.pluginConfigs.update(callerOf(auth), 'destination', Number(params.id), body ?? {});

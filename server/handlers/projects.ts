@@ -5,6 +5,10 @@
 import { limitOffsetLinks, DEFAULT_LIMIT } from '../domain/pagination.js';
 import type { HandlersFor } from '../http/typed.js';
 
+/**
+ * `projects_list`: one limit/offset page (limit default `DEFAULT_LIMIT`, 100) of the teams in the user's
+ * organizations, limited to the key's `scoped_teams` when set, with `next`/`previous` links.
+ */
 export const projectHandlers: HandlersFor<'projects_list'> = {
   async projects_list({ auth, query, services, url }) {
     const limit = query.limit ?? DEFAULT_LIMIT;

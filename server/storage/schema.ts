@@ -16,6 +16,7 @@ export type JsonColumn = string | unknown;
 /** A timestamp column: written as an ISO string, read as a string (SQLite) or a Date (PostgreSQL). */
 export type TimestampColumn = string | Date;
 
+/** An `organizations` row: one organization (posthog/models/organization.py `Organization`). */
 export interface OrganizationTable {
   id: string; // UUID
   name: string;
@@ -24,6 +25,7 @@ export interface OrganizationTable {
   created_at: TimestampColumn;
 }
 
+/** A `users` row: one user account, email unique (posthog/models/user.py `User`). */
 export interface UserTable {
   id: Generated<number>;
   uuid: string;
@@ -39,6 +41,10 @@ export interface UserTable {
   created_at: TimestampColumn;
 }
 
+/**
+ * An `organization_memberships` row: a user's membership of an organization, unique per (organization_id, user_id)
+ * (posthog/models/organization.py `OrganizationMembership`).
+ */
 export interface OrganizationMembershipTable {
   id: string; // UUID
   organization_id: string;
@@ -49,6 +55,7 @@ export interface OrganizationMembershipTable {
   updated_at: TimestampColumn;
 }
 
+/** A `teams` row: one project of an organization, api_token unique (posthog/models/team/team.py `Team`). */
 export interface TeamTable {
   id: Generated<number>;
   uuid: string;
@@ -60,6 +67,7 @@ export interface TeamTable {
   created_at: TimestampColumn;
 }
 
+/** A `personal_api_keys` row: one user's personal API key, stored hashed (posthog/models/personal_api_key.py `PersonalAPIKey`). */
 export interface PersonalApiKeyTable {
   id: string;
   user_id: number;
@@ -76,6 +84,7 @@ export interface PersonalApiKeyTable {
   last_used_at: TimestampColumn | null;
 }
 
+/** A `plugins` row: a plugin installed in an organization, unique per (organization_id, url) (posthog/models/plugin.py `Plugin`). */
 export interface PluginTable {
   id: Generated<number>;
   organization_id: string;
@@ -96,6 +105,7 @@ export interface PluginTable {
   updated_at: TimestampColumn;
 }
 
+/** A `plugin_configs` row: one team's config of a plugin, soft-deleted via `deleted` (posthog/models/plugin.py `PluginConfig`). */
 export interface PluginConfigTable {
   id: Generated<number>;
   team_id: number;
@@ -111,6 +121,10 @@ export interface PluginConfigTable {
   updated_at: TimestampColumn;
 }
 
+/**
+ * A `plugin_config_jobs` row: a job triggered on a plugin config. No PostHog model mirrors it: the `job` action of
+ * posthog/api/plugin.py `PluginConfigViewSet` only queues the job for the plugin server.
+ */
 export interface PluginConfigJobTable {
   id: string; // UUID: the job id
   team_id: number;
@@ -123,6 +137,10 @@ export interface PluginConfigJobTable {
   created_at: TimestampColumn;
 }
 
+/**
+ * A `hog_functions` row: a destination function created by `migrate` from a plugin config
+ * (posthog/models/hog_functions/hog_function.py `HogFunction`).
+ */
 export interface HogFunctionTable {
   id: string; // UUID
   team_id: number;
@@ -138,6 +156,10 @@ export interface HogFunctionTable {
   created_at: TimestampColumn;
 }
 
+/**
+ * An `activity_log` row: one recorded change to an item, `user_id` null for system activity
+ * (posthog/models/activity_logging/activity_log.py `ActivityLog`).
+ */
 export interface ActivityLogTable {
   id: string; // UUID
   team_id: number;

@@ -5,6 +5,10 @@
 import type { CreateTableBuilder, Kysely, Migration } from 'kysely';
 import { columnTypes, dialectOf } from '../dialect.js';
 
+/**
+ * Migration 0001 (`up` only, no `down`): creates the tables of `../schema.ts` and their indexes, with the
+ * dialect's column types (`columnTypes`). Throws the driver's error when a table already exists.
+ */
 export const migration0001: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const dialect = dialectOf(db);

@@ -9,8 +9,10 @@ import { boolValue, fromJson, nowIso, toBool, toBoolOrNull, toInt, toIso } from 
 
 /** Organization membership levels (posthog/models/organization.py OrganizationMembership.Level). */
 export const OrganizationLevel = { MEMBER: 1, ADMIN: 8, OWNER: 15 } as const;
+/** One of the `OrganizationLevel` values: 1, 8 or 15. */
 export type OrganizationLevelValue = (typeof OrganizationLevel)[keyof typeof OrganizationLevel];
 
+/** An organization as read; `plugins_access_level` NONE 0, CONFIG 3, INSTALL 6, ROOT 9; `created_at` an ISO 8601 UTC string. */
 export interface Organization {
   id: string;
   name: string;
@@ -18,6 +20,7 @@ export interface Organization {
   created_at: string;
 }
 
+/** A user as read: booleans and `hedgehog_config` decoded, email lowercase, `created_at` an ISO 8601 UTC string. */
 export interface User {
   id: number;
   uuid: string;
@@ -33,6 +36,7 @@ export interface User {
   created_at: string;
 }
 
+/** A team (project) as read: `api_token` is its `phc_` project token, `created_at` an ISO 8601 UTC string. */
 export interface Team {
   id: number;
   uuid: string;
@@ -44,6 +48,7 @@ export interface Team {
   created_at: string;
 }
 
+/** An organization membership as read: `level` an `OrganizationLevel` value, timestamps ISO 8601 UTC strings. */
 export interface Membership {
   id: string;
   organization_id: string;
@@ -93,6 +98,7 @@ function newProjectToken(): string {
 export class AccountsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** Creates an organization with a random UUID id; `plugins_access_level` defaults to 9 (ROOT). */
   async createOrganization(input: { name: string; plugins_access_level?: number }): Promise<Organization> {
     const row = {
       id: randomUUID(),
@@ -104,11 +110,13 @@ export class AccountsRepository {
     return row;
   }
 
+  /** The organization with this id, or undefined. */
   async findOrganization(id: string): Promise<Organization | undefined> {
     const r = await this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
     return r && { id: r.id, name: r.name, plugins_access_level: r.plugins_access_level, created_at: toIso(r.created_at) };
   }
 
+  /** Every organization, oldest first (by `created_at`). */
   async listOrganizations(): Promise<Organization[]> {
     const rows = await this.db.selectFrom('organizations').selectAll().orderBy('created_at').execute();
     return rows.map((r) => ({ id: r.id, name: r.name, plugins_access_level: r.plugins_access_level, created_at: toIso(r.created_at) }));
@@ -133,21 +141,25 @@ export class AccountsRepository {
     return toUser(r);
   }
 
+  /** The user with this id (inactive users included), or undefined. */
   async findUserById(id: number): Promise<User | undefined> {
     const r = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
     return r && toUser(r);
   }
 
+  /** The user with this email, compared lowercase, or undefined. */
   async findUserByEmail(email: string): Promise<User | undefined> {
     const r = await this.db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
     return r && toUser(r);
   }
 
+  /** Every user, by id. */
   async listUsers(): Promise<User[]> {
     const rows = await this.db.selectFrom('users').selectAll().orderBy('id').execute();
     return rows.map(toUser);
   }
 
+  /** Sets the user's `current_team_id`. Checks nothing: an unknown user is a no-op, and the column has no foreign key. */
   async setCurrentTeam(userId: number, teamId: number): Promise<void> {
     await this.db.updateTable('users').set({ current_team_id: teamId }).where('id', '=', userId).execute();
   }
@@ -165,6 +177,7 @@ export class AccountsRepository {
     return row;
   }
 
+  /** The user's membership of the organization, or undefined. */
   async findMembership(organizationId: string, userId: number): Promise<Membership | undefined> {
     const r = await this.db
       .selectFrom('organization_memberships')
@@ -175,6 +188,10 @@ export class AccountsRepository {
     return r && { ...r, joined_at: toIso(r.joined_at), updated_at: toIso(r.updated_at) };
   }
 
+  /**
+   * Creates a team with a new `phc_` api_token; `timezone` defaults to 'UTC', `access_control` to false.
+   * Throws the driver's foreign-key error when the organization does not exist.
+   */
   async createTeam(input: { organization_id: string; name: string; timezone?: string; access_control?: boolean }): Promise<Team> {
     const r = await this.db
       .insertInto('teams')
@@ -192,11 +209,13 @@ export class AccountsRepository {
     return toTeam(r);
   }
 
+  /** The team with this id, or undefined. */
   async findTeam(id: number): Promise<Team | undefined> {
     const r = await this.db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
     return r && toTeam(r);
   }
 
+  /** The number of teams in the store, all organizations together. */
   async countTeams(): Promise<number> {
     const r = await this.db.selectFrom('teams').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     return toInt(r.n as number | string);

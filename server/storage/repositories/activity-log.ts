@@ -27,6 +27,10 @@ export interface ActivityDetail {
   type?: string | null;
 }
 
+/**
+ * An activity log entry as read: its user's id, first_name and email (or null), `detail` decoded,
+ * `created_at` an ISO 8601 UTC string.
+ */
 export interface ActivityEntry {
   id: string;
   team_id: number;
@@ -41,6 +45,7 @@ export interface ActivityEntry {
   created_at: string;
 }
 
+/** Repository of the activity log; every method runs on the given Kysely instance (or transaction). */
 export class ActivityLogRepository {
   constructor(private readonly db: Kysely<Database>) {}
 

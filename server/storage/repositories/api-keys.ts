@@ -28,6 +28,7 @@ export function maskKeyValue(key: string): string {
   return `${key.slice(0, 4)}...${key.slice(-4)}`;
 }
 
+/** A personal API key as read, without its value or hash; timestamps ISO 8601 UTC strings. */
 export interface PersonalApiKey {
   id: string;
   user_id: number;
@@ -68,6 +69,7 @@ function toKey(r: KeyRow): PersonalApiKey {
   };
 }
 
+/** Repository of personal API keys; every method runs on the given Kysely instance (or transaction). */
 export class ApiKeysRepository {
   constructor(private readonly db: Kysely<Database>) {}
 

@@ -8,6 +8,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, PluginConfigTable } from '../schema.js';
 import { boolValue, fromJson, jsonValue, nowIso, toBool, toInt, toIso } from '../values.js';
 
+/** A plugin config as read (posthog/models/plugin.py `PluginConfig`): booleans and `config` decoded, timestamps ISO 8601 UTC strings. */
 export interface PluginConfigRecord {
   id: number;
   team_id: number;
@@ -23,6 +24,10 @@ export interface PluginConfigRecord {
   updated_at: string;
 }
 
+/**
+ * A job triggered on a plugin config: `id` is the job id (a time-ordered UUID), `status` 'queued' when created,
+ * `created_at` an ISO 8601 UTC string.
+ */
 export interface PluginConfigJob {
   id: string;
   team_id: number;
@@ -35,6 +40,10 @@ export interface PluginConfigJob {
   created_at: string;
 }
 
+/**
+ * A destination function created by `migrate` (posthog/models/hog_functions/hog_function.py `HogFunction`):
+ * `id` a time-ordered UUID, `created_at` an ISO 8601 UTC string.
+ */
 export interface HogFunctionRecord {
   id: string;
   team_id: number;
@@ -70,6 +79,10 @@ function toRecord(r: Selectable<PluginConfigTable>): PluginConfigRecord {
 /** Fields a write may change. */
 export type PluginConfigChanges = Partial<Pick<PluginConfigRecord, 'enabled' | 'order' | 'config' | 'name' | 'description' | 'deleted'>>;
 
+/**
+ * Repository of plugin configs, their jobs and destination functions; every method runs on the given Kysely
+ * instance (or transaction).
+ */
 export class PluginConfigsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -114,6 +127,10 @@ export class PluginConfigsRepository {
     return r && toRecord(r);
   }
 
+  /**
+   * Inserts a config with `created_at` = `updated_at` = now and returns the stored row.
+   * Throws the driver's foreign-key error when the team or plugin does not exist.
+   */
   async create(input: Omit<PluginConfigRecord, 'id' | 'created_at' | 'updated_at'>): Promise<PluginConfigRecord> {
     const now = nowIso();
     const r = await this.db
@@ -164,17 +181,26 @@ export class PluginConfigsRepository {
     return rows.map(toRecord);
   }
 
+  /**
+   * Records a job with a time-ordered id, status 'queued' and `created_at` now; returns it.
+   * Throws the driver's foreign-key error when the team, config or user does not exist.
+   */
   async insertJob(input: Omit<PluginConfigJob, 'id' | 'created_at' | 'status'>): Promise<PluginConfigJob> {
     const job: PluginConfigJob = { ...input, id: uuid7(), status: 'queued', created_at: nowIso() };
     await this.db.insertInto('plugin_config_jobs').values({ ...job, payload: jsonValue(job.payload) }).execute();
     return job;
   }
 
+  /** The job with this id (any team), or undefined. */
   async findJob(id: string): Promise<PluginConfigJob | undefined> {
     const r = await this.db.selectFrom('plugin_config_jobs').selectAll().where('id', '=', id).executeTakeFirst();
     return r && { ...r, payload: fromJson<Record<string, unknown>>(r.payload), created_at: toIso(r.created_at) };
   }
 
+  /**
+   * Inserts a destination function with a time-ordered id and `created_at` now; returns it.
+   * Throws the driver's foreign-key error when the team, config or user does not exist.
+   */
   async insertHogFunction(input: Omit<HogFunctionRecord, 'id' | 'created_at'>): Promise<HogFunctionRecord> {
     const fn: HogFunctionRecord = { ...input, id: uuid7(), created_at: nowIso() };
     await this.db

@@ -14,6 +14,7 @@ export interface PluginCapabilities {
   [k: string]: unknown;
 }
 
+/** A plugin as read (posthog/models/plugin.py `Plugin`): booleans and JSON decoded, timestamps ISO 8601 UTC strings. */
 export interface Plugin {
   id: number;
   organization_id: string;
@@ -61,6 +62,7 @@ export function toPlugin(r: Selectable<PluginTable>): Plugin {
   };
 }
 
+/** Repository of plugins; every method runs on the given Kysely instance (or transaction). */
 export class PluginsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -98,6 +100,7 @@ export class PluginsRepository {
     return { plugin: toPlugin(r), created: true };
   }
 
+  /** The plugin with this id (any organization, global or not), or undefined. */
   async find(id: number): Promise<Plugin | undefined> {
     const r = await this.db.selectFrom('plugins').selectAll().where('id', '=', id).executeTakeFirst();
     return r && toPlugin(r);
