@@ -173,6 +173,36 @@ export interface ActivityLogTable {
   created_at: TimestampColumn;
 }
 
+/** An analytics event (PostHog's ClickHouse `events` table, posthog/models/event/sql.py). */
+export interface EventTable {
+  uuid: string;
+  team_id: number;
+  event: string;
+  distinct_id: string;
+  properties: JsonColumn;
+  /** fixed-width ISO 8601 UTC with microseconds, e.g. `2024-11-20T14:03:10.871123Z` */
+  timestamp: string;
+  elements_chain: string;
+  created_at: TimestampColumn;
+}
+
+/** A person (posthog/models/person/person.py `Person`). */
+export interface PersonTable {
+  id: Generated<number>;
+  uuid: string;
+  team_id: number;
+  properties: JsonColumn;
+  is_identified: BoolColumn;
+  created_at: TimestampColumn;
+}
+
+/** A distinct id of a person (posthog/models/person/person.py `PersonDistinctId`). */
+export interface PersonDistinctIdTable {
+  team_id: number;
+  distinct_id: string;
+  person_id: number;
+}
+
 /** The whole database as Kysely's type parameter. */
 export interface Database {
   organizations: OrganizationTable;
@@ -185,4 +215,7 @@ export interface Database {
   plugin_config_jobs: PluginConfigJobTable;
   hog_functions: HogFunctionTable;
   activity_log: ActivityLogTable;
+  events: EventTable;
+  persons: PersonTable;
+  person_distinct_ids: PersonDistinctIdTable;
 }

@@ -4,9 +4,11 @@
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import { migration0001 } from './0001_initial.js';
+import { migration0002 } from './0002_events.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
+  '0002_events': migration0002,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */
