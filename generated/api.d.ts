@@ -574,7 +574,9 @@ export interface paths {
          * @description Answers up to 10 distinct values of the event property `key` (or, with `is_column=true`,
          *     of the event column `key`: `event` or `distinct_id`) seen in this project's events from
          *     the start of the day 7 days ago (UTC) to the end of today, as PostHog does, to fill
-         *     filter pickers. Null values are left out; a property holding an array contributes each
+         *     filter pickers. To answer in a few milliseconds whatever the volume, only the 20,000 most
+         *     recent events of that window (after the `event_name` filter) are looked at; PostHog scans
+         *     the whole window. Null values are left out; a property holding an array contributes each
          *     of its elements. With `value`, only values whose text contains it (case-insensitive) are
          *     kept, shortest first as in PostHog; otherwise the most frequent come first (PostHog's
          *     order is unspecified). `event_name`, repeatable, keeps only events with one of those
@@ -587,8 +589,8 @@ export interface paths {
          *     `event_name` from personal API keys, which this server does not) with
          *     `Cache-Control: max-age=10`. With `format=csv` it is `text/csv` with one `name` column.
          *
-         *     Without `key` the answer is 400 `required` with `attr` `key` (PostHog: "You must provide
-         *     a key"; PostHog versions before 2025 answered `[]`). An `is_column` key other than `event`
+         *     Without `key` the answer is 400 "You must provide a key" (code `required`, `attr` `key`),
+         *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`
          *     and `distinct_id` answers 400 with `attr` `key`. PostHog's undocumented
          *     `properties_<name>` filters are not supported.
          */
@@ -1361,7 +1363,7 @@ export interface components {
         /** @description The person of an event, trimmed as PostHog trims it. */
         ClickhouseEventPerson: {
             is_identified: boolean;
-            /** @description The person's first distinct id only, as PostHog sends it. */
+            /** @description One distinct id of the person (PostHog sends one; this server sends the event's own `distinct_id`). */
             distinct_ids: string[];
             /** @description Only the person's `email`, `name` and `username` properties, when set. */
             properties: {
@@ -1397,8 +1399,8 @@ export interface components {
         };
         /** @description One value of an event property. */
         EventPropertyValue: {
-            /** @description The value, with the JSON type it has in the events. */
-            name: string | number | boolean | null;
+            /** @description The value as text, as PostHog answers it (a number or boolean as its JSON text, e.g. `"42"`, `"true"`). */
+            name: string;
         };
         /**
          * @description A project level:
@@ -2086,10 +2088,13 @@ export interface operations {
                  *     project's timezone, UTC by default) or one of PostHog's relative forms: an optional
                  *     `-`, an optional number and a unit, `h` hours, `d` days, `w` weeks, `m` months,
                  *     `q` quarters (13 weeks), `y` years, `M` minutes, `s` seconds, always counted back from
-                 *     now (`-1d`, `-24h`, `-30M`, `-2w`); a `Start` or `End` suffix on `h`, `d`, `m` or `y`
-                 *     moves to the start or end of that hour, day, month or year (`dStart` is the start of
-                 *     today, `-1dStart` the start of yesterday, `mStart` the first day of this month).
-                 *     Anything else answers 400.
+                 *     now in the project's timezone (`-1d`, `-24h`, `-30M`, `-2w`). A `Start` or `End`
+                 *     suffix works as in PostHog (posthog/utils.py `relative_date_parse`): on `h` and `d` it
+                 *     moves to the start or end of that hour or day (`dStart` is the start of today,
+                 *     `-1dStart` the start of yesterday); on `m` it sets the day of the month to the 1st or
+                 *     the last, keeping the time of day (`mStart`); on `y`, `Start` sets January 1 (time
+                 *     kept) and `End` only the last day of the current month, as PostHog does. Anything else
+                 *     answers 400 (PostHog silently uses now).
                  */
                 after?: string;
                 /** @description Only events with a `timestamp` strictly before this moment. Same forms as `after`. Default `now() + 5 seconds`. */
@@ -2176,18 +2181,16 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
-            /** @description Not implemented yet in this server (events, issue 3); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
         };
     };
     environments_events_values_retrieve: {
         parameters: {
-            query: {
+            query?: {
                 /**
-                 * @description The property name (e.g. `$browser`), or with `is_column=true` the column name; `custom_event` lists custom event names.
+                 * @description Required. The property name (e.g. `$browser`), or with `is_column=true` the column name; `custom_event` lists custom event names. Without it the answer is 400 "You must provide a key".
                  * @example $browser
                  */
-                key: string;
+                key?: string;
                 /**
                  * @description Keep only values whose text contains this (case-insensitive).
                  * @example fire
@@ -2241,8 +2244,6 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
-            /** @description Not implemented yet in this server (events, issue 3); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
         };
     };
     environments_events_retrieve: {
@@ -2298,8 +2299,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not implemented yet in this server (events, issue 3); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
         };
     };
     environments_explicit_members_list: {

@@ -3,6 +3,7 @@
  */
 import type { Store } from '../storage/db.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
+import { EventsService } from './events.js';
 import { PluginConfigService } from './plugin-configs.js';
 
 /** Everything a handler may use. */
@@ -10,6 +11,7 @@ export interface Services {
   store: Store;
   accounts: AccountsRepository;
   pluginConfigs: PluginConfigService;
+  events: EventsService;
 }
 
 /** Builds the services over one store. */
@@ -18,5 +20,6 @@ export function createServices(store: Store): Services {
     store,
     accounts: new AccountsRepository(store.db),
     pluginConfigs: new PluginConfigService(store),
+    events: new EventsService(store),
   };
 }

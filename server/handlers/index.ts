@@ -3,6 +3,7 @@
  * misspelt operation a compile error.
  */
 import type { HandlerMap } from '../http/typed.js';
+import { eventHandlers } from './events.js';
 import { notImplemented } from './not-implemented.js';
 import { pluginConfigHandlers } from './plugin_configs.js';
 import { projectHandlers } from './projects.js';
@@ -14,13 +15,10 @@ import { projectHandlers } from './projects.js';
 export const handlers: HandlerMap = {
   ...pluginConfigHandlers,
   ...projectHandlers,
+  ...eventHandlers,
   // dashboards (issue 5)
   environments_dashboards_move_tile_partial_update: notImplemented,
   environments_dashboards_create_from_template_json_create: notImplemented,
-  // events (issue 3)
-  environments_events_list: notImplemented,
-  environments_events_retrieve: notImplemented,
-  environments_events_values_retrieve: notImplemented,
   // explicit members (issue 4)
   environments_explicit_members_list: notImplemented,
   environments_explicit_members_create: notImplemented,

@@ -54,8 +54,35 @@ export function openStore(config: StorageConfig): Store {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  registerRegexp(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+}
+
+/** Compiled patterns of the `regexp` SQL function, by source (patterns repeat across rows). */
+const REGEXP_CACHE_SIZE = 256;
+
+/**
+ * Registers SQLite's `regexp(pattern, text)` (what `text REGEXP pattern` calls) with JavaScript
+ * regular expressions. NULL text never matches; an invalid pattern matches nothing (callers
+ * validate patterns first and answer 400).
+ */
+function registerRegexp(sqlite: SQLite.Database): void {
+  const cache = new Map<string, RegExp | null>();
+  sqlite.function('regexp', { deterministic: true }, (pattern: unknown, text: unknown) => {
+    if (text === null || text === undefined || typeof pattern !== 'string') return 0;
+    let re = cache.get(pattern);
+    if (re === undefined) {
+      try {
+        re = new RegExp(pattern, 'u');
+      } catch {
+        re = null;
+      }
+      if (cache.size >= REGEXP_CACHE_SIZE) cache.clear();
+      cache.set(pattern, re);
+    }
+    return re !== null && re.test(String(text)) ? 1 : 0;
+  });
 }
 
 /** Result of running migrations: the names applied by this call (empty when up to date). */

@@ -3,8 +3,8 @@
  * SQLite and PostgreSQL alike; what differs (column types in migrations, and later JSON property
  * access and upserts) is answered here.
  */
-import type { ColumnDataType, Expression, Kysely } from 'kysely';
-import { PostgresAdapter } from 'kysely';
+import type { ColumnDataType, Kysely, RawBuilder } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 
 /** The dialect names this project supports. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -31,3 +31,69 @@ export function dialectOf<DB>(db: Kysely<DB>): DialectName {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
+
+/**
+ * A JSON object column or subquery whose properties a filter reads: `events.properties`, or the
+ * properties of the event's person.
+ */
+export type JsonSource = RawBuilder<unknown>;
+
+/** SQLite's JSON path for one top-level key: `$."key"` (a `$` at the start of a bare key is a path). */
+function sqlitePath(key: string): string {
+  return `$."${key}"`;
+}
+
+/** Keys SQLite's quoted path label cannot hold: read them through json_each instead. */
+function sqliteNeedsEach(key: string): boolean {
+  return /["\\]/.test(key);
+}
+
+/**
+ * The property `key` of `source` as text, as PostHog compares properties (the raw JSON value with
+ * a string's quotes removed): strings as they are, numbers as written, booleans `true`/`false`,
+ * objects and arrays as JSON text; NULL when the key is missing or holds JSON null.
+ */
+export function jsonText(dialect: DialectName, source: JsonSource, key: string): RawBuilder<string | null> {
+  if (dialect === 'postgres') return sql<string | null>`(${source} ->> ${key})`;
+  if (sqliteNeedsEach(key)) {
+    return sql<string | null>`(select case type when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json(value) when 'array' then json(value) else cast(value as text) end from json_each(${source}) where key = ${key})`;
+  }
+  const path = sqlitePath(key);
+  return sql<string | null>`(case json_type(${source}, ${path}) when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json_extract(${source}, ${path}) when 'array' then json_extract(${source}, ${path}) else cast(json_extract(${source}, ${path}) as text) end)`;
+}
+
+/** Whether `source` has the key `key` at all (JSON null counts as set, as PostHog's JSONHas). */
+export function jsonHas(dialect: DialectName, source: JsonSource, key: string): RawBuilder<boolean> {
+  if (dialect === 'postgres') return sql<boolean>`coalesce(jsonb_exists(${source}, ${key}), false)`;
+  if (sqliteNeedsEach(key)) return sql<boolean>`exists (select 1 from json_each(${source}) where key = ${key})`;
+  return sql<boolean>`(json_type(${source}, ${sqlitePath(key)}) is not null)`;
+}
+
+/** Case-insensitive LIKE with `\` as the escape character. */
+export function ilike(dialect: DialectName, text: RawBuilder<unknown>, pattern: string): RawBuilder<boolean> {
+  return dialect === 'postgres' ? sql<boolean>`(${text} ilike ${pattern} escape '\\')` : sql<boolean>`(lower(${text}) like lower(${pattern}) escape '\\')`;
+}
+
+/** Regular-expression match (SQLite: the `regexp` function registered by `openStore`). */
+export function regexMatch(dialect: DialectName, text: RawBuilder<unknown>, pattern: string): RawBuilder<boolean> {
+  return dialect === 'postgres' ? sql<boolean>`(${text} ~ ${pattern})` : sql<boolean>`(${text} regexp ${pattern})`;
+}
+
+/** The text as a number when it is one (`-1`, `2.5`, `1e3`), else NULL; never an error. */
+export function textToNumber(dialect: DialectName, text: RawBuilder<unknown>): RawBuilder<number | null> {
+  const numeric = '^ *-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)? *$';
+  return dialect === 'postgres'
+    ? sql<number | null>`(case when ${text} ~ ${numeric} then (${text})::float8 end)`
+    : sql<number | null>`(case when ${text} regexp ${numeric} then cast(${text} as real) end)`;
+}
+
+/**
+ * The text read as a date-time, in the stored form's millisecond prefix (`YYYY-MM-DDTHH:MM:SS.mmm`,
+ * UTC) for comparison, or NULL when it is not a date.
+ */
+export function textToTimestamp(dialect: DialectName, text: RawBuilder<unknown>): RawBuilder<string | null> {
+  const isoLike = '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$';
+  return dialect === 'postgres'
+    ? sql<string | null>`(case when ${text} ~ ${isoLike} then to_char((${text})::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') end)`
+    : sql<string | null>`strftime('%Y-%m-%dT%H:%M:%f', ${text})`;
+}

@@ -1,0 +1,240 @@
+/**
+ * Events: the list (with PostHog's filters and a keyset cursor that never skips or repeats an
+ * event), one event by uuid, and property value suggestions. Rules from posthog/api/event.py and
+ * posthog/models/event/query_event_list.py, with the fixes the spec describes (openapi.yaml, tag
+ * `events`). No HTTP here: methods take validated query values, return wire-shaped objects, and
+ * throw `ApiError` 400/404.
+ */
+import type { components } from '../../generated/api.js';
+import { notFound, validationError } from '../http/errors.js';
+import type { Store } from '../storage/db.js';
+import { EventsReadRepository, type EventPerson, type EventRow } from '../storage/repositories/events-read.js';
+import type { Team } from '../storage/repositories/accounts.js';
+import { eventsToCsv, rowsToCsv } from './csv.js';
+import { parseElementsChain } from './elements-chain.js';
+import { parsePropertiesParam } from './event-filters.js';
+import { withQuery } from './pagination.js';
+import { parseEventDateParam } from './relative-dates.js';
+import { formatTimestamp } from './timestamps.js';
+
+type Schemas = components['schemas'];
+/** An event on the wire (schema `ClickhouseEvent`). */
+export type EventWire = Schemas['ClickhouseEvent'];
+
+/** PostHog's default page size of the events list (DEFAULT_RETURNED_ROWS). */
+export const EVENTS_DEFAULT_LIMIT = 100;
+/** PostHog's cap on the events list (MAX_SELECT_RETURNED_ROWS, 2023–24). */
+export const EVENTS_MAX_LIMIT = 10_000;
+/** How far past now the default upper bound reaches (PostHog: now() + 5 seconds), ms. */
+const BEFORE_SLACK_MS = 5_000;
+/** Values suggestions look at this many most recent events of the window (keeps them fast). */
+export const VALUES_SCAN_LIMIT = 20_000;
+/** At most this many suggestions (PostHog: LIMIT 10). */
+const VALUES_LIMIT = 10;
+/** Person properties the events list shows (PostHog's ClickhouseEventSerializer). */
+const PERSON_PROPERTIES = ['email', 'name', 'username'] as const;
+
+const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+const STORED_TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** `0193…` with or without dashes → lowercase with dashes; undefined when not a UUID. */
+export function normalizeUuid(input: string): string | undefined {
+  if (!UUID.test(input)) return undefined;
+  const h = input.replace(/-/g, '').toLowerCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** The opaque cursor of a `next` link: base64url of `<timestamp>|<uuid>` of the page's last event. */
+export function encodeCursor(row: { timestamp: string; uuid: string }): string {
+  return Buffer.from(`${row.timestamp}|${row.uuid}`, 'utf8').toString('base64url');
+}
+
+/** Reads a cursor; 400 with attr `cursor` for anything this server did not issue. */
+export function decodeCursor(cursor: string): { timestamp: string; uuid: string } {
+  const [timestamp, uuid, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (extra !== undefined || !timestamp || !uuid || !STORED_TS.test(timestamp) || normalizeUuid(uuid) !== uuid) {
+    throw validationError('This cursor is not valid; use the `next` link of a previous page as it is.', 'cursor');
+  }
+  return { timestamp, uuid };
+}
+
+/** Query parameters of the events list, as validated by the spec. */
+export interface EventListParams {
+  after?: string | undefined;
+  before?: string | undefined;
+  event?: string | undefined;
+  distinct_id?: string | undefined;
+  person_id?: string | undefined;
+  properties?: string | undefined;
+  format?: 'csv' | 'json' | undefined;
+  limit?: number | undefined;
+  offset?: number | undefined;
+  cursor?: string | undefined;
+}
+
+/** Query parameters of values suggestions. */
+export interface EventValuesParams {
+  key?: string | undefined;
+  value?: string | undefined;
+  event_name?: string[] | undefined;
+  is_column?: boolean | undefined;
+}
+
+/** The answer of the list: JSON page or CSV text. */
+export type EventListResult = { format: 'json'; body: Schemas['PaginatedClickhouseEventList'] } | { format: 'csv'; body: string };
+
+/** Events operations of one store. */
+export class EventsService {
+  private readonly read: EventsReadRepository;
+
+  constructor(store: Store, private readonly clock: () => Date = () => new Date()) {
+    this.read = new EventsReadRepository(store.db);
+  }
+
+  /** `after`/`before` in the stored form, 400 naming the parameter when unreadable. */
+  private bound(name: 'after' | 'before', raw: string, team: Team, now: Date): string {
+    const parsed = parseEventDateParam(raw, { now, timezone: team.timezone });
+    if (parsed === undefined) {
+      throw validationError(`The ${name} date ${JSON.stringify(raw)} cannot be read; use ISO 8601 (2024-11-20T14:00:00Z) or a relative date (-1d, -24h, -30M, dStart).`, name);
+    }
+    return parsed;
+  }
+
+  private async toWire(rows: EventRow[], teamId: number): Promise<EventWire[]> {
+    const persons = await this.read.personsByDistinctId(teamId, rows.map((r) => r.distinct_id));
+    return rows.map((r) => eventToWire(r, persons.get(r.distinct_id)));
+  }
+
+  /**
+   * A page of the team's events, newest first. `next` keeps every query parameter but `offset`
+   * and `cursor` and adds the cursor of the page's last event; null on the last page; none for CSV.
+   */
+  async list(team: Team, params: EventListParams, url: URL): Promise<EventListResult> {
+    const now = this.clock();
+    const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
+    const before = params.before !== undefined ? this.bound('before', params.before, team, now) : formatTimestamp(new Date(now.getTime() + BEFORE_SLACK_MS));
+    const after = params.after !== undefined ? this.bound('after', params.after, team, now) : undefined;
+    const properties = params.properties !== undefined ? parsePropertiesParam(params.properties, { now, timezone: team.timezone }) : undefined;
+    let person: { id: number } | { uuid: string } | undefined;
+    if (params.person_id !== undefined) {
+      const uuid = normalizeUuid(params.person_id);
+      if (uuid) person = { uuid };
+      else if (/^\d+$/.test(params.person_id)) person = { id: Number(params.person_id) };
+      else throw validationError('person_id must be a person id (an integer) or a person UUID.', 'person_id');
+      if ('id' in person && person.id > 2_147_483_647) person = { uuid: '00000000-0000-0000-0000-000000000000' };
+    }
+    const cursor = params.cursor !== undefined ? decodeCursor(params.cursor) : undefined;
+    const rows = await this.read.list({
+      teamId: team.id,
+      before,
+      after,
+      event: params.event,
+      distinctId: params.distinct_id,
+      person,
+      properties,
+      cursor,
+      offset: params.offset ?? 0,
+      limit: limit + 1,
+    });
+    const hasMore = rows.length > limit;
+    const page = rows.slice(0, limit);
+    const results = await this.toWire(page, team.id);
+    if (params.format === 'csv') return { format: 'csv', body: eventsToCsv(results as unknown as Record<string, unknown>[]) };
+    const last = page[page.length - 1];
+    const next = hasMore && last ? withQuery(url, { offset: null, cursor: encodeCursor(last) }) : null;
+    return { format: 'json', body: { next, results } };
+  }
+
+  /** One event by uuid (with or without dashes): 400 "Invalid UUID" (attr id), 404 when unknown. */
+  async retrieve(team: Team, id: string, format: 'csv' | 'json' | undefined): Promise<{ format: 'json'; body: EventWire } | { format: 'csv'; body: string }> {
+    const uuid = normalizeUuid(id);
+    if (!uuid) throw validationError('Invalid UUID', 'id');
+    const row = await this.read.findByUuid(team.id, uuid);
+    if (!row) throw notFound(`No events exist for event UUID ${id}`);
+    const [event] = await this.toWire([row], team.id);
+    if (!event) throw notFound(`No events exist for event UUID ${id}`);
+    return format === 'csv' ? { format: 'csv', body: eventsToCsv([event as unknown as Record<string, unknown>]) } : { format: 'json', body: event };
+  }
+
+  /**
+   * Up to 10 values of a property (or column) seen from the start of the UTC day 7 days ago to the
+   * end of today, among the most recent VALUES_SCAN_LIMIT events of that window; see the spec.
+   */
+  async values(team: Team, params: EventValuesParams, format: 'csv' | 'json' | undefined): Promise<{ format: 'json'; body: { name: string }[] } | { format: 'csv'; body: string }> {
+    const key = params.key;
+    if (key === undefined || key === '') throw validationError('You must provide a key', 'key', 'required');
+    const now = this.clock();
+    const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    const since = formatTimestamp(new Date(day - 7 * 86_400_000));
+    const until = new Date(day + 86_400_000 - 1).toISOString().slice(0, 23) + '999Z';
+    let names: string[];
+    if (key === 'custom_event') {
+      const rows = await this.read.values({ teamId: team.id, key: 'event', isColumn: true, since, until, excludeDollarEvents: true, scan: VALUES_SCAN_LIMIT, limit: VALUES_LIMIT, order: 'value' });
+      names = rows.map((r) => r.value);
+    } else {
+      if (params.is_column && key !== 'event' && key !== 'distinct_id') throw validationError('With is_column, key must be an event column: event or distinct_id.', 'key');
+      const rows = await this.read.values({
+        teamId: team.id,
+        key,
+        isColumn: params.is_column === true,
+        since,
+        until,
+        eventNames: params.event_name,
+        contains: params.value,
+        scan: VALUES_SCAN_LIMIT,
+        limit: VALUES_LIMIT * 5,
+        order: params.value ? 'length' : 'frequency',
+      });
+      names = flattenValues(rows.map((r) => r.value), params.value).slice(0, VALUES_LIMIT);
+    }
+    const body = names.map((name) => ({ name }));
+    return format === 'csv' ? { format: 'csv', body: rowsToCsv(body) } : { format: 'json', body };
+  }
+}
+
+/** Values whose text is a JSON array contribute each element (PostHog flattens them), distinct. */
+function flattenValues(values: string[], contains: string | undefined): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const needle = contains?.toLowerCase();
+  const add = (v: string) => {
+    if (seen.has(v) || (needle !== undefined && !v.toLowerCase().includes(needle))) return;
+    seen.add(v);
+    out.push(v);
+  };
+  for (const v of values) {
+    if (v.startsWith('[')) {
+      try {
+        const parsed: unknown = JSON.parse(v);
+        if (Array.isArray(parsed)) {
+          for (const item of parsed) if (item !== null) add(typeof item === 'string' ? item : JSON.stringify(item));
+          continue;
+        }
+      } catch {
+        // not JSON: a plain string that starts with "["
+      }
+    }
+    add(v);
+  }
+  return out;
+}
+
+/** PostHog's ClickhouseEventSerializer row: person trimmed to email/name/username, elements parsed. */
+export function eventToWire(r: EventRow, person: EventPerson | undefined): EventWire {
+  let personWire: EventWire['person'] = null;
+  if (person) {
+    const properties: Record<string, unknown> = {};
+    for (const k of PERSON_PROPERTIES) if (person.properties[k] !== undefined) properties[k] = person.properties[k];
+    personWire = { is_identified: person.is_identified, distinct_ids: [r.distinct_id], properties };
+  }
+  return {
+    id: r.uuid,
+    distinct_id: r.distinct_id,
+    properties: r.properties,
+    event: r.event,
+    timestamp: r.timestamp,
+    person: personWire,
+    elements: parseElementsChain(r.elements_chain) as EventWire['elements'],
+    elements_chain: r.elements_chain,
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * The read side of the event store: the events list with its filters and keyset cursor, one event
+ * by uuid, the persons behind a page's distinct ids, and property value suggestions. Dialect
+ * differences (JSON access, regex, ILIKE) come from `../dialect.ts`.
+ */
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import type { PropertyFilter, PropertyGroup } from '../../domain/event-filters.js';
+import { dialectOf, ilike, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
+import type { Database } from '../schema.js';
+import { fromJson, toBool } from '../values.js';
+
+/** A stored event as the list reads it. */
+export interface EventRow {
+  uuid: string;
+  event: string;
+  distinct_id: string;
+  properties: Record<string, unknown>;
+  /** `YYYY-MM-DDTHH:MM:SS.ffffffZ` */
+  timestamp: string;
+  elements_chain: string;
+}
+
+/** A person as the events list shows it. */
+export interface EventPerson {
+  is_identified: boolean;
+  properties: Record<string, unknown>;
+}
+
+/** The filters of one events list request (all optional but the team, bounds and paging). */
+export interface EventListQuery {
+  teamId: number;
+  /** exclusive upper bound, stored form */
+  before: string;
+  /** exclusive lower bound, stored form */
+  after?: string | undefined;
+  event?: string | undefined;
+  distinctId?: string | undefined;
+  person?: { id: number } | { uuid: string } | undefined;
+  properties?: PropertyGroup | undefined;
+  /** the last event of the previous page: rows strictly after it in (timestamp desc, uuid desc) order */
+  cursor?: { timestamp: string; uuid: string } | undefined;
+  offset: number;
+  limit: number;
+}
+
+type EventsQuery = SelectQueryBuilder<Database, 'events', object>;
+
+/** The person properties of the event's person, as a JSON source (NULL without a person). */
+function personSource(): JsonSource {
+  return sql`(select p.properties from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`;
+}
+
+/** SQL for one property filter (see domain/event-filters.ts for the semantics). */
+function compileFilter(dialect: DialectName, f: PropertyFilter): RawBuilder<boolean> {
+  const source: JsonSource = f.type === 'person' ? personSource() : sql`events.properties`;
+  const text = jsonText(dialect, source, f.key);
+  switch (f.operator) {
+    case 'exact':
+      return sql<boolean>`(${text} in (${sql.join(f.texts)}))`;
+    case 'is_not':
+      return sql<boolean>`(${text} is null or ${text} not in (${sql.join(f.texts)}))`;
+    case 'icontains':
+      return ilike(dialect, text, f.likePattern);
+    case 'not_icontains':
+      return sql<boolean>`(${text} is null or not ${ilike(dialect, text, f.likePattern)})`;
+    case 'regex':
+      return sql<boolean>`(${text} is not null and ${regexMatch(dialect, text, f.pattern)})`;
+    case 'not_regex':
+      return sql<boolean>`(${text} is null or not ${regexMatch(dialect, text, f.pattern)})`;
+    case 'gt':
+      return sql<boolean>`(${textToNumber(dialect, text)} > ${f.number})`;
+    case 'gte':
+      return sql<boolean>`(${textToNumber(dialect, text)} >= ${f.number})`;
+    case 'lt':
+      return sql<boolean>`(${textToNumber(dialect, text)} < ${f.number})`;
+    case 'lte':
+      return sql<boolean>`(${textToNumber(dialect, text)} <= ${f.number})`;
+    case 'is_set':
+      return jsonHas(dialect, source, f.key);
+    case 'is_not_set':
+      return sql<boolean>`(not ${jsonHas(dialect, source, f.key)})`;
+    case 'is_date_exact': {
+      const d = textToTimestamp(dialect, text);
+      return f.dayEnd ? sql<boolean>`(${d} >= ${f.date} and ${d} < ${f.dayEnd})` : sql<boolean>`(substr(${d}, 1, 19) = ${f.date.slice(0, 19)})`;
+    }
+    case 'is_date_after':
+      return sql<boolean>`(${textToTimestamp(dialect, text)} > ${f.date})`;
+    case 'is_date_before':
+      return sql<boolean>`(${textToTimestamp(dialect, text)} < ${f.date})`;
+  }
+}
+
+/** SQL for a group; an empty group is true. */
+function compileGroup(dialect: DialectName, g: PropertyGroup): RawBuilder<boolean> {
+  if (g.values.length === 0) return sql<boolean>`(1 = 1)`;
+  const parts = g.values.map((v) => (v.kind === 'group' ? compileGroup(dialect, v) : compileFilter(dialect, v)));
+  return sql<boolean>`(${sql.join(parts, g.type === 'AND' ? sql` and ` : sql` or `)})`;
+}
+
+function toRow(r: { uuid: string; event: string; distinct_id: string; properties: unknown; timestamp: string; elements_chain: string }): EventRow {
+  return {
+    uuid: r.uuid,
+    event: r.event,
+    distinct_id: r.distinct_id,
+    properties: fromJson<Record<string, unknown>>(r.properties) ?? {},
+    timestamp: r.timestamp,
+    elements_chain: r.elements_chain,
+  };
+}
+
+/** Reads events and persons of the store. */
+export class EventsReadRepository {
+  private readonly dialect: DialectName;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.dialect = dialectOf(db);
+  }
+
+  private filtered(q: EventListQuery): EventsQuery {
+    let query: EventsQuery = this.db.selectFrom('events').where('events.team_id', '=', q.teamId).where('events.timestamp', '<', q.before);
+    if (q.after !== undefined) query = query.where('events.timestamp', '>', q.after);
+    if (q.event !== undefined) query = query.where('events.event', '=', q.event);
+    if (q.distinctId !== undefined) query = query.where('events.distinct_id', '=', q.distinctId);
+    if (q.person !== undefined) {
+      const person = q.person;
+      query = query.where('events.distinct_id', 'in', (eb) => {
+        let sub = eb.selectFrom('person_distinct_ids as pdi').innerJoin('persons as p', 'p.id', 'pdi.person_id').select('pdi.distinct_id').where('pdi.team_id', '=', q.teamId);
+        sub = 'id' in person ? sub.where('p.id', '=', person.id) : sub.where('p.uuid', '=', person.uuid);
+        return sub;
+      });
+    }
+    if (q.cursor) {
+      const c = q.cursor;
+      query = query.where((eb) => eb(eb.refTuple('events.timestamp', 'events.uuid'), '<', eb.tuple(c.timestamp, c.uuid)));
+    }
+    if (q.properties) query = query.where(compileGroup(this.dialect, q.properties));
+    return query;
+  }
+
+  /**
+   * One page of events, newest first (timestamp desc, then uuid desc), at most `limit` rows after
+   * skipping `offset`. Callers ask for one row more than they show to learn whether more exist.
+   */
+  async list(q: EventListQuery): Promise<EventRow[]> {
+    const rows = await this.filtered(q)
+      .select(['events.uuid', 'events.event', 'events.distinct_id', 'events.properties', 'events.timestamp', 'events.elements_chain'])
+      .orderBy('events.timestamp', 'desc')
+      .orderBy('events.uuid', 'desc')
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute();
+    return rows.map(toRow);
+  }
+
+  /** The team's event with this uuid (lowercase, with dashes), or undefined. */
+  async findByUuid(teamId: number, uuid: string): Promise<EventRow | undefined> {
+    const r = await this.db
+      .selectFrom('events')
+      .select(['uuid', 'event', 'distinct_id', 'properties', 'timestamp', 'elements_chain'])
+      .where('team_id', '=', teamId)
+      .where('uuid', '=', uuid)
+      .executeTakeFirst();
+    return r && toRow(r);
+  }
+
+  /** The persons behind these distinct ids of a team, by distinct id (ids without a person are absent). */
+  async personsByDistinctId(teamId: number, distinctIds: readonly string[]): Promise<Map<string, EventPerson>> {
+    const out = new Map<string, EventPerson>();
+    const unique = [...new Set(distinctIds)];
+    for (let i = 0; i < unique.length; i += 500) {
+      const rows = await this.db
+        .selectFrom('person_distinct_ids as pdi')
+        .innerJoin('persons as p', 'p.id', 'pdi.person_id')
+        .select(['pdi.distinct_id', 'p.properties', 'p.is_identified'])
+        .where('pdi.team_id', '=', teamId)
+        .where('pdi.distinct_id', 'in', unique.slice(i, i + 500))
+        .execute();
+      for (const r of rows) out.set(r.distinct_id, { is_identified: toBool(r.is_identified), properties: fromJson<Record<string, unknown>>(r.properties) ?? {} });
+    }
+    return out;
+  }
+
+  /**
+   * Distinct values of a property (or of the `event` / `distinct_id` column) among the team's most
+   * recent `scan` events in [since, until], with their counts, ordered by `order`: most frequent
+   * first, shortest first, or by value. At most `limit` groups; values are the text forms (arrays
+   * as JSON text). `contains` keeps values holding that text, case-insensitive.
+   */
+  async values(input: {
+    teamId: number;
+    key: string;
+    isColumn: boolean;
+    since: string;
+    until: string;
+    eventNames?: string[] | undefined;
+    contains?: string | undefined;
+    excludeDollarEvents?: boolean;
+    scan: number;
+    limit: number;
+    order: 'frequency' | 'length' | 'value';
+  }): Promise<{ value: string; count: number }[]> {
+    const valueExpr: RawBuilder<string | null> =
+      input.isColumn ? (input.key === 'event' ? sql<string>`events.event` : sql<string>`events.distinct_id`) : jsonText(this.dialect, sql`events.properties`, input.key);
+    let inner = this.db
+      .selectFrom('events')
+      .select(valueExpr.as('v'))
+      .where('events.team_id', '=', input.teamId)
+      .where('events.timestamp', '>=', input.since)
+      .where('events.timestamp', '<=', input.until);
+    if (input.eventNames?.length) inner = inner.where('events.event', 'in', input.eventNames);
+    if (input.excludeDollarEvents) inner = inner.where(sql<boolean>`substr(events.event, 1, 1) <> '$'`);
+    const recent = inner.orderBy('events.timestamp', 'desc').limit(input.scan).as('recent');
+    let outer = this.db
+      .selectFrom(recent)
+      .select(['recent.v', (eb) => eb.fn.countAll().as('c')])
+      .where('recent.v', 'is not', null)
+      .groupBy('recent.v');
+    if (input.contains) outer = outer.where(ilike(this.dialect, sql`recent.v`, `%${input.contains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+    const ordered =
+      input.order === 'length'
+        ? outer.orderBy(sql`length(recent.v)`).orderBy('recent.v')
+        : input.order === 'value'
+          ? outer.orderBy('recent.v')
+          : outer.orderBy('c', 'desc').orderBy('recent.v');
+    const rows = await ordered.limit(input.limit).execute();
+    return rows.map((r) => ({ value: String(r.v), count: Number(r.c) }));
+  }
+}
