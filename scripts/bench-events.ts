@@ -1,0 +1,192 @@
+/**
+ * Events benchmark (not a test): loads demo events into a fresh SQLite store, starts the real
+ * server as `npm start` runs it in production (response validation off), and times each query
+ * shape of the events API over HTTP on loopback.
+ *
+ *   npm run bench:events -- [--events 1000000] [--runs 50] [--seed 42] [--keep DIR]
+ *
+ * The store gets `--events` demo events split over two projects (project 1 gets the first half,
+ * project 2 the second half, different seeds), through the same import path as `envapi demo`, so
+ * the import rate is measured too. Latencies are measured at the client: the whole HTTP round
+ * trip over loopback, so they bound the server-side time from above. Reports median and p95 in
+ * milliseconds per query shape, the import rate (events/s), and the server's resident memory
+ * (VmRSS and its peak VmHWM, MB) after the runs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Command } from 'commander';
+import { bootstrap } from '../server/bootstrap.js';
+import { generateDemoEvents } from '../server/events/demo.js';
+import { importEvents } from '../server/events/import.js';
+import { migrateToLatest, openStore } from '../server/storage/db.js';
+import { AccountsRepository } from '../server/storage/repositories/accounts.js';
+
+interface Stat {
+  name: string;
+  runs: number;
+  median: number;
+  p95: number;
+  note?: string;
+}
+
+function percentile(sorted: number[], p: number): number {
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] ?? NaN;
+}
+
+function summarize(name: string, samples: number[], note?: string): Stat {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { name, runs: samples.length, median: percentile(sorted, 50), p95: percentile(sorted, 95), ...(note ? { note } : {}) };
+}
+
+/** Memory of a process from /proc (MB); undefined where /proc is missing. */
+function memoryOf(pid: number): { rss: number; peak: number } | undefined {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+    return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
+  } catch {
+    return undefined;
+  }
+}
+
+async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('listening on')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening:\n${out}`)));
+  });
+  return child;
+}
+
+const program = new Command('bench-events')
+  .description('benchmark the events API on a fresh SQLite store of demo events')
+  .option('--events <n>', 'demo events in the store (split over 2 projects)', (v) => Number(v), 1_000_000)
+  .option('--runs <n>', 'timed runs per query shape', (v) => Number(v), 50)
+  .option('--seed <n>', 'demo seed', (v) => Number(v), 42)
+  .option('--port <n>', 'server port', (v) => Number(v), 18_000 + Math.floor(Math.random() * 1000))
+  .option('--keep <dir>', 'use (and keep) this data directory instead of a temporary one')
+  .action(async (o: { events: number; runs: number; seed: number; port: number; keep?: string }) => {
+    const dataDir = o.keep ? path.resolve(o.keep) : fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-'));
+    const store = openStore({ dataDir });
+    await migrateToLatest(store);
+    const boot = await bootstrap(store);
+    let key = boot.key;
+    if (!key) throw new Error(`${dataDir} is not empty; give a fresh --keep directory`);
+    const accounts = new AccountsRepository(store.db);
+    const team1 = boot.team!.id;
+    const team2 = (await accounts.createTeam({ organization_id: boot.organization!.id, name: 'Second project' })).id;
+    const now = new Date();
+    const half = Math.floor(o.events / 2);
+    const t0 = performance.now();
+    let lastPrint = 0;
+    const progress = (label: string) => (done: number) => {
+      if (performance.now() - lastPrint > 2000) {
+        lastPrint = performance.now();
+        process.stderr.write(`  ${label}: ${done.toLocaleString('en-US')} events…\n`);
+      }
+    };
+    console.error(`Importing ${o.events.toLocaleString('en-US')} demo events into ${dataDir} …`);
+    const s1 = await importEvents(store, team1, generateDemoEvents({ count: half, seed: o.seed, now }), { onProgress: progress('project 1') });
+    const s2 = await importEvents(store, team2, generateDemoEvents({ count: o.events - half, seed: o.seed + 1, now }), { onProgress: progress('project 2') });
+    const importSeconds = (performance.now() - t0) / 1000;
+    const imported = s1.inserted + s2.inserted;
+
+    // A person with many events, for the person_id shape.
+    const busy = await store.db
+      .selectFrom('events')
+      .innerJoin('person_distinct_ids as pdi', (j) => j.onRef('pdi.distinct_id', '=', 'events.distinct_id').onRef('pdi.team_id', '=', 'events.team_id'))
+      .innerJoin('persons as p', 'p.id', 'pdi.person_id')
+      .select(['p.uuid', (eb) => eb.fn.countAll().as('n')])
+      .where('events.team_id', '=', team1)
+      .groupBy('p.uuid')
+      .orderBy('n', 'desc')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    const rareCount = await store.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('team_id', '=', team1)
+      .where((eb) => eb(eb.fn('json_extract', ['properties', eb.val('$."$browser"')]), '=', 'Opera Mini'))
+      .executeTakeFirstOrThrow();
+    await store.close();
+
+    const server = await startServer(dataDir, o.port);
+    const base = `http://127.0.0.1:${o.port}/api/environments/${team1}`;
+    const headers = { Authorization: `Bearer ${key}` };
+    const get = async (url: string) => {
+      const started = performance.now();
+      const res = await fetch(url, { headers });
+      const body = await res.text();
+      const ms = performance.now() - started;
+      if (res.status !== 200) throw new Error(`${url} → ${res.status} ${body.slice(0, 300)}`);
+      return { ms, body };
+    };
+    const time = async (name: string, url: string, note?: string) => {
+      for (let i = 0; i < 3; i++) await get(url); // warm-up
+      const samples: number[] = [];
+      for (let i = 0; i < o.runs; i++) samples.push((await get(url)).ms);
+      return summarize(name, samples, note);
+    };
+    const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+    const stats: Stat[] = [];
+    try {
+      stats.push(await time('latest 100', `${base}/events/`));
+      stats.push(await time('event = $pageview, last 7 days', `${base}/events/?${q({ event: '$pageview', after: '-7d' })}`));
+      stats.push(await time('property $browser = Chrome', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) })}`));
+      stats.push(
+        await time('rare property $browser = Opera Mini', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Opera Mini' }]) })}`, `${Number(rareCount.n)} matching events of ${s1.inserted.toLocaleString('en-US')}`),
+      );
+      stats.push(await time('person_id (busiest person)', `${base}/events/?${q({ person_id: busy.uuid })}`, `${Number(busy.n)} events`));
+      stats.push(await time('values of $browser', `${base}/events/values/?${q({ key: '$browser' })}`));
+      // Paging through 10,000 rows by following next (100 per page): one sample = one whole walk.
+      const walks: number[] = [];
+      const perPage: number[] = [];
+      for (let w = 0; w < Math.max(5, Math.floor(o.runs / 10)); w++) {
+        let url: string | null = `${base}/events/?limit=100`;
+        let rows = 0;
+        const started = performance.now();
+        while (url && rows < 10_000) {
+          const { ms, body } = await get(url);
+          perPage.push(ms);
+          const page = JSON.parse(body) as { next: string | null; results: unknown[] };
+          rows += page.results.length;
+          url = page.next;
+        }
+        walks.push(performance.now() - started);
+      }
+      stats.push(summarize('paging 10,000 rows via next (per page)', perPage));
+      stats.push(summarize('paging 10,000 rows via next (whole walk)', walks));
+    } finally {
+      const mem = server.pid ? memoryOf(server.pid) : undefined;
+      server.kill('SIGTERM');
+      const rate = Math.round(imported / importSeconds);
+      const lines = [
+        `Events benchmark — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores`,
+        `Store: SQLite, ${imported.toLocaleString('en-US')} events in 2 projects (project ${team1}: ${s1.inserted.toLocaleString('en-US')})`,
+        `Import: ${rate.toLocaleString('en-US')} events/s (${importSeconds.toFixed(1)} s for ${imported.toLocaleString('en-US')} events, demo generation included)`,
+        '',
+        '| query shape | runs | median ms | p95 ms | note |',
+        '|---|---|---|---|---|',
+        ...stats.map((s) => `| ${s.name} | ${s.runs} | ${s.median.toFixed(2)} | ${s.p95.toFixed(2)} | ${s.note ?? ''} |`),
+        '',
+        mem ? `Server memory after the runs: RSS ${mem.rss} MB, peak ${mem.peak} MB` : 'Server memory: /proc not available',
+      ];
+      console.log(lines.join('\n'));
+      if (!o.keep) fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+program.parseAsync().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});
