@@ -2116,7 +2116,7 @@ export interface operations {
                 /** @description The initial index from which to return the results. Default 0. */
                 offset?: components["parameters"]["Offset"];
                 /**
-                 * @description Opaque position taken from a previous page's `next`; do not build it. Events after that position (in the page order) are returned; `offset`, if also given, skips events after it. A value this server did not issue answers 400 with `attr` `cursor`. Not in PostHog.
+                 * @description Opaque position taken from a previous page's `next`; do not build it. Events after that position (in the page order) are returned; `offset`, if also given, skips events after it. A value that is not a well-formed cursor answers 400 with `attr` `cursor`. Not in PostHog.
                  * @example MjAyNC0xMS0yMFQxNDowMzoxMC44NzFaLDAxOTM0ZThhLTRiN2UtN2MyMS04ZTVmLTNhOWIxYzJkNGU2Zg
                  */
                 cursor?: string;

@@ -6,9 +6,13 @@
  * 2 bad usage (from commander).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import cliProgress from 'cli-progress';
 import { bootstrap, installCatalogPlugin } from './bootstrap.js';
 import { readConfig } from './config.js';
 import { PLUGIN_CATALOG, findCatalogPlugin } from './domain/plugin-catalog.js';
+import { parseIsoTimestamp } from './domain/timestamps.js';
+import { generateDemoEvents } from './events/demo.js';
+import { importEvents, importEventsFile, type ImportFormat, type ImportSummary, type ProgressCallback } from './events/import.js';
 import { main as serve } from './main.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type User } from './storage/repositories/accounts.js';
@@ -317,6 +321,124 @@ export function buildProgram(): Command {
         out(!!o.json, installed.map((i) => ({ ...i.plugin, created: i.created })), () =>
           installed.map((i) => `${i.created ? 'Installed' : 'Updated'} plugin ${i.plugin.id} ${i.plugin.name}`),
         );
+      });
+    });
+
+  // Events: `import events` and `demo` (server/events/import.ts, server/events/demo.ts).
+  /** A cli-progress bar on stderr while an import runs; none with --json or when stderr is not a terminal. */
+  const importProgress = (json: boolean): { onProgress: ProgressCallback | undefined; stop(): void } => {
+    if (json || !process.stderr.isTTY) return { onProgress: undefined, stop: () => undefined };
+    let bar: cliProgress.SingleBar | undefined;
+    let phase: string | undefined;
+    const stop = (): void => {
+      bar?.stop();
+      bar = undefined;
+    };
+    const onProgress: ProgressCallback = (done, total, p) => {
+      const key = `${p}:${total === undefined ? '' : 'total'}`;
+      if (key !== phase) {
+        stop();
+        phase = key;
+        const format =
+          p === 'validating'
+            ? 'Checking  {value} rows'
+            : total === undefined
+              ? 'Importing {value} events | {duration_formatted}'
+              : 'Importing |{bar}| {percentage}% | {value}/{total} events | {duration_formatted} elapsed, {eta_formatted} left';
+        bar = new cliProgress.SingleBar({ format, stream: process.stderr, hideCursor: true, fps: 10, etaBuffer: 50 }, cliProgress.Presets.shades_classic);
+        bar.start(total ?? 0, done);
+      }
+      bar?.update(done);
+    };
+    return { onProgress, stop };
+  };
+  const n = (x: number): string => x.toLocaleString('en-US');
+  const summaryLines = (s: ImportSummary, projectId: number): string[] => {
+    const reasons = Object.entries(s.skipped_reasons).map(([reason, count]) => `${reason}: ${n(count)}`);
+    return [
+      `Imported ${s.source} into project ${projectId}: ${n(s.rows_read)} rows read, ${n(s.inserted)} inserted, ${n(s.skipped)} skipped${reasons.length ? ` (${reasons.join(', ')})` : ''}.`,
+      `${n(s.persons_created)} persons created; ${(s.duration_ms / 1000).toFixed(1)} s, ${n(s.events_per_second)} events/s.`,
+    ];
+  };
+  const parseBatchSize = (value: string): number => {
+    const size = parseInteger(value);
+    if (size < 1 || size > 100_000) throw new InvalidArgumentError('from 1 to 100000');
+    return size;
+  };
+  const parsePositive = (value: string): number => {
+    const x = parseInteger(value);
+    if (x < 1) throw new InvalidArgumentError('a positive integer');
+    return x;
+  };
+
+  program
+    .command('import')
+    .description('import data into a project')
+    .command('events')
+    .description(
+      'import events from a JSON Lines (.jsonl, .ndjson, .json) or CSV (.csv) file in PostHog\'s export shape ' +
+        '(event, distinct_id, properties, timestamp, optional uuid, elements_chain, $set, $set_once). The whole file is ' +
+        'checked first: a bad line stops the import before anything is written, with FILE:LINE: reason. Rows are then ' +
+        'written in batches, each in one transaction; rows whose uuid is stored already are skipped, so importing a ' +
+        'file twice inserts nothing twice.',
+    )
+    .argument('<file>', 'the file (.gz accepted)')
+    .requiredOption('--project <id>', 'project id', parsePositive)
+    .addOption(new Option('--format <format>', 'file format (default: from the file name)').choices(['jsonl', 'csv']))
+    .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
+    .option('--json', 'print the summary as JSON')
+    .action(async (file: string, o: { project: number; format?: ImportFormat; batchSize: number; json?: boolean }) => {
+      await withStore(program, async (store) => {
+        const progress = importProgress(!!o.json);
+        let summary: ImportSummary;
+        try {
+          summary = await importEventsFile(store, o.project, file, { format: o.format, batchSize: o.batchSize, onProgress: progress.onProgress });
+        } finally {
+          progress.stop();
+        }
+        out(!!o.json, { ...summary, project_id: o.project }, () => summaryLines(summary, o.project));
+      });
+    });
+
+  program
+    .command('demo')
+    .description(
+      'generate a realistic product-analytics data set (Hedgebox, a file-sharing app: pageviews, autocaptures with ' +
+        'elements chains, custom events, identified and anonymous persons, browsers, OS, UTM sources) spread over ' +
+        'the last --days days up to --now, and import it through the same path as "import events". The same ' +
+        '--seed, --now, --days and --events give the same events, uuids included.',
+    )
+    .requiredOption('--project <id>', 'project id', parsePositive)
+    .requiredOption('--events <n>', 'number of events', parseInteger)
+    .option('--seed <n>', 'random seed (default: a random one, printed in the summary)', parseInteger)
+    .option('--days <n>', 'length of the period in days', parsePositive, 30)
+    .option('--now <timestamp>', 'end of the period, ISO 8601 (default: now)', (value: string) => {
+      const ts = parseIsoTimestamp(value);
+      if (!ts) throw new InvalidArgumentError('an ISO 8601 timestamp, e.g. 2025-01-15T12:00:00Z');
+      return new Date(ts.value.slice(0, 23) + 'Z');
+    })
+    .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
+    .option('--json', 'print the summary as JSON')
+    .action(async (o: { project: number; events: number; seed?: number; days: number; now?: Date; batchSize: number; json?: boolean }) => {
+      const seed = o.seed ?? Math.floor(Math.random() * 1_000_000);
+      const now = o.now ?? new Date();
+      await withStore(program, async (store) => {
+        const progress = importProgress(!!o.json);
+        let summary: ImportSummary;
+        try {
+          summary = await importEvents(store, o.project, generateDemoEvents({ count: o.events, seed, now, days: o.days }), {
+            source: 'demo',
+            total: o.events,
+            batchSize: o.batchSize,
+            onProgress: progress.onProgress,
+          });
+        } finally {
+          progress.stop();
+        }
+        out(!!o.json, { ...summary, project_id: o.project, seed, now: now.toISOString(), days: o.days }, () => [
+          ...summaryLines(summary, o.project),
+          `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`,
+        ]);
       });
     });
   return program;

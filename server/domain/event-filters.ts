@@ -41,7 +41,7 @@ export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number];
 /** One validated filter, its value already in the form the SQL needs. */
 export type PropertyFilter =
   | { kind: 'filter'; key: string; type: 'event' | 'person'; operator: 'exact' | 'is_not'; texts: string[] }
-  | { kind: 'filter'; key: string; type: 'event' | 'person'; operator: 'icontains' | 'not_icontains'; likePattern: string }
+  | { kind: 'filter'; key: string; type: 'event' | 'person'; operator: 'icontains' | 'not_icontains'; needle: string }
   | { kind: 'filter'; key: string; type: 'event' | 'person'; operator: 'regex' | 'not_regex'; pattern: string }
   | { kind: 'filter'; key: string; type: 'event' | 'person'; operator: 'gt' | 'lt' | 'gte' | 'lte'; number: number }
   | { kind: 'filter'; key: string; type: 'event' | 'person'; operator: 'is_set' | 'is_not_set' }
@@ -87,11 +87,6 @@ function valueText(v: unknown): string {
   return fail('A property filter value must be a string, a number, a boolean or an array of those.');
 }
 
-/** Escapes `%`, `_` and `\` for a LIKE pattern with `\` as escape. */
-function likeEscape(s: string): string {
-  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -123,7 +118,7 @@ function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): Property
   switch (op) {
     case 'icontains':
     case 'not_icontains':
-      return { ...base, operator: op, likePattern: `%${likeEscape(text)}%` };
+      return { ...base, operator: op, needle: text };
     case 'regex':
     case 'not_regex':
       if (text.length > MAX_PATTERN_LENGTH) fail(`The regular expression on "${key}" is longer than ${MAX_PATTERN_LENGTH} characters.`);

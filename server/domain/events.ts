@@ -219,7 +219,20 @@ function flattenValues(values: string[], contains: string | undefined): string[]
   return out;
 }
 
-/** PostHog's ClickhouseEventSerializer row: person trimmed to email/name/username, elements parsed. */
+/** Python's `str.strip('"')`: leading and trailing double quotes removed. */
+function stripQuotes(v: string): string {
+  let start = 0;
+  let end = v.length;
+  while (start < end && v.charCodeAt(start) === 34) start += 1;
+  while (end > start && v.charCodeAt(end - 1) === 34) end -= 1;
+  return start === 0 && end === v.length ? v : v.slice(start, end);
+}
+
+/**
+ * PostHog's ClickhouseEventSerializer row (posthog/models/event/util.py): top-level string
+ * properties stripped of surrounding double quotes, person trimmed to email/name/username,
+ * elements parsed from the chain.
+ */
 export function eventToWire(r: EventRow, person: EventPerson | undefined): EventWire {
   let personWire: EventWire['person'] = null;
   if (person) {
@@ -227,10 +240,12 @@ export function eventToWire(r: EventRow, person: EventPerson | undefined): Event
     for (const k of PERSON_PROPERTIES) if (person.properties[k] !== undefined) properties[k] = person.properties[k];
     personWire = { is_identified: person.is_identified, distinct_ids: [r.distinct_id], properties };
   }
+  const properties: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r.properties)) properties[k] = typeof v === 'string' ? stripQuotes(v) : v;
   return {
     id: r.uuid,
     distinct_id: r.distinct_id,
-    properties: r.properties,
+    properties,
     event: r.event,
     timestamp: r.timestamp,
     person: personWire,

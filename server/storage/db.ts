@@ -55,6 +55,10 @@ export function openStore(config: StorageConfig): Store {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   registerRegexp(sqlite);
+  // Case-insensitive containment beyond ASCII (SQLite's LIKE folds ASCII only).
+  sqlite.function('icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
+    text === null || text === undefined || typeof needle !== 'string' ? 0 : String(text).toLowerCase().includes(needle.toLowerCase()) ? 1 : 0,
+  );
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
 }

@@ -69,9 +69,17 @@ export function jsonHas(dialect: DialectName, source: JsonSource, key: string): 
   return sql<boolean>`(json_type(${source}, ${sqlitePath(key)}) is not null)`;
 }
 
-/** Case-insensitive LIKE with `\` as the escape character. */
-export function ilike(dialect: DialectName, text: RawBuilder<unknown>, pattern: string): RawBuilder<boolean> {
-  return dialect === 'postgres' ? sql<boolean>`(${text} ilike ${pattern} escape '\\')` : sql<boolean>`(lower(${text}) like lower(${pattern}) escape '\\')`;
+/**
+ * Whether `text` contains `needle`, ignoring case beyond ASCII (`ZÜR` finds `Zürich`), as
+ * ClickHouse's ILIKE does. SQLite: the `icontains` function registered by `openStore` (SQLite's own
+ * LIKE folds ASCII only); PostgreSQL: ILIKE on the escaped needle.
+ */
+export function icontains(dialect: DialectName, text: RawBuilder<unknown>, needle: string): RawBuilder<boolean> {
+  if (dialect === 'postgres') {
+    const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return sql<boolean>`(${text} ilike ${pattern} escape '\\')`;
+  }
+  return sql<boolean>`(icontains(${text}, ${needle}) = 1)`;
 }
 
 /** Regular-expression match (SQLite: the `regexp` function registered by `openStore`). */

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { PropertyFilter, PropertyGroup } from '../../domain/event-filters.js';
-import { dialectOf, ilike, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
+import { dialectOf, icontains, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { fromJson, toBool } from '../values.js';
 
@@ -60,9 +60,9 @@ function compileFilter(dialect: DialectName, f: PropertyFilter): RawBuilder<bool
     case 'is_not':
       return sql<boolean>`(${text} is null or ${text} not in (${sql.join(f.texts)}))`;
     case 'icontains':
-      return ilike(dialect, text, f.likePattern);
+      return sql<boolean>`(${text} is not null and ${icontains(dialect, text, f.needle)})`;
     case 'not_icontains':
-      return sql<boolean>`(${text} is null or not ${ilike(dialect, text, f.likePattern)})`;
+      return sql<boolean>`(${text} is null or not ${icontains(dialect, text, f.needle)})`;
     case 'regex':
       return sql<boolean>`(${text} is not null and ${regexMatch(dialect, text, f.pattern)})`;
     case 'not_regex':
@@ -130,8 +130,12 @@ export class EventsReadRepository {
       });
     }
     if (q.cursor) {
+      // (timestamp, uuid) < cursor, written so that the index range starts at the cursor's timestamp
+      // (SQLite does not start an index scan from a row-value comparison here).
       const c = q.cursor;
-      query = query.where((eb) => eb(eb.refTuple('events.timestamp', 'events.uuid'), '<', eb.tuple(c.timestamp, c.uuid)));
+      query = query
+        .where('events.timestamp', '<=', c.timestamp)
+        .where((eb) => eb.or([eb('events.timestamp', '<', c.timestamp), eb('events.uuid', '<', c.uuid)]));
     }
     if (q.properties) query = query.where(compileGroup(this.dialect, q.properties));
     return query;
@@ -215,7 +219,7 @@ export class EventsReadRepository {
       .select(['recent.v', (eb) => eb.fn.countAll().as('c')])
       .where('recent.v', 'is not', null)
       .groupBy('recent.v');
-    if (input.contains) outer = outer.where(ilike(this.dialect, sql`recent.v`, `%${input.contains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+    if (input.contains) outer = outer.where(icontains(this.dialect, sql`recent.v`, input.contains));
     const ordered =
       input.order === 'length'
         ? outer.orderBy(sql`length(recent.v)`).orderBy('recent.v')
