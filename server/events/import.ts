@@ -31,7 +31,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import readline from 'node:readline';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { CsvError, parse as parseCsv } from 'csv-parse';
 import type { Kysely } from 'kysely';
@@ -454,17 +454,25 @@ async function writeRows(
   const totals: Totals = { rows: 0, inserted: 0, personsCreated: 0, skipped: {} };
   const state = { lookUp: false };
   let batch: NormalizedEventRow[] = [];
-  for await (const { line, row } of rows) {
+  /** Adds a row; true when the batch is full. */
+  const add = (line: number, row: RawEventRow): boolean => {
     try {
       batch.push(normalizeEventRow(teamId, row));
     } catch (err) {
       throw toImportError(source, line, err);
     }
-    if (batch.length >= opts.batchSize) {
-      await writeBatch(store, teamId, batch, totals, state);
-      batch = [];
-      opts.onProgress?.(totals.rows, opts.total, 'importing');
-    }
+    return batch.length >= opts.batchSize;
+  };
+  const flush = async (): Promise<void> => {
+    await writeBatch(store, teamId, batch, totals, state);
+    batch = [];
+    opts.onProgress?.(totals.rows, opts.total, 'importing');
+  };
+  if (Symbol.asyncIterator in rows) {
+    for await (const { line, row } of rows) if (add(line, row)) await flush();
+  } else {
+    // A synchronous source (an array, the demo generator) is read without a promise per row.
+    for (const { line, row } of rows) if (add(line, row)) await flush();
   }
   if (batch.length) {
     await writeBatch(store, teamId, batch, totals, state);
@@ -488,12 +496,18 @@ function summarize(source: string, totals: Totals, started: number): ImportSumma
   };
 }
 
-async function* numbered(rows: AsyncIterable<RawEventRow> | Iterable<RawEventRow>): AsyncGenerator<NumberedRow> {
+async function* numberedAsync(rows: AsyncIterable<RawEventRow>): AsyncGenerator<NumberedRow> {
   let line = 0;
-  for await (const row of rows) {
-    line += 1;
-    yield { line, row };
-  }
+  for await (const row of rows) yield { line: ++line, row };
+}
+
+function* numberedSync(rows: Iterable<RawEventRow>): Generator<NumberedRow> {
+  let line = 0;
+  for (const row of rows) yield { line: ++line, row };
+}
+
+function numbered(rows: AsyncIterable<RawEventRow> | Iterable<RawEventRow>): AsyncIterable<NumberedRow> | Iterable<NumberedRow> {
+  return Symbol.asyncIterator in rows ? numberedAsync(rows) : numberedSync(rows);
 }
 
 /**
@@ -524,16 +538,27 @@ export function detectFormat(file: string): ImportFormat | undefined {
   return undefined;
 }
 
+/** The file's bytes, decompressed for `.gz`; read errors reach whoever consumes the stream. */
 function openInput(file: string): Readable {
   const stream = fs.createReadStream(file);
-  return file.toLowerCase().endsWith('.gz') ? stream.pipe(zlib.createGunzip()) : stream;
+  return file.toLowerCase().endsWith('.gz') ? pipeline(stream, zlib.createGunzip(), () => undefined) : stream;
 }
+
+/** A read or decompression error as a clear one naming the file; ImportErrors pass through. */
+function readError(file: string, err: unknown): unknown {
+  if (err instanceof ImportError || !(err instanceof Error)) return err;
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  return new Error(code.startsWith('Z_') ? `${file}: not a valid gzip file (${err.message})` : `${file}: cannot read (${err.message})`);
+}
+
+const JSON_ARRAY_HINT = "a JSON array: the importer reads JSON Lines, one event object per line (convert with: jq -c '.[]' FILE)";
 
 /** Raw rows of a JSON Lines file with their line numbers; throws ImportError on a line that is not a JSON object. */
 async function* readJsonl(file: string): AsyncGenerator<NumberedRow> {
   const input = openInput(file);
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
   let line = 0;
+  let first = true;
   try {
     for await (let text of lines) {
       line += 1;
@@ -543,14 +568,20 @@ async function* readJsonl(file: string): AsyncGenerator<NumberedRow> {
       try {
         value = JSON.parse(text);
       } catch (err) {
-        if (text.trim() === '[' || (line === 1 && text.trimStart().startsWith('[{'))) {
-          throw new ImportError(file, line, "a JSON array: the importer reads JSON Lines, one event object per line (convert with: jq -c '.[]')");
+        if (first && text.trimStart().startsWith('[')) {
+          throw new ImportError(file, line, JSON_ARRAY_HINT);
         }
         throw new ImportError(file, line, `invalid JSON: ${shorten(err instanceof Error ? err.message : String(err))}`);
       }
-      if (!isPlainObject(value)) throw new ImportError(file, line, `expected a JSON object, got ${kindOf(value)}`);
+      if (!isPlainObject(value)) {
+        if (first && Array.isArray(value)) throw new ImportError(file, line, JSON_ARRAY_HINT);
+        throw new ImportError(file, line, `expected a JSON object, got ${kindOf(value)}`);
+      }
+      first = false;
       yield { line, row: value };
     }
+  } catch (err) {
+    throw readError(file, err);
   } finally {
     lines.close();
     input.destroy();
@@ -592,8 +623,9 @@ function csvRecordToRow(record: Record<string, string>): RawEventRow {
 /** Raw rows of a CSV file with the line each record starts on; throws ImportError on unparsable CSV. */
 async function* readCsv(file: string): AsyncGenerator<NumberedRow> {
   const input = openInput(file);
-  const parser = input.pipe(parseCsv({ columns: true, info: true, bom: true, skip_empty_lines: true }));
+  const parser = pipeline(input, parseCsv({ columns: true, info: true, bom: true, skip_empty_lines: true }), () => undefined);
   let first = true;
+  let overCounted = 0;
   try {
     for await (const item of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
       const { record, info } = item;
@@ -602,11 +634,24 @@ async function* readCsv(file: string): AsyncGenerator<NumberedRow> {
         const missing = CSV_REQUIRED_COLUMNS.filter((c) => !(c in record));
         if (missing.length) throw new ImportError(file, 1, `the header row lacks column${missing.length > 1 ? 's' : ''} ${missing.map((c) => `"${c}"`).join(', ')}`);
       }
-      // csv-parse reports the line a record ends on and counts \r and \n inside quoted cells as
-      // line breaks each: step back over them to the line the record starts on.
+      // csv-parse reports the line a record ends on, and counts a \r\n inside quoted cells as two
+      // line breaks (for the rest of the file too): correct for both, to the line the record starts on.
       let breaks = 0;
-      for (const cell of Object.values(record)) for (let i = 0; i < cell.length; i++) if (cell[i] === '\n' || cell[i] === '\r') breaks++;
-      const line = info.lines - breaks;
+      for (const cell of Object.values(record)) {
+        if (cell.indexOf('\n') < 0 && cell.indexOf('\r') < 0) continue;
+        for (let i = 0; i < cell.length; i++) {
+          const c = cell.charCodeAt(i);
+          if (c === 10) breaks++;
+          else if (c === 13) {
+            breaks++;
+            if (cell.charCodeAt(i + 1) === 10) {
+              overCounted++;
+              i++;
+            }
+          }
+        }
+      }
+      const line = info.lines - overCounted - breaks;
       let row: RawEventRow;
       try {
         row = csvRecordToRow(record);
@@ -620,7 +665,7 @@ async function* readCsv(file: string): AsyncGenerator<NumberedRow> {
       const line = (err as CsvError & { lines?: number }).lines ?? 0;
       throw new ImportError(file, line, `invalid CSV: ${err.message}`);
     }
-    throw err;
+    throw readError(file, err);
   } finally {
     input.destroy();
   }
@@ -650,8 +695,9 @@ export async function validateEventsFile(teamId: number, file: string, format: I
 }
 
 /**
- * Imports a JSON Lines or CSV file (see module doc) into project `teamId` in two passes: the first
- * validates every line and throws ImportError (`<file>:<line>: <reason>`, e.g.
+ * Imports a JSON Lines or CSV file (see module doc) into project `teamId` in two streaming passes
+ * (the file is read twice; memory stays at one batch): the first validates every line and throws
+ * ImportError (`<file>:<line>: <reason>`, e.g.
  * `events.jsonl:17: invalid JSON: …`) before anything is written; the second writes batches of
  * `opts.batchSize` rows (default 2,000), each in one transaction, skipping uuids stored already.
  * Throws `Error` when the file cannot be read, its format cannot be told from its name (pass

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
@@ -59,8 +59,37 @@ export function openStore(config: StorageConfig): Store {
   sqlite.function('icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
     text === null || text === undefined || typeof needle !== 'string' ? 0 : String(text).toLowerCase().includes(needle.toLowerCase()) ? 1 : 0,
   );
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+}
+
+/** Prepared statements kept per SQLite connection, by SQL text (least recently used dropped). */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely's SQLite driver prepares every query anew; this keeps prepared statements by SQL text so
+ * a repeated query shape (every request's key lookup, the events list) is compiled once. Safe
+ * because the driver runs one query at a time per connection and never keeps an iterator open.
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (stmt) {
+        cache.delete(sql);
+      } else {
+        stmt = sqlite.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) {
+          const oldest = cache.keys().next().value;
+          if (oldest !== undefined) cache.delete(oldest);
+        }
+      }
+      cache.set(sql, stmt);
+      return stmt;
+    },
+  };
 }
 
 /** Compiled patterns of the `regexp` SQL function, by source (patterns repeat across rows). */

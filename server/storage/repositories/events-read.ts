@@ -146,9 +146,12 @@ export class EventsReadRepository {
    * skipping `offset`. Callers ask for one row more than they show to learn whether more exist.
    */
   async list(q: EventListQuery): Promise<EventRow[]> {
+    // With a person filter, SQLite would walk the whole time index looking for the person's few
+    // events; ordering by an expression lets it read them through the distinct_id index and sort.
+    const timeOrder = q.person && this.dialect === 'sqlite' ? sql`+events.timestamp` : sql`events.timestamp`;
     const rows = await this.filtered(q)
       .select(['events.uuid', 'events.event', 'events.distinct_id', 'events.properties', 'events.timestamp', 'events.elements_chain'])
-      .orderBy('events.timestamp', 'desc')
+      .orderBy(timeOrder, 'desc')
       .orderBy('events.uuid', 'desc')
       .limit(q.limit)
       .offset(q.offset)
