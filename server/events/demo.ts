@@ -191,7 +191,7 @@ function uuidv4(rng: Rng): string {
 // Elements chains
 
 /** One element of a clicked element's ancestry, innermost first (posthog/models/element/element.py). */
-interface DemoElement {
+export interface DemoElement {
   tag: string;
   classes?: string[];
   text?: string;

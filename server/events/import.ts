@@ -204,6 +204,11 @@ function optionalObject(v: unknown, name: string): Record<string, unknown> | und
  * add where the row came from (`importEvents` throws `ImportError`).
  */
 export function normalizeEventRow(teamId: number, raw: RawEventRow): NormalizedEventRow {
+  return normalize(teamId, raw, true);
+}
+
+/** `normalizeEventRow`; without `deriveUuid` a row without uuid keeps `uuid: ''` (validation only). */
+function normalize(teamId: number, raw: RawEventRow, deriveUuid: boolean): NormalizedEventRow {
   const { event, distinct_id: rawDistinctId, timestamp } = raw;
   if (event === undefined || event === null || event === '') throw new RowProblem('missing "event"');
   if (typeof event !== 'string') throw new RowProblem(`"event" must be a string, got ${kindOf(event)}`);
@@ -244,7 +249,7 @@ export function normalizeEventRow(teamId: number, raw: RawEventRow): NormalizedE
   const rawUuid = raw.uuid !== undefined && raw.uuid !== null && raw.uuid !== '' ? raw.uuid : raw.id;
   let uuid: string;
   if (rawUuid === undefined || rawUuid === null || rawUuid === '') {
-    uuid = deterministicUuid(teamId, event, distinctId, ts.value, properties);
+    uuid = deriveUuid ? deterministicUuid(teamId, event, distinctId, ts.value, properties) : '';
   } else {
     const name = rawUuid === raw.uuid ? 'uuid' : 'id';
     if (typeof rawUuid !== 'string' || !UUID_RE.test(rawUuid)) {
@@ -307,52 +312,18 @@ async function storedUuids(db: Kysely<Database>, uuids: readonly string[]): Prom
   return found;
 }
 
-/** Distinct ids among `ids` that already belong to a person of the project. */
-async function knownDistinctIds(db: Kysely<Database>, teamId: number, ids: readonly string[]): Promise<Set<string>> {
-  const known = new Set<string>();
-  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-    const rows = await db
-      .selectFrom('person_distinct_ids')
-      .select('distinct_id')
-      .where('team_id', '=', teamId)
-      .where('distinct_id', 'in', ids.slice(i, i + IDS_PER_QUERY))
-      .execute();
-    for (const r of rows) known.add(r.distinct_id);
-  }
-  return known;
-}
-
 /**
- * The person updates of a batch, in order, ready for `applyPersonUpdates`:
- * - an update that only makes sure a person exists is dropped when the batch already named that
- *   distinct id (it would change nothing);
- * - `$identify` of a new distinct id X with an anonymous id A that already has a person is turned
- *   round (`{distinct_id: A, identify: {anon_distinct_id: X}}`), so that X joins A's person as in
- *   PostHog (the repository only links an anonymous id that has no person yet, which would
- *   otherwise leave every identified user apart from their anonymous history).
+ * The person updates of a batch, in order, ready for `applyPersonUpdates`: an update that only
+ * makes sure a person exists is dropped when the batch already named that distinct id (it would
+ * change nothing). `$identify` linking is the repository's (events-write.ts).
  */
-async function planPersonUpdates(db: Kysely<Database>, teamId: number, updates: readonly PersonUpdate[]): Promise<PersonUpdate[]> {
-  const identifyIds: string[] = [];
-  for (const u of updates) {
-    if (u.identify?.anon_distinct_id) identifyIds.push(u.distinct_id, u.identify.anon_distinct_id);
-  }
-  const known = identifyIds.length ? await knownDistinctIds(db, teamId, [...new Set(identifyIds)]) : new Set<string>();
+function planPersonUpdates(updates: readonly PersonUpdate[]): PersonUpdate[] {
   const seen = new Set<string>();
   const planned: PersonUpdate[] = [];
   for (const u of updates) {
-    const anon = u.identify?.anon_distinct_id;
-    if (anon && anon !== u.distinct_id) {
-      const idKnown = known.has(u.distinct_id) || seen.has(u.distinct_id);
-      const anonKnown = known.has(anon) || seen.has(anon);
-      planned.push(!idKnown && anonKnown ? { ...u, distinct_id: anon, identify: { anon_distinct_id: u.distinct_id } } : u);
-      seen.add(u.distinct_id);
-      seen.add(anon);
-      continue;
-    }
-    if (!u.set && !u.set_once && !u.identify) {
-      if (seen.has(u.distinct_id)) continue;
-    }
+    if (!u.set && !u.set_once && !u.identify && seen.has(u.distinct_id)) continue;
     seen.add(u.distinct_id);
+    if (u.identify?.anon_distinct_id) seen.add(u.identify.anon_distinct_id);
     planned.push(u);
   }
   return planned;
@@ -420,7 +391,7 @@ async function writeBatch(store: Store, teamId: number, batch: readonly Normaliz
         countSkip(written, REASON_DUPLICATE, rows.length - inserted);
       }
       const updates = rows.map((r) => r.person);
-      const personsCreated = updates.length ? await repo.applyPersonUpdates(teamId, await planPersonUpdates(trx, teamId, updates)) : 0;
+      const personsCreated = updates.length ? await repo.applyPersonUpdates(teamId, planPersonUpdates(updates)) : 0;
       return { inserted, personsCreated, skipped: written, metStored: inserted !== unique.length };
     });
   let result: Awaited<ReturnType<typeof write>> | undefined;
@@ -683,7 +654,7 @@ export async function validateEventsFile(teamId: number, file: string, format: I
   let rows = 0;
   for await (const { line, row } of readRows(file, format)) {
     try {
-      normalizeEventRow(teamId, row);
+      normalize(teamId, row, false);
     } catch (err) {
       throw toImportError(file, line, err);
     }

@@ -1,6 +1,7 @@
 /**
  * Opening the store. `DATABASE_URL=postgres://…` selects PostgreSQL (node-postgres pool);
- * otherwise SQLite (better-sqlite3) in `<dataDir>/envapi.sqlite3`, in WAL mode with foreign keys on.
+ * otherwise SQLite (better-sqlite3) in `<dataDir>/envapi.sqlite3`, in WAL mode (synchronous NORMAL)
+ * with foreign keys on, a prepared-statement cache, and the `regexp` / `icontains` functions.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -52,6 +53,8 @@ export function openStore(config: StorageConfig): Store {
   }
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
+  // With WAL, NORMAL cannot corrupt the database; a power cut may lose the last transactions.
+  sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   registerRegexp(sqlite);

@@ -1,9 +1,10 @@
 /**
  * The write side of the event store: inserting events (idempotent on uuid) and keeping persons
  * and their distinct ids up to date from `$set` / `$set_once` / `$identify`, as PostHog's ingestion
- * does in a simplified form (plugin-server person processing: a distinct id seen for the first time
- * gets a new person; `$identify` with `$anon_distinct_id` adds the anonymous id to the identified
- * person when the anonymous id has no person yet; no merges of two existing persons).
+ * does in a simplified form (plugin-server person processing, PersonState): a distinct id seen for
+ * the first time gets a new person; `$identify` from a new distinct id with an `$anon_distinct_id`
+ * that has a person joins that person; an `$anon_distinct_id` without a person joins the identified
+ * person; two ids that both have persons already are not merged (PostHog would merge them).
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -116,10 +117,16 @@ export class EventsWriteRepository {
       return row.id;
     };
     for (const u of updates) {
+      const anon = u.identify?.anon_distinct_id;
+      const anonPerson = anon !== undefined ? personOf.get(anon) : undefined;
+      if (anon && anon !== u.distinct_id && !personOf.has(u.distinct_id) && anonPerson !== undefined) {
+        // `$identify` of a new distinct id: it joins the anonymous id's person (PostHog's alias).
+        await this.db.insertInto('person_distinct_ids').values({ team_id: teamId, distinct_id: u.distinct_id, person_id: anonPerson }).execute();
+        personOf.set(u.distinct_id, anonPerson);
+      }
       const id = await ensure(u.distinct_id);
       const person = persons.get(id);
       if (!person) continue;
-      const anon = u.identify?.anon_distinct_id;
       if (anon && anon !== u.distinct_id && !personOf.has(anon)) {
         await this.db.insertInto('person_distinct_ids').values({ team_id: teamId, distinct_id: anon, person_id: id }).execute();
         personOf.set(anon, id);
