@@ -3,7 +3,7 @@
  * SQLite and PostgreSQL alike; what differs (column types in migrations, and later JSON property
  * access and upserts) is answered here.
  */
-import type { ColumnDataType, Kysely, RawBuilder } from 'kysely';
+import type { ColumnDataType, CreateTableBuilder, Kysely, RawBuilder } from 'kysely';
 import { PostgresAdapter, sql } from 'kysely';
 
 /** The dialect names this project supports. */
@@ -21,6 +21,13 @@ export function columnTypes(dialect: DialectName): ColumnTypes {
   return dialect === 'postgres'
     ? { bool: 'boolean', json: 'jsonb', timestamp: 'timestamptz' }
     : { bool: 'integer', json: 'text', timestamp: 'text' };
+}
+
+/** Adds `id`, an auto-incrementing integer primary key, in the dialect's own way (migrations). */
+export function withSerialId<T extends string>(dialect: DialectName, b: CreateTableBuilder<T>): CreateTableBuilder<T | 'id'> {
+  return dialect === 'postgres'
+    ? b.addColumn('id', 'serial', (c) => c.primaryKey())
+    : b.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 }
 
 /**

@@ -2,8 +2,8 @@
  * Migration 0001: accounts (organizations, users, memberships, teams, personal API keys), plugins,
  * plugin configs with their jobs, destination functions created by `migrate`, and the activity log.
  */
-import type { CreateTableBuilder, Kysely, Migration } from 'kysely';
-import { columnTypes, dialectOf } from '../dialect.js';
+import type { Kysely, Migration } from 'kysely';
+import { columnTypes, dialectOf, withSerialId } from '../dialect.js';
 
 /**
  * Migration 0001 (`up` only, no `down`): creates the tables of `../schema.ts` and their indexes, with the
@@ -13,11 +13,6 @@ export const migration0001: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const dialect = dialectOf(db);
     const t = columnTypes(dialect);
-    /** `id` as an auto-incrementing integer primary key, in the dialect's own way. */
-    const withSerialId = <T extends string>(b: CreateTableBuilder<T>) =>
-      dialect === 'postgres'
-        ? b.addColumn('id', 'serial', (c) => c.primaryKey())
-        : b.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 
     await db.schema
       .createTable('organizations')
@@ -27,7 +22,7 @@ export const migration0001: Migration = {
       .addColumn('created_at', t.timestamp, (c) => c.notNull())
       .execute();
 
-    await withSerialId(db.schema.createTable('users'))
+    await withSerialId(dialect, db.schema.createTable('users'))
       .addColumn('uuid', 'text', (c) => c.notNull().unique())
       .addColumn('distinct_id', 'text', (c) => c.notNull().unique())
       .addColumn('first_name', 'text', (c) => c.notNull().defaultTo(''))
@@ -52,7 +47,7 @@ export const migration0001: Migration = {
       .addUniqueConstraint('organization_memberships_org_user', ['organization_id', 'user_id'])
       .execute();
 
-    await withSerialId(db.schema.createTable('teams'))
+    await withSerialId(dialect, db.schema.createTable('teams'))
       .addColumn('uuid', 'text', (c) => c.notNull().unique())
       .addColumn('organization_id', 'text', (c) => c.notNull().references('organizations.id'))
       .addColumn('name', 'text', (c) => c.notNull())
@@ -75,7 +70,7 @@ export const migration0001: Migration = {
       .addColumn('last_used_at', t.timestamp)
       .execute();
 
-    await withSerialId(db.schema.createTable('plugins'))
+    await withSerialId(dialect, db.schema.createTable('plugins'))
       .addColumn('organization_id', 'text', (c) => c.notNull().references('organizations.id'))
       .addColumn('plugin_type', 'text', (c) => c.notNull())
       .addColumn('name', 'text', (c) => c.notNull())
@@ -95,7 +90,7 @@ export const migration0001: Migration = {
       .addUniqueConstraint('plugins_org_url', ['organization_id', 'url'])
       .execute();
 
-    await withSerialId(db.schema.createTable('plugin_configs'))
+    await withSerialId(dialect, db.schema.createTable('plugin_configs'))
       .addColumn('team_id', 'integer', (c) => c.notNull().references('teams.id'))
       .addColumn('plugin_id', 'integer', (c) => c.notNull().references('plugins.id'))
       .addColumn('enabled', t.bool, (c) => c.notNull())

@@ -8,18 +8,14 @@
  * comparison is byte-wise. Indexes serve the events list (newest first with the uuid tie-break),
  * the `event` and `distinct_id` filters, and the person lookups.
  */
-import type { CreateTableBuilder, Kysely, Migration } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import { columnTypes, dialectOf } from '../dialect.js';
+import { columnTypes, dialectOf, withSerialId } from '../dialect.js';
 
 export const migration0002: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const dialect = dialectOf(db);
     const t = columnTypes(dialect);
-    const withSerialId = <T extends string>(b: CreateTableBuilder<T>) =>
-      dialect === 'postgres'
-        ? b.addColumn('id', 'serial', (c) => c.primaryKey())
-        : b.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
     const textC = dialect === 'postgres' ? sql`text collate "C"` : sql`text`;
 
     await db.schema
@@ -41,7 +37,7 @@ export const migration0002: Migration = {
       .columns(['team_id', 'distinct_id', 'timestamp', 'uuid'])
       .execute();
 
-    await withSerialId(db.schema.createTable('persons'))
+    await withSerialId(dialect, db.schema.createTable('persons'))
       .addColumn('uuid', 'text', (c) => c.notNull().unique())
       .addColumn('team_id', 'integer', (c) => c.notNull().references('teams.id'))
       .addColumn('properties', t.json, (c) => c.notNull())

@@ -7,18 +7,11 @@ import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kyse
 import type { PropertyFilter, PropertyGroup } from '../../domain/event-filters.js';
 import { dialectOf, icontains, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import type { Database } from '../schema.js';
+import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
 
-/** A stored event as the list reads it. */
-export interface EventRow {
-  uuid: string;
-  event: string;
-  distinct_id: string;
-  properties: Record<string, unknown>;
-  /** `YYYY-MM-DDTHH:MM:SS.ffffffZ` */
-  timestamp: string;
-  elements_chain: string;
-}
+/** A stored event as the list reads it: the shape it was written in (`EventInput`). */
+export type EventRow = EventInput;
 
 /** A person as the events list shows it. */
 export interface EventPerson {
