@@ -729,7 +729,16 @@ export interface paths {
         get: operations["environments_explicit_members_retrieve"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove an explicit member
+         * @description Removes the explicit membership of the user with this UUID from the project (PostHog has
+         *     this operation; the seed does not show it). Project admins (effective level 8 or more,
+         *     organization admins and owners included) may remove anyone; anyone may remove themselves,
+         *     which is how a member leaves a project (PostHog's special case). Other callers answer 403
+         *     "You don't have sufficient permissions in the project."; an unknown member or a path value
+         *     that is not a UUID answers 404. The user stays a member of the organization. Answers 204.
+         */
+        delete: operations["environments_explicit_members_destroy"];
         options?: never;
         head?: never;
         /**
@@ -2336,8 +2345,6 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description Not implemented yet in this server (explicit members, issue 4); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
         };
     };
     environments_explicit_members_create: {
@@ -2388,8 +2395,6 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
-            /** @description Not implemented yet in this server (explicit members, issue 4); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
         };
     };
     environments_explicit_members_retrieve: {
@@ -2440,8 +2445,54 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not implemented yet in this server (explicit members, issue 4); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
+        };
+    };
+    environments_explicit_members_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user UUID (`user.uuid` in a membership). A value that is not a UUID answers 404 "Not found.", never 500, so the parameter is not constrained to the UUID format here.
+                 * @example 01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01
+                 */
+                parent_membership__user__uuid: components["parameters"]["ExplicitMemberUserUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `project:write`, or the caller is not a project admin and is not removing themselves. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project does not exist, or has no explicit member with this user UUID. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     environments_explicit_members_partial_update: {
@@ -2505,8 +2556,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not implemented yet in this server (explicit members, issue 4); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
         };
     };
 }

@@ -16,6 +16,7 @@ import { parsePropertiesParam } from './event-filters.js';
 import { withQuery } from './pagination.js';
 import { parseEventDateParam } from './relative-dates.js';
 import { formatTimestamp } from './timestamps.js';
+import { normalizeUuid } from './uuids.js';
 
 type Schemas = components['schemas'];
 /** An event on the wire (schema `ClickhouseEvent`). */
@@ -34,15 +35,7 @@ const VALUES_LIMIT = 10;
 /** Person properties the events list shows (PostHog's ClickhouseEventSerializer). */
 const PERSON_PROPERTIES = ['email', 'name', 'username'] as const;
 
-const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const STORED_TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-/** `0193…` with or without dashes → lowercase with dashes; undefined when not a UUID. */
-export function normalizeUuid(input: string): string | undefined {
-  if (!UUID.test(input)) return undefined;
-  const h = input.replace(/-/g, '').toLowerCase();
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
 
 /** The opaque cursor of a `next` link: base64url of `<timestamp>|<uuid>` of the page's last event. */
 export function encodeCursor(row: { timestamp: string; uuid: string }): string {

@@ -4,6 +4,7 @@
 import type { Store } from '../storage/db.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
 import { EventsService } from './events.js';
+import { ExplicitMembersService } from './explicit-members.js';
 import { PluginConfigService } from './plugin-configs.js';
 
 /** Everything a handler may use. */
@@ -12,6 +13,7 @@ export interface Services {
   accounts: AccountsRepository;
   pluginConfigs: PluginConfigService;
   events: EventsService;
+  explicitMembers: ExplicitMembersService;
 }
 
 /** Builds the services over one store. */
@@ -21,5 +23,6 @@ export function createServices(store: Store): Services {
     accounts: new AccountsRepository(store.db),
     pluginConfigs: new PluginConfigService(store),
     events: new EventsService(store),
+    explicitMembers: new ExplicitMembersService(store),
   };
 }

@@ -4,6 +4,7 @@
  */
 import type { HandlerMap } from '../http/typed.js';
 import { eventHandlers } from './events.js';
+import { explicitMemberHandlers } from './explicit_members.js';
 import { notImplemented } from './not-implemented.js';
 import { pluginConfigHandlers } from './plugin_configs.js';
 import { projectHandlers } from './projects.js';
@@ -16,12 +17,8 @@ export const handlers: HandlerMap = {
   ...pluginConfigHandlers,
   ...projectHandlers,
   ...eventHandlers,
+  ...explicitMemberHandlers,
   // dashboards (issue 5)
   environments_dashboards_move_tile_partial_update: notImplemented,
   environments_dashboards_create_from_template_json_create: notImplemented,
-  // explicit members (issue 4)
-  environments_explicit_members_list: notImplemented,
-  environments_explicit_members_create: notImplemented,
-  environments_explicit_members_retrieve: notImplemented,
-  environments_explicit_members_partial_update: notImplemented,
 };

@@ -19,6 +19,7 @@ import {
 import type { Store } from '../storage/db.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../storage/repositories/api-keys.js';
+import { ExplicitMembersRepository } from '../storage/repositories/explicit-members.js';
 import { ApiError, authenticationFailed, notAuthenticated, notFound } from './errors.js';
 
 /** A request after authentication; `auth` is set by the security handler. */
@@ -45,6 +46,7 @@ export function bearerToken(req: Request): string | undefined {
 export function personalApiKeyHandler(store: Store) {
   const accounts = new AccountsRepository(store.db);
   const keys = new ApiKeysRepository(store.db);
+  const explicitMembers = new ExplicitMembersRepository(store.db);
   return async (request: Request, scopes: string[]): Promise<true> => {
     const req = request as AuthedRequest;
     try {
@@ -64,7 +66,8 @@ export function personalApiKeyHandler(store: Store) {
       const team = await accounts.findTeam(teamId);
       if (!team) throw notFound('Project not found.');
       const membership = await accounts.findMembership(team.organization_id, found.user.id);
-      const level = effectiveProjectLevel(team, membership, null);
+      const explicitLevel = team.access_control && membership ? await explicitMembers.levelOf(team.id, found.user.id) : null;
+      const level = effectiveProjectLevel(team, membership, explicitLevel);
       const organization = await accounts.findOrganization(team.organization_id);
       if (!membership || level === null || !organization) throw noProjectAccess();
       req.auth = { user: found.user, key: found.key, project: { team, organization, membership, level } };

@@ -203,6 +203,17 @@ export interface PersonDistinctIdTable {
   person_id: number;
 }
 
+/** An explicit project membership (ee/models/explicit_team_membership.py `ExplicitTeamMembership`). */
+export interface ExplicitTeamMembershipTable {
+  id: string; // UUID
+  team_id: number;
+  parent_membership_id: string;
+  /** member 1, admin 8 */
+  level: number;
+  joined_at: TimestampColumn;
+  updated_at: TimestampColumn;
+}
+
 /** The whole database as Kysely's type parameter. */
 export interface Database {
   organizations: OrganizationTable;
@@ -218,4 +229,5 @@ export interface Database {
   events: EventTable;
   persons: PersonTable;
   person_distinct_ids: PersonDistinctIdTable;
+  explicit_team_memberships: ExplicitTeamMembershipTable;
 }

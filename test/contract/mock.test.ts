@@ -589,6 +589,17 @@ describe('PATCH /api/environments/{project_id}/explicit_members/{parent_membersh
   });
 });
 
+describe('DELETE /api/environments/{project_id}/explicit_members/{parent_membership__user__uuid}/', () => {
+  it('answers 204 with no body', async () => {
+    const { response, data } = await api.DELETE('/api/environments/{project_id}/explicit_members/{parent_membership__user__uuid}/', {
+      params: { path: { ...project, parent_membership__user__uuid: memberUuid } },
+    });
+    called.add('environments_explicit_members_destroy');
+    expect(response.status).toBe(204);
+    expect(data).toBeUndefined();
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // Coverage: must stay last in this file.
 // ---------------------------------------------------------------------------------------------
@@ -596,7 +607,7 @@ describe('PATCH /api/environments/{project_id}/explicit_members/{parent_membersh
 describe('the Prism mock', () => {
   it('was called for every operationId of openapi.yaml, and for no other', () => {
     const inSpec = new Set(listOperations(spec).map((o) => o.operationId));
-    expect(inSpec.size).toBe(20);
+    expect(inSpec.size).toBe(21);
     expect([...called].sort()).toEqual([...inSpec].sort());
   });
 });

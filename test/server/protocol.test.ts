@@ -199,7 +199,6 @@ describe('request bodies', () => {
 });
 
 describe('501 not_implemented operations', () => {
-  const MEMBER_UUID = '01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01';
   const cases: Array<{ name: string; method: string; path: string; body?: unknown }> = [
     {
       name: 'environments_dashboards_move_tile_partial_update',
@@ -221,20 +220,6 @@ describe('501 not_implemented operations', () => {
         },
       },
     },
-    { name: 'environments_explicit_members_list', method: 'GET', path: '/api/environments/1/explicit_members/' },
-    {
-      name: 'environments_explicit_members_create',
-      method: 'POST',
-      path: '/api/environments/1/explicit_members/',
-      body: { user_uuid: MEMBER_UUID, level: 1 },
-    },
-    { name: 'environments_explicit_members_retrieve', method: 'GET', path: `/api/environments/1/explicit_members/${MEMBER_UUID}/` },
-    {
-      name: 'environments_explicit_members_partial_update',
-      method: 'PATCH',
-      path: `/api/environments/1/explicit_members/${MEMBER_UUID}/`,
-      body: { level: 8 },
-    },
   ];
 
   for (const c of cases) {
@@ -253,9 +238,9 @@ describe('501 not_implemented operations', () => {
   }
 
   it('a 501 operation still validates its input first (400 before 501)', async () => {
-    const res = await t.fetch('/api/environments/1/explicit_members/', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ level: 1 }) });
+    const res = await t.fetch('/api/environments/1/dashboards/14/move_tile/', { method: 'PATCH', headers: JSON_HEADERS, body: JSON.stringify({ toDashboard: 15 }) });
     expect(res.status).toBe(400);
-    expect(await errorOf(res, 'explicit member without user_uuid')).toMatchObject({ type: 'validation_error', code: 'required', attr: 'user_uuid' });
+    expect(await errorOf(res, 'move_tile without tile')).toMatchObject({ type: 'validation_error', code: 'required', attr: 'tile' });
   });
 
   it('the cases above are exactly the operations the spec still declares 501 on', () => {
@@ -267,7 +252,7 @@ describe('501 not_implemented operations', () => {
   });
 
   it('a 501 operation still checks the key first (401 before 501)', async () => {
-    const res = await t.fetch('/api/environments/1/explicit_members/', { key: null });
+    const res = await t.fetch('/api/environments/1/dashboards/14/move_tile/', { method: 'PATCH', headers: JSON_HEADERS, body: JSON.stringify({ tile: { id: 3 }, toDashboard: 15 }), key: null });
     expect(res.status).toBe(401);
     await errorOf(res, 'events without key');
   });
