@@ -669,7 +669,9 @@ export interface paths {
          *     The caller (the key's owner) needs access to the project: their effective project level is
          *     their organization level when the project has no `access_control`; otherwise the higher of
          *     their explicit level and their organization level, and organization members without an
-         *     explicit membership have no access (403 "You don't have access to the project."). The
+         *     explicit membership have no access. As in PostHog (TeamMemberStrictManagementPermission),
+         *     a caller without access, including a user of another organization, gets 403 "You don't
+         *     have sufficient permissions in the project." on every explicit members operation. The
          *     list can be read even when `access_control` is off.
          */
         get: operations["environments_explicit_members_list"];
@@ -679,7 +681,8 @@ export interface paths {
          * @description Gives the user `user_uuid` explicit access to the project at `level` (default 1, member)
          *     and answers the new membership with 201. Checks, in PostHog's order:
          *     1. the caller's effective project level must be at least 8 (administrator), else 403
-         *        "You don't have sufficient permissions in the project.";
+         *        "You don't have sufficient permissions in the project." (also when the caller has no
+         *        access to the project at all);
          *     2. the project must have project-based permissioning on, else 400 "Explicit members can
          *        only be accessed for projects with project-based permissioning enabled.";
          *     3. `user_uuid` must not be the caller, else 403 "You can't explicitly add yourself to
@@ -722,7 +725,8 @@ export interface paths {
         /**
          * Retrieve an explicit member
          * @description Answers the explicit membership in this project of the user with this UUID. The caller
-         *     needs access to the project, as for the list. An unknown user, a user without an explicit
+         *     needs access to the project, as for the list (403 "You don't have sufficient permissions
+         *     in the project." otherwise). An unknown user, a user without an explicit
          *     membership here, an inactive user, or a path value that is not a UUID answer 404
          *     "Not found." (PostHog can answer 500 on a non-UUID value).
          */
@@ -734,9 +738,11 @@ export interface paths {
          * @description Removes the explicit membership of the user with this UUID from the project (PostHog has
          *     this operation; the seed does not show it). Project admins (effective level 8 or more,
          *     organization admins and owners included) may remove anyone; anyone may remove themselves,
-         *     which is how a member leaves a project (PostHog's special case). Other callers answer 403
-         *     "You don't have sufficient permissions in the project."; an unknown member or a path value
-         *     that is not a UUID answers 404. The user stays a member of the organization. Answers 204.
+         *     which is how a member leaves a project (PostHog's special case: removing yourself skips
+         *     every permission check, so a caller who is not an explicit member gets 404). Other
+         *     callers answer 403 "You don't have sufficient permissions in the project."; an unknown
+         *     member or a path value that is not a UUID answers 404. The user stays a member of the
+         *     organization. Answers 204.
          */
         delete: operations["environments_explicit_members_destroy"];
         options?: never;
@@ -747,7 +753,8 @@ export interface paths {
          *     membership with its recomputed `effective_level`. An empty body changes nothing. Checks,
          *     in PostHog's order:
          *     1. the caller's effective project level must be at least 8 (administrator), else 403
-         *        "You don't have sufficient permissions in the project.";
+         *        "You don't have sufficient permissions in the project." (also when the caller has no
+         *        access to the project at all);
          *     2. the project must have project-based permissioning on, else 400 "Explicit members can
          *        only be accessed for projects with project-based permissioning enabled.";
          *     3. the new `level` must not exceed the caller's effective level, else 403 "You can only set

@@ -99,7 +99,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((req, res, next) => {
     parseJson(req, res, (err?: unknown) => {
       if (err) {
-        (req as AuthedRequest).deferredBodyError = toApiError(err, req.method, req.headers['content-type']);
+        (req as AuthedRequest).deferredBodyError = toApiError(err, { method: req.method, contentType: req.headers['content-type'] });
         req.body = undefined;
       }
       next();
@@ -125,7 +125,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((_req: Request, _res: Response, next: NextFunction) => next(notFound()));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const securityError = (req as AuthedRequest).securityError;
-    const apiError: ApiError = securityError ?? toApiError(err, req.method, req.headers['content-type']);
+    const apiError: ApiError =
+      securityError ?? toApiError(err, { method: req.method, contentType: req.headers['content-type'], body: req.body, query: req.query, params: req.params });
     if (apiError.status >= 500 && apiError.body.code !== 'not_implemented') onServerError(err, req);
     res.status(apiError.status).set(apiError.headers).json(apiError.body);
   });

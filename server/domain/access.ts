@@ -22,9 +22,13 @@ export interface AuthContext {
 export interface ProjectAccess {
   team: Team;
   organization: Organization;
-  membership: Membership;
-  /** the caller's effective level in the project: 1 member, 8 admin, 15 owner */
-  level: number;
+  /** the caller's organization membership; null only on operations that check access themselves */
+  membership: Membership | null;
+  /**
+   * the caller's effective level in the project: 1 member, 8 admin, 15 owner; null (no access)
+   * only on operations that check access themselves (explicit members)
+   */
+  level: number | null;
 }
 
 /**

@@ -5,8 +5,9 @@
  * methods take the caller and plain input, return wire-shaped objects, throw `ApiError`.
  *
  * Order of checks on writes, as PostHog runs them:
- * 1. permission: the caller's effective project level must be admin (8) or more — "You don't have
- *    sufficient permissions in the project." (403); except removing yourself, which anyone may;
+ * 1. permission: reads need any effective project level, writes admin (8) or more — "You don't
+ *    have sufficient permissions in the project." (403), also for callers with no access to the
+ *    project at all; except removing yourself, which anyone may try (404 when not a member);
  * 2. (update, delete) the member must exist — 404;
  * 3. (create, update) the project must have access control — 400 "Explicit members can only be
  *    accessed for projects with project-based permissioning enabled.";
@@ -69,8 +70,16 @@ export function memberToWire(m: ExplicitMembership): ExplicitMemberWire {
   };
 }
 
-function assertAdmin(caller: MemberCaller): void {
-  if (caller.project.level < OrganizationLevel.ADMIN) throw permissionDenied(INSUFFICIENT);
+/** TeamMemberStrictManagementPermission for writes: effective level admin (8) or more. */
+function assertAdmin(caller: MemberCaller): number {
+  const level = caller.project.level;
+  if (level === null || level < OrganizationLevel.ADMIN) throw permissionDenied(INSUFFICIENT);
+  return level;
+}
+
+/** TeamMemberStrictManagementPermission for reads: any effective level. */
+function assertMember(caller: MemberCaller): void {
+  if (caller.project.level === null) throw permissionDenied(INSUFFICIENT);
 }
 
 function assertAccessControl(caller: MemberCaller): void {
@@ -100,11 +109,13 @@ export class ExplicitMembersService {
 
   /** Every explicit member of the project whose user is active, oldest first: a bare array, as PostHog. */
   async list(caller: MemberCaller): Promise<ExplicitMemberWire[]> {
+    assertMember(caller);
     return (await this.repo().list(caller.project.team.id)).map(memberToWire);
   }
 
   /** One member by user UUID; 404 when unknown or not a UUID. */
   async retrieve(caller: MemberCaller, rawUuid: string): Promise<ExplicitMemberWire> {
+    assertMember(caller);
     const m = await this.repo().findByUserUuid(caller.project.team.id, memberUuid(rawUuid));
     if (!m) throw notFound();
     return memberToWire(m);
@@ -112,12 +123,12 @@ export class ExplicitMembersService {
 
   /** Adds a member (level default 1); see the module doc for the checks. Answers the record. */
   async create(caller: MemberCaller, input: { user_uuid: string; level?: number }): Promise<ExplicitMemberWire> {
-    assertAdmin(caller);
+    const callerLevel = assertAdmin(caller);
     assertAccessControl(caller);
     const targetUuid = input.user_uuid.toLowerCase();
     const level = input.level ?? 1;
     if (targetUuid === caller.user.uuid.toLowerCase()) throw permissionDenied("You can't explicitly add yourself to projects.");
-    if (level > caller.project.level) throw permissionDenied(LEVEL_TOO_HIGH);
+    if (level > callerLevel) throw permissionDenied(LEVEL_TOO_HIGH);
     const { team } = caller.project;
     return this.store.db.transaction().execute(async (trx) => {
       const parent = await trx
@@ -144,7 +155,7 @@ export class ExplicitMembersService {
 
   /** Changes a member's level; see the module doc for the checks. Answers the record. */
   async update(caller: MemberCaller, rawUuid: string, input: { level?: number }): Promise<ExplicitMemberWire> {
-    assertAdmin(caller);
+    const callerLevel = assertAdmin(caller);
     const uuid = memberUuid(rawUuid);
     const { team } = caller.project;
     return this.store.db.transaction().execute(async (trx) => {
@@ -153,9 +164,9 @@ export class ExplicitMembersService {
       if (!member) throw notFound();
       assertAccessControl(caller);
       const newLevel = input.level;
-      if (newLevel !== undefined && newLevel > caller.project.level) throw permissionDenied(LEVEL_TOO_HIGH);
+      if (newLevel !== undefined && newLevel > callerLevel) throw permissionDenied(LEVEL_TOO_HIGH);
       if (member.user.id !== caller.user.id) {
-        if (member.level > caller.project.level) throw permissionDenied('You can only edit others with level lower or equal to you.');
+        if (member.level > callerLevel) throw permissionDenied('You can only edit others with level lower or equal to you.');
       } else if (newLevel !== undefined) {
         throw permissionDenied("You can't set your own access level.");
       }

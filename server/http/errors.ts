@@ -112,7 +112,7 @@ function typeMessage(message: string): string {
  * Maps one validator problem to PostHog's code and DRF's message. The validator's `errorCode` is
  * `<ajv keyword>.openapi.validation` (express-openapi-validator 5).
  */
-function fromValidatorItem(item: ValidatorItem): ErrorBody {
+function fromValidatorItem(item: ValidatorItem, input: RequestInput): ErrorBody {
   const keyword = (item.errorCode ?? '').split('.')[0] ?? '';
   const message = item.message ?? 'invalid';
   let attr = attrFromPath(item.path);
@@ -130,8 +130,11 @@ function fromValidatorItem(item: ValidatorItem): ErrorBody {
         detail: typeMessage(message),
         attr,
       };
-    case 'enum':
-      return { type: 'validation_error', code: 'invalid_choice', detail: `Not a valid choice: ${message}.`, attr };
+    case 'enum': {
+      const value = valueAt(input, item.path);
+      const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+      return { type: 'validation_error', code: 'invalid_choice', detail: `"${shown}" is not a valid choice.`, attr };
+    }
     case 'minimum':
     case 'exclusiveMinimum':
       return { type: 'validation_error', code: 'min_value', detail: `Ensure this value is greater than or equal to ${num}.`, attr };
@@ -149,8 +152,9 @@ function fromValidatorItem(item: ValidatorItem): ErrorBody {
     case 'maxItems':
       return { type: 'validation_error', code: 'max_length', detail: `Ensure this field has no more than ${num} elements.`, attr };
     case 'format':
-      if (/uuid/.test(message)) return { type: 'validation_error', code: 'invalid', detail: 'Must be a valid UUID.', attr };
-      if (/date-time/.test(message)) return { type: 'validation_error', code: 'invalid', detail: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].', attr };
+      // DRF's code is `invalid`; PostHog's handler renames it `invalid_input` (exceptions_hog).
+      if (/uuid/.test(message)) return { type: 'validation_error', code: 'invalid_input', detail: 'Must be a valid UUID.', attr };
+      if (/date-time/.test(message)) return { type: 'validation_error', code: 'invalid_input', detail: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].', attr };
       return { type: 'validation_error', code: 'invalid_input', detail: `Invalid format: ${message}.`, attr };
     case 'pattern':
     case 'propertyNames':
@@ -158,6 +162,27 @@ function fromValidatorItem(item: ValidatorItem): ErrorBody {
     default:
       return { type: 'validation_error', code: 'invalid_input', detail: message.charAt(0).toUpperCase() + message.slice(1) + '.', attr };
   }
+}
+
+/** The parts of a request an error message may quote. */
+export interface RequestInput {
+  method?: string;
+  contentType?: string | undefined;
+  body?: unknown;
+  query?: unknown;
+  params?: unknown;
+}
+
+/** The value a validator path (`/body/level`, `/query/format`, `/body/tile/id`) points at. */
+function valueAt(input: RequestInput, path: string | undefined): unknown {
+  const parts = (path ?? '').replace(/^\./, '/').split(/[/.]/).filter(Boolean);
+  const [where, ...rest] = parts;
+  let node: unknown = where === 'body' ? input.body : where === 'query' ? input.query : where === 'params' || where === 'path' ? input.params : undefined;
+  for (const key of rest) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
 }
 
 /** Shape of errors thrown by express-openapi-validator, body-parser and Express. */
@@ -171,12 +196,15 @@ interface HttpLikeError {
 }
 
 /**
- * Turns anything thrown into `ApiError`. Known: ApiError (as is); express-openapi-validator errors
+ * Turns anything thrown into `ApiError`; `input` lets messages quote the offending value
+ * (DRF's `"15" is not a valid choice.`). Known: ApiError (as is); express-openapi-validator errors
  * (400 → first problem, but a malformed path parameter → 404 not_found; 401 → not_authenticated; 404 → not_found; 405 → method_not_allowed;
  * 415 → unsupported_media_type); body-parser errors (malformed JSON → 400 parse_error, too large → 413).
  * Anything else → 500 server_error with PostHog's generic message (the caller logs the cause).
  */
-export function toApiError(err: unknown, method = 'GET', contentType?: string): ApiError {
+export function toApiError(err: unknown, input: RequestInput = {}): ApiError {
+  const method = input.method ?? 'GET';
+  const contentType = input.contentType;
   if (err instanceof ApiError) return err;
   const e = (err ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
@@ -191,7 +219,7 @@ export function toApiError(err: unknown, method = 'GET', contentType?: string): 
       const first = e.errors?.[0];
       // A path parameter of the wrong shape names no object: 404, as DRF's get_object_or_404.
       if (first?.path && /^[./]params[./]/.test(first.path)) return notFound();
-      return new ApiError(400, first ? fromValidatorItem(first) : { type: 'validation_error', code: 'invalid_input', detail: e.message ?? 'Invalid input.', attr: null });
+      return new ApiError(400, first ? fromValidatorItem(first, input) : { type: 'validation_error', code: 'invalid_input', detail: e.message ?? 'Invalid input.', attr: null });
     }
     case 401:
       return notAuthenticated();

@@ -5,7 +5,8 @@
  *
  * Order of checks (PostHog: authentication, then APIScopePermission, then team access):
  * 401 no/invalid key → 403 missing scope → 400/413 unparsable body → 404 malformed project id →
- * 403 key limited to other projects → 404 no such project → 403 no access to the project.
+ * 403 key limited to other projects → 404 no such project → 403 no access to the project (except
+ * on explicit members, which answer PostHog's own permission message in their handlers).
  */
 import type { Request } from 'express';
 import {
@@ -39,6 +40,15 @@ export function bearerToken(req: Request): string | undefined {
   return m?.[1];
 }
 
+/** Tags whose operations check project access themselves (see `ProjectAccess.level`). */
+const TAGS_CHECKING_OWN_ACCESS = new Set(['explicit_members']);
+
+/** Whether the request's operation (from the spec) checks project access itself. */
+function checksOwnAccess(req: Request): boolean {
+  const tags = (req as Request & { openapi?: { schema?: { tags?: string[] } } }).openapi?.schema?.tags ?? [];
+  return tags.some((t) => TAGS_CHECKING_OWN_ACCESS.has(t));
+}
+
 /**
  * Builds the handler. It resolves to `true` with `req.auth` set, or throws an `ApiError` (also kept
  * on `req.securityError` so the error handler can send PostHog's exact body).
@@ -69,7 +79,15 @@ export function personalApiKeyHandler(store: Store) {
       const explicitLevel = team.access_control && membership ? await explicitMembers.levelOf(team.id, found.user.id) : null;
       const level = effectiveProjectLevel(team, membership, explicitLevel);
       const organization = await accounts.findOrganization(team.organization_id);
-      if (!membership || level === null || !organization) throw noProjectAccess();
+      if (!organization) throw noProjectAccess();
+      if (!membership || level === null) {
+        // Explicit members use PostHog's TeamMemberStrictManagementPermission instead of project
+        // access (ee/api/explicit_team_member.py): their handlers refuse with its message, and
+        // anyone may try to leave a project.
+        if (!checksOwnAccess(req)) throw noProjectAccess();
+        req.auth = { user: found.user, key: found.key, project: { team, organization, membership: membership ?? null, level: null } };
+        return true;
+      }
       req.auth = { user: found.user, key: found.key, project: { team, organization, membership, level } };
       return true;
     } catch (err) {
