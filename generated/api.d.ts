@@ -385,6 +385,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{project_id}/dashboards/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List dashboards
+         * @description The project's dashboards, oldest first, without their tiles, paginated with `limit` and
+         *     `offset` (default 100) in PostHog's envelope `{count, next, previous, results}`. Deleted
+         *     dashboards are left out. The seed does not show this operation; PostHog has it. Retrieve
+         *     one dashboard for its tiles.
+         */
+        get: operations["environments_dashboards_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dashboard with its tiles
+         * @description One dashboard of the project with its tiles (each an insight or a text card with its
+         *     `layouts` and `color`), ordered as PostHog orders them: by the `sm` layout's `y`, then `x`.
+         *     An unknown id, a deleted dashboard, a dashboard of another project or an id that is not an
+         *     integer answers 404. The seed does not show this operation; PostHog has it.
+         */
+        get: operations["environments_dashboards_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{project_id}/dashboards/{id}/move_tile/": {
         parameters: {
             query?: never;
@@ -1238,6 +1301,45 @@ export interface components {
             /** @description The dashboard's tiles that are not deleted, sorted by their small-screen layout (`layouts.sm.y`, then `layouts.sm.x`), as PostHog sorts them. */
             readonly tiles: components["schemas"]["DashboardTile"][];
         };
+        /** @description A dashboard without its tiles, as dashboard lists show it (PostHog's DashboardBasicSerializer fields this server fills). */
+        DashboardBasic: {
+            readonly id: number;
+            name: string | null;
+            description: string;
+            pinned: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description The user who created the dashboard, or null. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
+            deleted: boolean;
+            readonly creation_mode: components["schemas"]["DashboardCreationModeEnum"];
+            restriction_level: components["schemas"]["DashboardRestrictionLevelEnum"];
+            /** @description The restriction level in force (here always `restriction_level`; PostHog answers 21 when the organization lacks the dashboard permissioning feature). */
+            readonly effective_restriction_level: components["schemas"]["DashboardRestrictionLevelEnum"];
+            /** @description 37 when the caller can edit the dashboard (its restriction level is 21, or the caller created it or administers the project), else 21. */
+            readonly effective_privilege_level: components["schemas"]["DashboardEffectivePrivilegeLevelEnum"];
+            /** @description Dashboard-wide filters (`date_from`, `date_to`, `properties`, ...) applied on top of each insight's own. */
+            filters: {
+                [key: string]: unknown;
+            };
+            tags: string[];
+        };
+        /** @description A page of dashboards. */
+        PaginatedDashboardBasicList: {
+            /** @description Number of dashboards in all pages. */
+            count: number;
+            /**
+             * Format: uri
+             * @description Absolute URL of the next page, or null.
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description Absolute URL of the previous page, or null.
+             */
+            previous: string | null;
+            results: components["schemas"]["DashboardBasic"][];
+        };
         /** @description A tile of a dashboard; exactly one of `insight` and `text` is not null. */
         DashboardTile: {
             readonly id: number;
@@ -1499,15 +1601,6 @@ export interface components {
         };
         /** @description The project or the object does not exist (or is not of the kind this path serves). */
         NotFound: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The operation is part of the contract but not implemented yet. */
-        NotImplemented: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1986,6 +2079,86 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
         };
     };
+    environments_dashboards_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dashboards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    environments_dashboards_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dashboard with its tiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     environments_dashboards_move_tile_partial_update: {
         parameters: {
             query?: never;
@@ -2047,8 +2220,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not implemented yet in this server (dashboards, issue 5); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
         };
     };
     environments_dashboards_create_from_template_json_create: {
@@ -2091,8 +2262,6 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
-            /** @description Not implemented yet in this server (dashboards, issue 5); answers 501 `not_implemented` until it lands. */
-            501: components["responses"]["NotImplemented"];
         };
     };
     environments_events_list: {

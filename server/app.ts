@@ -127,7 +127,7 @@ export function createApp(deps: AppDeps): express.Express {
     const securityError = (req as AuthedRequest).securityError;
     const apiError: ApiError =
       securityError ?? toApiError(err, { method: req.method, contentType: req.headers['content-type'], body: req.body, query: req.query, params: req.params });
-    if (apiError.status >= 500 && apiError.body.code !== 'not_implemented') onServerError(err, req);
+    if (apiError.status >= 500) onServerError(err, req);
     res.status(apiError.status).set(apiError.headers).json(apiError.body);
   });
   return app;

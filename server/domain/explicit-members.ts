@@ -27,6 +27,7 @@ import type { Store } from '../storage/db.js';
 import { OrganizationLevel, type User } from '../storage/repositories/accounts.js';
 import { ExplicitMembersRepository, type ExplicitMembership } from '../storage/repositories/explicit-members.js';
 import type { ProjectAccess } from './access.js';
+import { userBasic } from './user-basic.js';
 import { normalizeUuid } from './uuids.js';
 
 /** An explicit member on the wire (schema `ExplicitTeamMember`). */
@@ -41,20 +42,6 @@ export interface MemberCaller {
 const INSUFFICIENT = "You don't have sufficient permissions in the project.";
 const NO_ACCESS_CONTROL = 'Explicit members can only be accessed for projects with project-based permissioning enabled.';
 const LEVEL_TOO_HIGH = 'You can only set access level to lower or equal to your current one.';
-
-/** PostHog's UserBasicSerializer fields of a user. */
-function userBasic(u: User): ExplicitMemberWire['user'] {
-  return {
-    id: u.id,
-    uuid: u.uuid,
-    distinct_id: u.distinct_id,
-    first_name: u.first_name,
-    last_name: u.last_name,
-    email: u.email,
-    is_email_verified: u.is_email_verified,
-    hedgehog_config: u.hedgehog_config,
-  };
-}
 
 /** The wire form; `effective_level` = max(explicit level, organization level) (ExplicitTeamMembership.effective_level). */
 export function memberToWire(m: ExplicitMembership): ExplicitMemberWire {

@@ -99,10 +99,11 @@ export class PluginConfigService {
     return project.organization.plugins_access_level >= PLUGINS_ACCESS_LEVEL_CONFIG;
   }
 
-  private async pluginInfo(plugin: Plugin, project: ProjectAccess): Promise<PluginInfo> {
+  /** `plugin_info`; `db` must be the transaction when called inside one (SQLite has one connection). */
+  private async pluginInfo(plugin: Plugin, project: ProjectAccess, db: Kysely<Database>): Promise<PluginInfo> {
     let organizationName = project.organization.name;
     if (plugin.organization_id !== project.organization.id) {
-      organizationName = (await this.repos().accounts.findOrganization(plugin.organization_id))?.name ?? '';
+      organizationName = (await this.repos(db).accounts.findOrganization(plugin.organization_id))?.name ?? '';
     }
     return {
       id: plugin.id,
@@ -128,7 +129,7 @@ export class PluginConfigService {
    * The wire form: secrets masked, `error` always null, name/description falling back to the
    * plugin's, `plugin_info` only when `withInfo` (PostHog: every action but list and rearrange).
    */
-  private async toWire(record: PluginConfigRecord, plugin: Plugin | undefined, project: ProjectAccess, withInfo: boolean): Promise<PluginConfigWire> {
+  private async toWire(record: PluginConfigRecord, plugin: Plugin | undefined, project: ProjectAccess, withInfo: boolean, db: Kysely<Database> = this.store.db): Promise<PluginConfigWire> {
     return {
       id: record.id,
       plugin: record.plugin_id,
@@ -137,7 +138,7 @@ export class PluginConfigService {
       config: plugin ? maskSecretConfig(record.config, schemaOf(plugin)) : record.config,
       error: null,
       team_id: record.team_id,
-      plugin_info: withInfo && plugin ? await this.pluginInfo(plugin, project) : null,
+      plugin_info: withInfo && plugin ? await this.pluginInfo(plugin, project, db) : null,
       delivery_rate_24h: null,
       created_at: record.created_at,
       updated_at: record.updated_at,
@@ -203,7 +204,7 @@ export class PluginConfigService {
         deleted: input.deleted ?? false,
       });
       await this.log(r.activity, caller, record, plugin, enabled ? 'enabled' : 'disabled', null);
-      return this.toWire(record, plugin, project, true);
+      return this.toWire(record, plugin, project, true, trx);
     });
   }
 
@@ -286,7 +287,7 @@ export class PluginConfigService {
     return this.store.db.transaction().execute(async (trx) => {
       const { record, plugin } = await this.getObject(caller.project, kind, id, trx);
       const after = await this.applyChanges(this.repos(trx), caller, record, plugin, input);
-      return this.toWire(after, plugin, caller.project, true);
+      return this.toWire(after, plugin, caller.project, true, trx);
     });
   }
 

@@ -3,6 +3,7 @@
  */
 import type { Store } from '../storage/db.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
+import { DashboardsService } from './dashboards.js';
 import { EventsService } from './events.js';
 import { ExplicitMembersService } from './explicit-members.js';
 import { PluginConfigService } from './plugin-configs.js';
@@ -14,6 +15,7 @@ export interface Services {
   pluginConfigs: PluginConfigService;
   events: EventsService;
   explicitMembers: ExplicitMembersService;
+  dashboards: DashboardsService;
 }
 
 /** Builds the services over one store. */
@@ -24,5 +26,6 @@ export function createServices(store: Store): Services {
     pluginConfigs: new PluginConfigService(store),
     events: new EventsService(store),
     explicitMembers: new ExplicitMembersService(store),
+    dashboards: new DashboardsService(store),
   };
 }

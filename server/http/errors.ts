@@ -64,23 +64,13 @@ export function notFound(detail = 'Not found.'): ApiError {
   return new ApiError(404, { type: 'invalid_request', code: 'not_found', detail, attr: null });
 }
 
-/** 501 not_implemented: an operation of the contract that a later issue implements. */
-export function notImplemented(): ApiError {
-  return new ApiError(501, {
-    type: 'server_error',
-    code: 'not_implemented',
-    detail: 'This operation is not implemented yet.',
-    attr: null,
-  });
-}
-
 /** 500 with PostHog's generic body; never carries internals. */
 export function serverError(): ApiError {
   return new ApiError(500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
 }
 
 /** One item of express-openapi-validator's `errors` array. */
-interface ValidatorItem {
+export interface ValidatorItem {
   path?: string;
   message?: string;
   errorCode?: string;
@@ -109,10 +99,11 @@ function typeMessage(message: string): string {
 }
 
 /**
- * Maps one validator problem to PostHog's code and DRF's message. The validator's `errorCode` is
- * `<ajv keyword>.openapi.validation` (express-openapi-validator 5).
+ * Maps one JSON-schema problem to PostHog's code and DRF's message. `errorCode` is
+ * `<ajv keyword>.openapi.validation` (express-openapi-validator 5's form; other ajv users build the
+ * same), `path` is `/body/<field>/…`. Returns a 400 body with `attr` the field path joined by `__`.
  */
-function fromValidatorItem(item: ValidatorItem, input: RequestInput): ErrorBody {
+export function schemaProblemBody(item: ValidatorItem, input: RequestInput): ErrorBody {
   const keyword = (item.errorCode ?? '').split('.')[0] ?? '';
   const message = item.message ?? 'invalid';
   let attr = attrFromPath(item.path);
@@ -219,7 +210,7 @@ export function toApiError(err: unknown, input: RequestInput = {}): ApiError {
       const first = e.errors?.[0];
       // A path parameter of the wrong shape names no object: 404, as DRF's get_object_or_404.
       if (first?.path && /^[./]params[./]/.test(first.path)) return notFound();
-      return new ApiError(400, first ? fromValidatorItem(first, input) : { type: 'validation_error', code: 'invalid_input', detail: e.message ?? 'Invalid input.', attr: null });
+      return new ApiError(400, first ? schemaProblemBody(first, input) : { type: 'validation_error', code: 'invalid_input', detail: e.message ?? 'Invalid input.', attr: null });
     }
     case 401:
       return notAuthenticated();

@@ -214,6 +214,60 @@ export interface ExplicitTeamMembershipTable {
   updated_at: TimestampColumn;
 }
 
+/** A dashboard (posthog/models/dashboard.py `Dashboard`). */
+export interface DashboardTable {
+  id: Generated<number>;
+  team_id: number;
+  name: string | null;
+  description: string;
+  pinned: BoolColumn;
+  deleted: BoolColumn;
+  /** default | template | duplicate */
+  creation_mode: string;
+  /** 21 everyone in the project can edit, 37 only those invited (and project admins) */
+  restriction_level: number;
+  filters: JsonColumn;
+  /** JSON array of tag names */
+  tags: JsonColumn;
+  created_by_id: number | null;
+  created_at: TimestampColumn;
+}
+
+/** An insight (posthog/models/insight.py `Insight`), here only what templates create. */
+export interface InsightTable {
+  id: Generated<number>;
+  short_id: string;
+  team_id: number;
+  name: string | null;
+  description: string | null;
+  query: JsonColumn | null;
+  is_sample: BoolColumn;
+  deleted: BoolColumn;
+  created_by_id: number | null;
+  created_at: TimestampColumn;
+}
+
+/** A text card (posthog/models/dashboard_tile.py `Text`). */
+export interface TextTable {
+  id: Generated<number>;
+  team_id: number;
+  body: string | null;
+  created_by_id: number | null;
+  created_at: TimestampColumn;
+}
+
+/** A tile of a dashboard holding an insight or a text (posthog/models/dashboard_tile.py `DashboardTile`). */
+export interface DashboardTileTable {
+  id: Generated<number>;
+  dashboard_id: number;
+  insight_id: number | null;
+  text_id: number | null;
+  layouts: JsonColumn;
+  color: string | null;
+  deleted: BoolColumn;
+  created_at: TimestampColumn;
+}
+
 /** The whole database as Kysely's type parameter. */
 export interface Database {
   organizations: OrganizationTable;
@@ -230,4 +284,8 @@ export interface Database {
   persons: PersonTable;
   person_distinct_ids: PersonDistinctIdTable;
   explicit_team_memberships: ExplicitTeamMembershipTable;
+  dashboards: DashboardTable;
+  insights: InsightTable;
+  texts: TextTable;
+  dashboard_tiles: DashboardTileTable;
 }

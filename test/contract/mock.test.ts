@@ -399,6 +399,31 @@ describe('GET /api/projects/', () => {
 // dashboards
 // ---------------------------------------------------------------------------------------------
 
+describe('GET /api/environments/{project_id}/dashboards/', () => {
+  it('answers 200 with a page of dashboards without tiles', async () => {
+    const body = await expectStatus(
+      'environments_dashboards_list',
+      api.GET('/api/environments/{project_id}/dashboards/', { params: { path: project } }),
+      200,
+    );
+    expect(body.count).toBe(body.results.length);
+    for (const d of body.results) expect(d).not.toHaveProperty('tiles');
+    expect(body).toEqual(exampleOf('environments_dashboards_list', '200'));
+  });
+});
+
+describe('GET /api/environments/{project_id}/dashboards/{id}/', () => {
+  it('answers 200 with the Dashboard and its tiles', async () => {
+    const body = await expectStatus(
+      'environments_dashboards_retrieve',
+      api.GET('/api/environments/{project_id}/dashboards/{id}/', { params: { path: { ...project, id: 21 } } }),
+      200,
+    );
+    expectDashboard(body);
+    expect(body).toEqual(exampleOf('environments_dashboards_retrieve', '200'));
+  });
+});
+
 describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () => {
   it('answers 200 with the source Dashboard', async () => {
     const body = await expectStatus(
@@ -607,7 +632,7 @@ describe('DELETE /api/environments/{project_id}/explicit_members/{parent_members
 describe('the Prism mock', () => {
   it('was called for every operationId of openapi.yaml, and for no other', () => {
     const inSpec = new Set(listOperations(spec).map((o) => o.operationId));
-    expect(inSpec.size).toBe(21);
+    expect(inSpec.size).toBe(23);
     expect([...called].sort()).toEqual([...inSpec].sort());
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Contract ↔ conventions ↔ server, statically (no network): the rules of `openapi.yaml` that
  * Redocly's lint does not express (drf-style operationIds derived from the path, one scope per
- * operation, declared errors, examples on every success, `project_id` once per path item, the 501s
- * of the not-yet-implemented tags), and that the server's handler map and `generated/api.d.ts`
+ * operation, declared errors, examples on every success, `project_id` once per path item, no 501
+ * placeholder left), and that the server's handler map and `generated/api.d.ts`
  * carry exactly the spec's operationIds.
  */
 import fs from 'node:fs';
@@ -61,7 +61,6 @@ const all = ops.map((o) => ({ ...o, op: opObject(o) }));
 
 const ENV_PREFIX = '/api/environments/{project_id}/';
 const ACTIONS = ['list', 'create', 'retrieve', 'update', 'partial_update', 'destroy'] as const;
-const UNIMPLEMENTED_TAGS = ['dashboards'];
 
 /** The operationId drf-spectacular derives from a path and method (PostHog's own schema names). */
 function drfOperationId(p: string, method: string): string {
@@ -81,9 +80,9 @@ function isCollection(p: string): boolean {
 }
 
 describe('openapi.yaml', () => {
-  it('has 21 operations (the 19 of the seed, the explicit members delete, GET /api/projects/), each with a unique operationId', () => {
+  it('has 23 operations (the 19 of the seed, the explicit members delete, the dashboards list and retrieve, GET /api/projects/), each with a unique operationId', () => {
     const ids = ops.map((o) => o.operationId);
-    expect(ids).toHaveLength(21);
+    expect(ids).toHaveLength(23);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toContain('projects_list');
   });
@@ -198,14 +197,8 @@ describe('openapi.yaml', () => {
       }
     });
 
-    it('declares 501 on exactly the operations not implemented yet (dashboards)', () => {
-      const with501 = all.filter((o) => '501' in o.op.responses).map((o) => o.operationId).sort();
-      const unimplemented = all.filter((o) => UNIMPLEMENTED_TAGS.includes(o.op.tags?.[0] ?? '')).map((o) => o.operationId).sort();
-      expect(unimplemented).toHaveLength(2);
-      expect(with501).toEqual(unimplemented);
-      for (const o of all.filter((x) => '501' in x.op.responses)) {
-        expect((o.op.responses['501'] as Json).$ref).toBe('#/components/responses/NotImplemented');
-      }
+    it('declares no 501: every operation is implemented', () => {
+      expect(all.filter((o) => '501' in o.op.responses).map((o) => o.operationId)).toEqual([]);
     });
   });
 

@@ -6,11 +6,13 @@ import type { Migration, MigrationProvider } from 'kysely';
 import { migration0001 } from './0001_initial.js';
 import { migration0002 } from './0002_events.js';
 import { migration0003 } from './0003_explicit_members.js';
+import { migration0004 } from './0004_dashboards.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
   '0002_events': migration0002,
   '0003_explicit_members': migration0003,
+  '0004_dashboards': migration0004,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */
