@@ -230,9 +230,9 @@ export class DashboardsService {
       const source = await repo.find(teamId, id, lock);
       if (!source) throw notFound();
       assertCanEdit(source, caller);
-      if (!(await repo.findTile(source.id, tileId))) throw validationError(`Invalid pk "${tileId}" - object does not exist.`, 'tile__id', 'does_not_exist');
+      if (!(await repo.findTile(source.id, tileId))) throw validationError(`Tile ${tileId} is not on dashboard ${source.id}.`, 'tile__id', 'does_not_exist');
       const target = toDashboard === source.id ? source : await repo.find(teamId, toDashboard, lock);
-      if (!target) throw validationError(`Invalid pk "${toDashboard}" - object does not exist.`, 'toDashboard', 'does_not_exist');
+      if (!target) throw validationError(`Dashboard ${toDashboard} does not exist in this project.`, 'toDashboard', 'does_not_exist');
       assertCanEdit(target, caller);
       if (target.id !== source.id) await repo.moveTile(tileId, target.id);
       return this.full(source, caller, trx);

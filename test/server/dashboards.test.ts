@@ -21,6 +21,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components, EnvApiClient } from '../../client/index.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
+import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Dashboard = components['schemas']['Dashboard'];
@@ -597,7 +598,8 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
 
     it('tiles []: attr template__tiles, "at least 1"', async () => {
       const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: template({ tiles: [] }) })), 'template__tiles');
-      expect(e.detail).toBe('Ensure this field has at least 1 elements.');
+      // DRF's ListField(min_length=1): code min_length
+      expect(e).toEqual({ type: 'validation_error', code: 'min_length', detail: 'Ensure this field has at least 1 elements.', attr: 'template__tiles' });
     });
 
     it('a tile without type: required, attr template__tiles__0__type', async () => {
@@ -882,6 +884,7 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
       const other = insightTileOf(b);
       const e = expectInvalid(await moveTile(a.id, other.id, b.id), 'tile__id');
       expect(e.code).toBe('does_not_exist');
+      expect(e.detail).toBe(`Tile ${other.id} is not on dashboard ${a.id}.`);
       expect((await tileRow(other.id)).dashboard_id).toBe(b.id);
       expect(await dashboard(a.id)).toEqual(a);
       expect(await dashboard(b.id)).toEqual(b);
@@ -980,6 +983,7 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
       const moving = insightTileOf(a);
       const e = expectInvalid(await moveTile(a.id, moving.id, toDashboard), 'toDashboard');
       expect(e.code).toBe('does_not_exist');
+      expect(e.detail).toBe(`Dashboard ${toDashboard} does not exist in this project.`);
       expect((await tileRow(moving.id)).dashboard_id).toBe(a.id);
       expect(await dashboard(a.id)).toEqual(a);
     }
@@ -1127,6 +1131,27 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
       expect((await tileRow(insightTileOf(r).id)).dashboard_id).toBe(o.id);
     });
 
+    it('in a private project, a member who is an explicit project admin can move its tiles; an explicit project member cannot', async () => {
+      const project = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Private dashboards', access_control: true })).id;
+      const r = await create(template({ template_name: 'Restricted, private' }), { project, extra: { restriction_level: 37 } });
+      const o = await create(template({ template_name: 'Open, private' }), { project });
+      const explicit = new ExplicitMembersRepository(t.store.db);
+      const plant = async (user: User, level: number) => {
+        const membership = await t.accounts.findMembership(t.boot.organization.id, user.id);
+        if (!membership) throw new Error('not a member');
+        await explicit.create({ team_id: project, parent_membership_id: membership.id, level });
+      };
+      const projectMember = await caller(ORG_MEMBER);
+      await plant(projectMember.user, 1);
+      const projectAdmin = await caller(ORG_MEMBER);
+      await plant(projectAdmin.user, 8);
+      expectError(await moveTile(r.id, insightTileOf(r).id, o.id, { key: projectMember.key, project }), 403, NO_EDIT);
+      expect((await tileRow(insightTileOf(r).id)).dashboard_id).toBe(r.id);
+      const moved = ok(await moveTile(r.id, insightTileOf(r).id, o.id, { key: projectAdmin.key, project }));
+      expect(tileIds(moved)).toEqual([textTileOf(r).id]);
+      expect((await tileRow(insightTileOf(r).id)).dashboard_id).toBe(o.id);
+    });
+
     it('a 403 for the permission comes after the 404 of an unknown source dashboard', async () => {
       const member = await caller(ORG_MEMBER);
       const { r } = await restricted();
@@ -1155,7 +1180,8 @@ describe('GET /api/environments/{project_id}/dashboards/', () => {
     expect(page.count).toBe(3);
     expect(page.next).toBeNull();
     expect(page.previous).toBeNull();
-    expect(page.results.map((d) => d.id).sort((m, n) => m - n)).toEqual(ids);
+    // oldest first
+    expect(page.results.map((d) => d.id)).toEqual(ids);
     for (const item of page.results) {
       expect(item).not.toHaveProperty('tiles');
       const full = await dashboard(item.id, project);
