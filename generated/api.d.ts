@@ -1608,6 +1608,43 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request body is larger than 1 MiB. */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is not JSON (its `Content-Type` is not `application/json`). */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The API key made too many requests in its rate-limit class (PostHog's throttles, counted per
+         *     key): events list and retrieve 240/minute and 1,200/hour; events values 60/minute and
+         *     300/hour; every other operation 480/minute and 4,800/hour. `Retry-After` says how many
+         *     seconds to wait (PostHog itself omits that header).
+         */
+        Throttled: {
+            headers: {
+                /**
+                 * @description Seconds until the key may send a request of this class again.
+                 * @example 42
+                 */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -1643,7 +1680,7 @@ export interface components {
         EventId: string;
         /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
         EventsFormat: "csv" | "json";
-        /** @description The maximum number of events to answer (default 100). Values above 10,000 are clamped to 10,000, PostHog's cap; 0, negative and non-numeric values answer 400. */
+        /** @description The maximum number of events to answer (default 100). Values above 10,000 are clamped to 10,000, PostHog's cap; 0, negative, non-integer and non-numeric values (`Infinity` included) and values beyond 2,147,483,647 answer 400. */
         EventsLimit: number;
         /**
          * @description The member's user UUID (`user.uuid` in a membership). A value that is not a UUID answers 404 "Not found.", never 500, so the parameter is not constrained to the UUID format here.
@@ -1697,6 +1734,9 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_destination_configs_destroy: {
@@ -1729,6 +1769,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_destination_configs_partial_update: {
@@ -1768,6 +1809,9 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_destination_configs_activity_retrieve: {
@@ -1816,6 +1860,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_destination_configs_frontend_retrieve: {
@@ -1850,6 +1895,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_destination_configs_job_create: {
@@ -1897,6 +1943,9 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_destination_configs_migrate_create: {
@@ -1940,6 +1989,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_frontend_apps_configs_list: {
@@ -1978,6 +2028,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_frontend_apps_configs_create: {
@@ -2012,6 +2063,9 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_pipeline_frontend_apps_configs_retrieve: {
@@ -2046,6 +2100,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     projects_list: {
@@ -2077,6 +2132,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_dashboards_list: {
@@ -2115,6 +2171,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_dashboards_retrieve: {
@@ -2157,6 +2214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Throttled"];
         };
     };
     environments_dashboards_move_tile_partial_update: {
@@ -2220,6 +2278,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_dashboards_create_from_template_json_create: {
@@ -2262,6 +2323,9 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_events_list: {
@@ -2296,7 +2360,7 @@ export interface operations {
                 event?: string;
                 /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
                 format?: components["parameters"]["EventsFormat"];
-                /** @description The maximum number of events to answer (default 100). Values above 10,000 are clamped to 10,000, PostHog's cap; 0, negative and non-numeric values answer 400. */
+                /** @description The maximum number of events to answer (default 100). Values above 10,000 are clamped to 10,000, PostHog's cap; 0, negative, non-integer and non-numeric values (`Infinity` included) and values beyond 2,147,483,647 answer 400. */
                 limit?: components["parameters"]["EventsLimit"];
                 /** @description The initial index from which to return the results. Default 0. */
                 offset?: components["parameters"]["Offset"];
@@ -2366,6 +2430,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_events_values_retrieve: {
@@ -2429,6 +2494,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_events_retrieve: {
@@ -2484,6 +2550,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Throttled"];
         };
     };
     environments_explicit_members_list: {
@@ -2521,6 +2588,7 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_explicit_members_create: {
@@ -2571,6 +2639,9 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
         };
     };
     environments_explicit_members_retrieve: {
@@ -2621,6 +2692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Throttled"];
         };
     };
     environments_explicit_members_destroy: {
@@ -2669,6 +2741,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Throttled"];
         };
     };
     environments_explicit_members_partial_update: {
@@ -2732,6 +2805,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
         };
     };
 }

@@ -1,20 +1,26 @@
 /**
  * `createApp(deps)`: the Express application, without `listen()`.
  *
- * Pipeline: trailing-slash normalisation → JSON body parser (1 MiB) → express-openapi-validator
- * (security with scopes read from the spec, request validation, response validation when enabled)
- * → one route per operation of `openapi.yaml`, dispatched by operationId to the handler map →
- * PostHog-shaped errors. The spec is parsed once, here, not per request.
+ * Pipeline: request log + request id (pino-http) → `/_health`, `/_readyz` (outside the spec and
+ * auth) → trailing-slash normalisation → JSON body parser (1 MiB) → express-openapi-validator
+ * (metadata, security with scopes read from the spec, then the per-key rate limit, then request
+ * validation, response validation when enabled) → one route per operation of `openapi.yaml`,
+ * dispatched by operationId to the handler map → PostHog-shaped errors. The spec is parsed once,
+ * here, not per request.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { createServices, type Services } from './domain/services.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
-import { ApiError, notFound, toApiError } from './http/errors.js';
+import { ApiError, notFound, toApiError, validationError } from './http/errors.js';
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
 import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
 import type { Store } from './storage/db.js';
+import type { Logger } from 'pino';
+import { healthRoutes } from './http/health.js';
+import { defaultLogger, requestLogger } from './http/logging.js';
+import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 
 /** What the app is built from. */
 export interface AppDeps {
@@ -25,8 +31,14 @@ export interface AppDeps {
   handlers?: HandlerMap;
   /** the parsed spec (default: `openapi.yaml`) */
   spec?: OpenApiDocument;
-  /** called with unexpected errors (500s); default: console.error */
+  /** called with unexpected errors (500s); default: logged at level error */
   onServerError?: (err: unknown, req: Request) => void;
+  /** per-key rate limits; `false` disables them (default: from the environment, on) */
+  rateLimit?: RateLimitConfig | false;
+  /** request logger (default: pino on stdout at `LOG_LEVEL`, silent under vitest) */
+  logger?: Logger;
+  /** test only: `GET /_health?slow=1` waits this long (from `ENVAPI_TEST_SLOW_MS`) */
+  slowHealthMs?: number;
 }
 
 /** Largest accepted request body. */
@@ -42,6 +54,18 @@ function requestUrl(req: Request): URL {
   return new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
 }
 
+/**
+ * 400 for a query number the validator let through but no integer is: ajv coerces `Infinity`,
+ * `-Infinity` and `1e400` to non-finite numbers and passes them (found by the contract fuzzer);
+ * DRF answers "A valid integer is required.".
+ */
+function assertFiniteQuery(query: unknown): void {
+  if (!query || typeof query !== 'object') return;
+  for (const [key, value] of Object.entries(query as Record<string, unknown>)) {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw validationError('A valid integer is required.', key);
+  }
+}
+
 /** Adapts one typed handler to Express: builds the context, sends the reply, forwards errors. */
 function route(operationId: OperationId, map: HandlerMap, services: Services) {
   const handler = map[operationId] as unknown as (ctx: HandlerContext<OperationId>) => Promise<{
@@ -52,6 +76,7 @@ function route(operationId: OperationId, map: HandlerMap, services: Services) {
   }>;
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
+      assertFiniteQuery(req.query);
       const openapi = (req as Request & { openapi?: { pathParams?: Record<string, unknown> } }).openapi;
       const ctx = {
         operationId,
@@ -79,11 +104,16 @@ export function createApp(deps: AppDeps): express.Express {
   const spec = deps.spec ?? loadSpec();
   const map = deps.handlers ?? defaultHandlers;
   const services = createServices(deps.store);
-  const onServerError = deps.onServerError ?? ((err: unknown) => console.error(err));
+  const logger = deps.logger ?? defaultLogger();
+  const onServerError = deps.onServerError ?? ((err: unknown) => logger.error({ err }, 'unexpected error'));
+  const rateLimit = deps.rateLimit === undefined ? readRateLimitConfig() : deps.rateLimit;
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+
+  app.use(requestLogger(logger));
+  app.use(healthRoutes(deps.store, { slowHealthMs: deps.slowHealthMs }));
 
   // PostHog's paths end with a slash; accept the same path without it.
   app.use((req, _res, next) => {
@@ -105,17 +135,22 @@ export function createApp(deps: AppDeps): express.Express {
       next();
     });
   });
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec: spec as never,
-      validateRequests: { allowUnknownQueryParameters: true, removeAdditional: true },
-      validateResponses: deps.validateResponses === false ? false : { removeAdditional: false },
-      validateSecurity: { handlers: { PersonalAPIKeyAuth: personalApiKeyHandler(deps.store) } },
-      validateFormats: true,
-      // match on req.url, which the trailing-slash step above has normalised
-      useRequestUrl: true,
-    }),
-  );
+  const validator = OpenApiValidator.middleware({
+    apiSpec: spec as never,
+    validateRequests: { allowUnknownQueryParameters: true, removeAdditional: true },
+    validateResponses: deps.validateResponses === false ? false : { removeAdditional: false },
+    validateSecurity: { handlers: { PersonalAPIKeyAuth: personalApiKeyHandler(deps.store) } },
+    validateFormats: true,
+    // match on req.url, which the trailing-slash step above has normalised
+    useRequestUrl: true,
+  }) as unknown as express.RequestHandler[];
+  if (rateLimit) {
+    // Throttle after authentication and the scope check (the key is known and valid, as DRF's
+    // check_throttles after check_permissions), before request validation (invalid requests count).
+    const afterSecurity = validator.findIndex((mw) => mw.name === 'securityMiddleware');
+    validator.splice(afterSecurity === -1 ? validator.length : afterSecurity + 1, 0, rateLimitMiddleware(rateLimit));
+  }
+  app.use(validator);
 
   for (const op of listOperations(spec)) {
     if (!(op.operationId in map)) throw new Error(`openapi.yaml operation ${op.operationId} has no handler`);

@@ -9,7 +9,14 @@
  * | DATABASE_URL | (unset) | `postgres://…` selects PostgreSQL instead of SQLite |
  * | VALIDATE_RESPONSES | on unless NODE_ENV=production | validate every response against the spec |
  * | SHUTDOWN_TIMEOUT_MS | 10000 | how long requests in flight may take to finish on SIGTERM/SIGINT |
+ * | LOG_LEVEL | info | pino level of the request log (`silent` turns it off) |
+ * | RATE_LIMIT_ENABLED | on | per-key throttles; `0`, `false`, `off`, `no` disable them |
+ * | RATE_LIMIT_MULTIPLIER | 1 | scales every limit |
+ * | RATE_LIMIT_EVENTS / RATE_LIMIT_EVENT_VALUES / RATE_LIMIT_DEFAULT | PostHog's | a class's limits, e.g. `240/minute,1200/hour` |
+ * | ENVAPI_TEST_SLOW_MS | unset | test only: `GET /_health?slow=1` waits this long |
  */
+import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
+
 
 /** The server's settings. */
 export interface ServerConfig {
@@ -19,7 +26,14 @@ export interface ServerConfig {
   databaseUrl: string | undefined;
   validateResponses: boolean;
   shutdownTimeoutMs: number;
+  logLevel: string;
+  /** per-key throttles, or false when disabled */
+  rateLimit: RateLimitConfig | false;
+  /** test only (`ENVAPI_TEST_SLOW_MS`): delay of `GET /_health?slow=1`; 0 = off */
+  testSlowMs: number;
 }
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function int(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
@@ -38,5 +52,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     databaseUrl: env.DATABASE_URL || undefined,
     validateResponses: validate === undefined || validate === '' ? env.NODE_ENV !== 'production' : !['0', 'false', 'off', 'no'].includes(validate.toLowerCase()),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
+    logLevel: logLevel(env.LOG_LEVEL),
+    rateLimit: readRateLimitConfig(env),
+    testSlowMs: int('ENVAPI_TEST_SLOW_MS', env.ENVAPI_TEST_SLOW_MS, 0),
   };
+}
+
+function logLevel(value: string | undefined): string {
+  if (value === undefined || value === '') return 'info';
+  const level = value.toLowerCase();
+  if (!LOG_LEVELS.includes(level)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(value)}`);
+  return level;
 }

@@ -4,11 +4,12 @@
  * stop accepting connections, let requests in flight finish (bounded by SHUTDOWN_TIMEOUT_MS),
  * close the store and exit 0 (close-with-grace).
  */
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { createApp } from './app.js';
+import { defaultLogger } from './http/logging.js';
 import { bootstrap } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
@@ -35,10 +36,28 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   const { applied } = await migrateToLatest(store);
   if (applied.length) print(`Applied migrations: ${applied.join(', ')}`);
   const boot = await bootstrap(store);
-  const app = createApp({ store, validateResponses: config.validateResponses });
+  const app = createApp({
+    store,
+    validateResponses: config.validateResponses,
+    rateLimit: config.rateLimit,
+    logger: defaultLogger(config.logLevel),
+    slowHealthMs: config.testSlowMs || undefined,
+  });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
+  });
+  // Responses in flight, so that shutdown can close each connection once its response is sent
+  // (instead of waiting for the keep-alive timeout).
+  const inFlight = new Set<ServerResponse>();
+  let closing = false;
+  server.on('request', (_req, res: ServerResponse) => {
+    if (closing && !res.headersSent) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => {
+      inFlight.delete(res);
+      if (closing) server.closeIdleConnections();
+    });
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
@@ -60,8 +79,10 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
     store,
     url,
     async close() {
+      closing = true;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
+        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
         server.closeIdleConnections();
       });
       await store.close();

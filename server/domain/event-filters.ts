@@ -13,8 +13,10 @@
  *   not_regex, is_not_set) and no other.
  *
  * Errors: `ApiError` 400 — invalid JSON → "Properties are unparsable!" (PostHog's message);
- * anything else wrong → a message naming the problem; `attr` is `properties` in both cases.
+ * anything else wrong → a message naming the problem, including a regular expression that
+ * safe-regex2 judges could backtrack exponentially; `attr` is `properties` in all cases.
  */
+import safeRegex from 'safe-regex2';
 import { validationError } from '../http/errors.js';
 import { parseRelativeOrIso } from './relative-dates.js';
 
@@ -126,6 +128,11 @@ function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): Property
         new RegExp(text, 'u');
       } catch {
         fail(`The regular expression on "${key}" is not valid: ${JSON.stringify(text)}.`);
+      }
+      // Patterns run on a backtracking engine inside the database call: nested repetition such as
+      // (a+)+ could take exponential time and stall the server (PostHog's ClickHouse uses re2).
+      if (!safeRegex(text)) {
+        fail(`The regular expression on "${key}" could take too long to run (nested repetition such as (a+)+); simplify it.`);
       }
       return { ...base, operator: op, pattern: text };
     case 'gt':

@@ -47,7 +47,7 @@ export async function startTestServer(): Promise<TestServer> {
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
   const boot = { organization: b.organization, team: b.team, user: b.user, key: b.key, plugins: b.plugins };
   const errors: unknown[] = [];
-  const app = createApp({ store, validateResponses: true, onServerError: (err) => errors.push(err) });
+  const app = createApp({ store, validateResponses: true, rateLimit: false, onServerError: (err) => errors.push(err) });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -1,0 +1,481 @@
+/**
+ * `npm run contract`: an independent contract check (issue 6). Starts the real server on a free
+ * port over a fresh temporary store, puts Prism in proxy mode in front of it
+ * (`prism proxy openapi.yaml <server> --errors`), replays a scenario through the proxy that covers
+ * every operation of the spec and every declared status it can provoke cheaply, and fails (exit 1)
+ * when:
+ *
+ * - an operation of the spec is not exercised at all;
+ * - a request answers another status than the scenario meant (e.g. a 200 meant, a 404 got);
+ * - Prism reports a violation: a `VIOLATIONS` error body (with `--errors`), an `sl-violations`
+ *   header, or a `Violation` line in its log (an undeclared status is only logged there);
+ * - Prism answered a request itself (it never reached the server).
+ *
+ * Prism runs with `--validate-request false`: the scenario sends deliberately invalid requests
+ * (wrong types, out-of-range numbers, non-JSON and oversized bodies) to provoke the server's 400,
+ * 413 and 415, and those must reach the server; every response is still validated.
+ *
+ * Prints a table (operation, statuses exercised, declared statuses not exercised). The spec is
+ * read at run time, so statuses declared later (429, 413, 415) are tried when they appear.
+ *
+ * Exported as `runContract()` for the vitest wrapper (test/contract/proxy.test.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { freePort } from '../test/helpers/prism.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SPEC = path.join(ROOT, 'openapi.yaml');
+const PRISM_BIN = path.join(ROOT, 'node_modules', '.bin', 'prism');
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+const MISSING_ID = 2_147_483_000;
+const MISSING_PROJECT = '999999';
+/** a low limit on the events-values class (per key), so one key reaches 429 cheaply */
+const VALUES_PER_MINUTE = 8;
+const BAD_KEY = `phx_${'0'.repeat(43)}`;
+
+/** One operation of the spec with its declared statuses and required scope. */
+interface Operation {
+  operationId: string;
+  method: string;
+  path: string;
+  declared: string[];
+  scope: string | undefined;
+  hasBody: boolean;
+}
+
+/** What `runContract` found. */
+export interface ContractResult {
+  ok: boolean;
+  /** every problem, one line each */
+  failures: string[];
+  /** per operation: statuses exercised (as answered through the proxy) and declared ones not exercised */
+  rows: Array<{ operationId: string; exercised: string[]; notExercised: string[] }>;
+  /** `Violation` lines of Prism's log */
+  violations: string[];
+  requests: number;
+  durationMs: number;
+}
+
+/** Options of `runContract`. */
+export interface ContractOptions {
+  /** where progress and the table go (default: console.log) */
+  log?: (line: string) => void;
+}
+
+function readOperations(): Operation[] {
+  const doc = parse(fs.readFileSync(SPEC, 'utf8')) as { paths: Record<string, Record<string, unknown>> };
+  const ops: Operation[] = [];
+  for (const [p, item] of Object.entries(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method] as
+        | { operationId?: string; responses?: Record<string, unknown>; requestBody?: unknown; security?: Array<{ PersonalAPIKeyAuth?: string[] }> }
+        | undefined;
+      if (!op?.operationId) continue;
+      ops.push({
+        operationId: op.operationId,
+        method: method.toUpperCase(),
+        path: p,
+        declared: Object.keys(op.responses ?? {}).sort(),
+        scope: op.security?.flatMap((s) => s.PersonalAPIKeyAuth ?? [])[0],
+        hasBody: op.requestBody !== undefined,
+      });
+    }
+  }
+  return ops;
+}
+
+// ------------------------------------------------------------------------------------------ processes
+
+interface Child {
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number): Promise<{ proc: Child; match: RegExpExecArray }> {
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env, NO_COLOR: '1', FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const append = (c: Buffer) => {
+    output += c.toString('utf8');
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  let stopping: Promise<void> | undefined;
+  const proc: Child = {
+    child,
+    output: () => output,
+    stop: () =>
+      (stopping ??= new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      })),
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`${path.basename(cmd)} not ready after ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const onData = () => {
+      const m = ready.exec(output);
+      if (m) done(undefined, m);
+    };
+    const onExit = (code: number | null) => done(new Error(`${path.basename(cmd)} exited (code ${code}) before it was ready:\n${output}`));
+    function done(err: Error | undefined, m?: RegExpExecArray) {
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+      if (err) void proc.stop().then(() => reject(err));
+      else resolve({ proc, match: m! });
+    }
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+// ------------------------------------------------------------------------------------------ the run
+
+/** Runs the whole check; never throws for a contract failure (see `ok` and `failures`). */
+export async function runContract(opts: ContractOptions = {}): Promise<ContractResult> {
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const started = performance.now();
+  const ops = readOperations();
+  const byId = new Map(ops.map((o) => [o.operationId, o]));
+  const failures: string[] = [];
+  const exercised = new Map<string, Set<string>>(ops.map((o) => [o.operationId, new Set<string>()]));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-contract-'));
+  let server: Child | undefined;
+  let prism: Child | undefined;
+  let requests = 0;
+  try {
+    // 1. the real server
+    const port = await freePort();
+    const s = await startChild(
+      process.execPath,
+      ['--import', 'tsx', 'server/main.ts'],
+      { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, VALIDATE_RESPONSES: 'off', NODE_ENV: 'production', LOG_LEVEL: 'silent', RATE_LIMIT_ENABLED: 'on', RATE_LIMIT_EVENT_VALUES: `${VALUES_PER_MINUTE}/minute,1000/hour` },
+      /envapi listening on (http:\/\/\S+)/,
+      30_000,
+    );
+    server = s.proc;
+    const key = /^\s+(phx_\S+)\s*$/m.exec(server.output())?.[1];
+    if (!key) throw new Error(`no API key in the server's output:\n${server.output()}`);
+    const serverUrl = `http://127.0.0.1:${port}`;
+
+    // 2. fixtures the API cannot create: a private project, another member, scoped keys, events
+    const fx = await setUpFixtures(dataDir);
+
+    // 3. Prism in front of it
+    const proxyPort = await freePort();
+    const p = await startChild(
+      PRISM_BIN,
+      ['proxy', SPEC, serverUrl, '--errors', '--validate-request', 'false', '--port', String(proxyPort), '--host', '127.0.0.1'],
+      {},
+      /Prism is listening on (http:\/\/\S+)/,
+      30_000,
+    );
+    prism = p.proc;
+    const proxy = p.match[1]!.replace(/\/+$/, '');
+    log(`server ${serverUrl}, Prism proxy ${proxy}, store ${dataDir}`);
+
+    // ------------------------------------------------------------------------------ requests
+    interface Req {
+      query?: string;
+      body?: unknown;
+      rawBody?: string | Buffer;
+      contentType?: string;
+      key?: string | null;
+      path?: Record<string, string | number>;
+    }
+    /** Sends a request of `operationId` through the proxy and checks it answered `expected`. */
+    async function send(operationId: string, expected: number, r: Req = {}): Promise<{ status: number; body: any; retryAfter: string | null }> {
+      const op = byId.get(operationId);
+      if (!op) throw new Error(`the scenario names ${operationId}, which the spec does not have`);
+      const params: Record<string, string | number> = { project_id: '1', ...r.path };
+      const url = proxy + op.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(String(params[name] ?? ''))) + (r.query ? `?${r.query}` : '');
+      const headers: Record<string, string> = {};
+      const k = r.key === undefined ? key! : r.key;
+      if (k) headers.Authorization = `Bearer ${k}`;
+      let body: string | Buffer | undefined;
+      if (r.rawBody !== undefined) body = r.rawBody;
+      else if (r.body !== undefined) body = JSON.stringify(r.body);
+      if (body !== undefined) headers['Content-Type'] = r.contentType ?? 'application/json';
+      requests += 1;
+      const res = await fetch(url, { method: op.method, headers, ...(body !== undefined ? { body } : {}) });
+      const text = await res.text();
+      const ct = res.headers.get('content-type') ?? '';
+      let parsed: any = text;
+      try {
+        if (ct.includes('json') && text) parsed = JSON.parse(text);
+      } catch {
+        /* left as text */
+      }
+      const what = `${operationId}: ${op.method} ${url.slice(proxy.length)} (meant ${expected})`;
+      const prismType = typeof parsed === 'object' && parsed && typeof parsed.type === 'string' && parsed.type.includes('stoplight.io/prism') ? (parsed.type as string) : undefined;
+      const slViolations = res.headers.get('sl-violations');
+      if (prismType?.endsWith('#VIOLATIONS')) {
+        failures.push(`${what}: Prism reports the response violates the contract: ${text.slice(0, 800)}`);
+      } else if (prismType) {
+        failures.push(`${what}: Prism answered ${res.status} itself (${prismType}), the request never reached the server: ${text.slice(0, 400)}`);
+      } else {
+        if (slViolations) failures.push(`${what}: sl-violations ${slViolations.slice(0, 800)}`);
+        if (res.status !== expected) failures.push(`${what}: answered ${res.status}: ${text.slice(0, 300)}`);
+        else exercised.get(operationId)!.add(String(res.status));
+        if (!op.declared.includes(String(res.status))) failures.push(`${what}: status ${res.status} is not declared`);
+      }
+      return { status: res.status, body: parsed, retryAfter: res.headers.get('retry-after') };
+    }
+    const otherScopeKey = (op: Operation) => (op.scope?.startsWith('query:') ? fx.pluginReadKey : fx.queryReadKey);
+
+    // ---------------------------------------------------------------------------- scenario
+    const plugins = (await send('environments_pipeline_frontend_apps_configs_list', 200)).body;
+    void plugins;
+    // plugin ids by name, from a created config's plugin_info
+    const create = async (pluginId: number, order: number) =>
+      (await send('environments_pipeline_frontend_apps_configs_create', 201, { body: { plugin: pluginId, order, enabled: true, config: {} } })).body as { id: number };
+    const frontendCfg = await create(fx.plugin.notificationBar, 1);
+    const destCfg = await create(fx.plugin.customerio, 2);
+    const webhookCfg = await create(fx.plugin.webhook, 3);
+    const doomed = await create(fx.plugin.customerio, 4);
+    await send('environments_pipeline_frontend_apps_configs_create', 400, { body: { plugin: MISSING_ID, order: 1 } });
+    await send('environments_pipeline_frontend_apps_configs_list', 200, { query: 'limit=1&offset=1' });
+    await send('environments_pipeline_frontend_apps_configs_list', 400, { query: 'limit=abc' });
+    await send('environments_pipeline_frontend_apps_configs_retrieve', 200, { path: { id: frontendCfg.id } });
+    await send('environments_pipeline_frontend_apps_configs_retrieve', 404, { path: { id: destCfg.id } });
+
+    await send('environments_pipeline_destination_configs_rearrange_partial_update', 200, { body: { orders: { [String(destCfg.id)]: 5 } } });
+    await send('environments_pipeline_destination_configs_rearrange_partial_update', 400, { body: { orders: { abc: 5 } } });
+    await send('environments_pipeline_destination_configs_partial_update', 200, { path: { id: destCfg.id }, body: { name: 'Renamed', config: { host: 'track.customer.io' } } });
+    await send('environments_pipeline_destination_configs_partial_update', 400, { path: { id: destCfg.id }, body: { order: 'first' } });
+    await send('environments_pipeline_destination_configs_activity_retrieve', 200, { path: { id: destCfg.id }, query: 'page=1&limit=2' });
+    await send('environments_pipeline_destination_configs_activity_retrieve', 200, { path: { id: destCfg.id }, query: 'page=99' });
+    await send('environments_pipeline_destination_configs_activity_retrieve', 400, { path: { id: destCfg.id }, query: 'page=0' });
+    await send('environments_pipeline_destination_configs_frontend_retrieve', 200, { path: { id: destCfg.id } });
+    await send('environments_pipeline_destination_configs_job_create', 200, {
+      path: { id: destCfg.id },
+      body: { job: { type: 'Export historical events V2', payload: { dateRange: ['2024-01-01', '2024-01-31'] } } },
+    });
+    await send('environments_pipeline_destination_configs_job_create', 400, { path: { id: destCfg.id }, body: { job: { type: 'No such job' } } });
+    await send('environments_pipeline_destination_configs_migrate_create', 200, { path: { id: destCfg.id } });
+    await send('environments_pipeline_destination_configs_migrate_create', 400, { path: { id: webhookCfg.id } });
+    await send('environments_pipeline_destination_configs_destroy', 204, { path: { id: doomed.id } });
+
+    // dashboards
+    const template = (name: string) => ({
+      template: { template_name: name, dashboard_description: 'Contract check', dashboard_filters: {}, tags: ['contract'], tiles: [{ type: 'TEXT', body: 'Hello' }, { type: 'INSIGHT', name: 'Pageviews', query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } } }] },
+    });
+    const dashA = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Source') })).body as { id: number; tiles: Array<{ id: number }> };
+    const dashB = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Target') })).body as { id: number; tiles: Array<{ id: number }> };
+    await send('environments_dashboards_create_from_template_json_create', 400, { body: { template: { ...template('Bad').template, tiles: [{ type: 'CHART', body: 'x' }] } } });
+    await send('environments_dashboards_list', 200, { query: 'limit=1' });
+    await send('environments_dashboards_list', 400, { query: 'offset=-1' });
+    await send('environments_dashboards_retrieve', 200, { path: { id: dashA.id } });
+    await send('environments_dashboards_move_tile_partial_update', 200, { path: { id: dashA.id }, body: { tile: { id: dashA.tiles[0]!.id }, toDashboard: dashB.id } });
+    await send('environments_dashboards_move_tile_partial_update', 400, { path: { id: dashA.id }, body: { tile: { id: dashB.tiles[1]!.id }, toDashboard: dashB.id } });
+    const restricted = (await send('environments_dashboards_create_from_template_json_create', 200, { body: { ...template('Restricted'), restriction_level: 37 } })).body as {
+      id: number;
+      tiles: Array<{ id: number }>;
+    };
+    await send('environments_dashboards_move_tile_partial_update', 403, {
+      key: fx.memberKey,
+      path: { id: restricted.id },
+      body: { tile: { id: restricted.tiles[0]!.id }, toDashboard: dashB.id },
+    });
+
+    // events
+    const page = (await send('environments_events_list', 200, { query: 'limit=2&event=$pageview' })).body as { results: Array<{ id: string }> };
+    await send('environments_events_list', 200, { query: 'format=csv&limit=2' });
+    await send('environments_events_list', 400, { query: 'after=not-a-date' });
+    await send('environments_events_values_retrieve', 200, { query: 'key=$browser' });
+    await send('environments_events_values_retrieve', 200, { query: 'key=$browser&format=csv' });
+    await send('environments_events_values_retrieve', 400, {});
+    const eventId = page.results[0]?.id ?? fx.eventUuid;
+    await send('environments_events_retrieve', 200, { path: { id: eventId } });
+    await send('environments_events_retrieve', 200, { path: { id: eventId }, query: 'format=csv' });
+    await send('environments_events_retrieve', 400, { path: { id: 'not-a-uuid' } });
+    await send('environments_events_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
+
+    // explicit members (private project Q)
+    const Q = fx.privateProject;
+    await send('environments_explicit_members_list', 200, { path: { project_id: Q } });
+    await send('environments_explicit_members_create', 201, { path: { project_id: Q }, body: { user_uuid: fx.memberUuid, level: 1 } });
+    await send('environments_explicit_members_create', 400, { path: { project_id: Q }, body: { user_uuid: fx.memberUuid, level: 1 } });
+    await send('environments_explicit_members_create', 403, { path: { project_id: Q }, body: { user_uuid: fx.ownerUuid, level: 1 } });
+    await send('environments_explicit_members_retrieve', 200, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+    await send('environments_explicit_members_partial_update', 200, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid }, body: { level: 8 } });
+    await send('environments_explicit_members_partial_update', 400, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid }, body: { level: 5 } });
+    await send('environments_explicit_members_retrieve', 403, { key: fx.outsiderKey, path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+    await send('environments_explicit_members_list', 403, { key: fx.outsiderKey, path: { project_id: Q } });
+    await send('environments_explicit_members_destroy', 403, { key: fx.outsiderKey, path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+    await send('environments_explicit_members_destroy', 204, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+    await send('environments_explicit_members_retrieve', 404, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+
+    await send('projects_list', 200, { query: 'limit=1' });
+    await send('projects_list', 400, { query: 'limit=0' });
+
+    // generic statuses for every operation: 401 (unknown key), 403 (scope missing), 404 (no such
+    // project or object), and 413 / 415 where declared
+    const pathFor = (op: Operation, project: string): Record<string, string | number> => ({
+      project_id: op.path.includes('explicit_members') && project === '1' ? Q : project,
+      id: op.path.includes('/events/') ? eventId : op.path.includes('/dashboards/') ? dashA.id : op.path.includes('frontend_apps') ? frontendCfg.id : destCfg.id,
+      parent_membership__user__uuid: fx.ownerUuid,
+    });
+    const bodyFor = (op: Operation): unknown =>
+      !op.hasBody
+        ? undefined
+        : op.operationId.includes('move_tile')
+          ? { tile: { id: dashA.tiles[1]!.id }, toDashboard: dashB.id }
+          : op.operationId.includes('create_from_template')
+            ? template('Generic')
+            : op.operationId.includes('job_create')
+              ? { job: { type: 'Export historical events V2', payload: { dateRange: ['2024-01-01', '2024-01-31'] } } }
+              : op.operationId.includes('frontend_apps_configs_create')
+                ? { plugin: fx.plugin.notificationBar, order: 9 }
+                : op.operationId.includes('rearrange')
+                  ? { orders: {} }
+                  : op.operationId.includes('explicit_members_create')
+                    ? { user_uuid: fx.memberUuid, level: 1 }
+                    : op.operationId.includes('explicit_members')
+                      ? { level: 1 }
+                      : {};
+    const queryFor = (op: Operation) => (op.operationId === 'environments_events_values_retrieve' ? 'key=$browser' : undefined);
+    for (const op of ops) {
+      const base: Req = { path: pathFor(op, '1'), body: bodyFor(op) };
+      const q = queryFor(op);
+      if (q) base.query = q;
+      if (op.declared.includes('401')) await send(op.operationId, 401, { ...base, key: BAD_KEY });
+      if (op.declared.includes('403') && !exercised.get(op.operationId)!.has('403')) await send(op.operationId, 403, { ...base, key: otherScopeKey(op) });
+      if (op.declared.includes('404') && !exercised.get(op.operationId)!.has('404')) {
+        if (op.path.includes('{project_id}')) await send(op.operationId, 404, { ...base, path: { ...base.path, project_id: MISSING_PROJECT } });
+      }
+      if (op.declared.includes('415') && op.hasBody) {
+        await send(op.operationId, 415, { ...base, rawBody: 'plain text', contentType: 'text/plain' });
+      }
+      if (op.declared.includes('413') && op.hasBody) {
+        const big = { ...(base.body as object), padding: 'x'.repeat(1024 * 1024 + 16) };
+        await send(op.operationId, 413, { ...base, rawBody: JSON.stringify(big) });
+      }
+    }
+    // 429: a fresh key exhausts the events-values class (limit set low on the server above)
+    if (byId.get('environments_events_values_retrieve')?.declared.includes('429')) {
+      for (let i = 0; i < VALUES_PER_MINUTE; i += 1) await send('environments_events_values_retrieve', 200, { key: fx.throttledKey, query: 'key=$browser' });
+      const r = await send('environments_events_values_retrieve', 429, { key: fx.throttledKey, query: 'key=$browser' });
+      if (r.status === 429 && !r.retryAfter) failures.push('environments_events_values_retrieve: 429 without a Retry-After header');
+    }
+    // the id-not-found 404 of operations with an id
+    await send('environments_pipeline_destination_configs_partial_update', 404, { path: { id: MISSING_ID }, body: { name: 'x' } });
+    await send('environments_dashboards_retrieve', 404, { path: { id: MISSING_ID } });
+
+    // let Prism flush its log
+    await new Promise((r) => setTimeout(r, 300));
+  } catch (err) {
+    failures.push(`the run stopped: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  } finally {
+    await prism?.stop();
+    await server?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const prismLog = prism?.output() ?? '';
+  const violations = prismLog.split('\n').filter((l) => /Violation/i.test(l));
+  for (const v of violations) failures.push(`Prism log: ${v.trim()}`);
+  const rows = ops.map((o) => {
+    const done = [...(exercised.get(o.operationId) ?? [])].sort();
+    return { operationId: o.operationId, exercised: done, notExercised: o.declared.filter((s) => !done.includes(s)) };
+  });
+  for (const r of rows) if (!r.exercised.length) failures.push(`${r.operationId}: not exercised at all`);
+
+  const w = Math.max(...rows.map((r) => r.operationId.length));
+  log('');
+  log(`${'operation'.padEnd(w)}  ${'exercised'.padEnd(28)}  declared, not exercised`);
+  log(`${'-'.repeat(w)}  ${'-'.repeat(28)}  ${'-'.repeat(24)}`);
+  for (const r of rows) log(`${r.operationId.padEnd(w)}  ${r.exercised.join(' ').padEnd(28)}  ${r.notExercised.join(' ') || '-'}`);
+  const durationMs = Math.round(performance.now() - started);
+  log('');
+  log(`${requests} requests through Prism in ${durationMs} ms; ${violations.length} violation(s) in Prism's log; ${failures.length} failure(s).`);
+  for (const f of failures) log(`FAIL ${f}`);
+  return { ok: failures.length === 0, failures, rows, violations, requests, durationMs };
+}
+
+/** Fixture records created straight in the store (the API has no operation for them). */
+interface Fixtures {
+  privateProject: string;
+  memberUuid: string;
+  ownerUuid: string;
+  memberKey: string;
+  outsiderKey: string;
+  queryReadKey: string;
+  pluginReadKey: string;
+  throttledKey: string;
+  eventUuid: string;
+  plugin: { customerio: number; notificationBar: number; webhook: number };
+}
+
+async function setUpFixtures(dataDir: string): Promise<Fixtures> {
+  const { openStore } = await import('../server/storage/db.js');
+  const { AccountsRepository, OrganizationLevel } = await import('../server/storage/repositories/accounts.js');
+  const { ApiKeysRepository } = await import('../server/storage/repositories/api-keys.js');
+  const { PLUGIN_CATALOG } = await import('../server/domain/plugin-catalog.js');
+  const { importEvents } = await import('../server/events/import.js');
+  const { generateDemoEvents } = await import('../server/events/demo.js');
+  const store = openStore({ dataDir });
+  try {
+    const accounts = new AccountsRepository(store.db);
+    const keys = new ApiKeysRepository(store.db);
+    const orgs = await accounts.listOrganizations();
+    const org = orgs[0]!;
+    const owner = (await accounts.listUsers())[0]!;
+    const team = await accounts.createTeam({ organization_id: org.id, name: 'Private (contract)', access_control: true });
+    const member = await accounts.createUser({ email: 'member@contract.example.com', first_name: 'Member' });
+    await accounts.upsertMembership(org.id, member.id, OrganizationLevel.MEMBER);
+    const otherOrg = await accounts.createOrganization({ name: 'Elsewhere' });
+    const outsider = await accounts.createUser({ email: 'outsider@contract.example.com' });
+    await accounts.upsertMembership(otherOrg.id, outsider.id, OrganizationLevel.OWNER);
+    const mk = async (user_id: number, scopes: string[]) => (await keys.create({ user_id, label: 'contract', scopes, scoped_teams: null })).key;
+    const pluginRows = await store.db.selectFrom('plugins').select(['id', 'url']).execute();
+    const pluginId = (k: string) => {
+      const url = PLUGIN_CATALOG.find((p) => p.key === k)?.url;
+      const row = pluginRows.find((r) => r.url === url);
+      if (!row) throw new Error(`plugin ${k} not installed`);
+      return row.id;
+    };
+    const now = new Date();
+    await importEvents(store, 1, generateDemoEvents({ count: 300, seed: 7, now, days: 3 }));
+    const anyEvent = await store.db.selectFrom('events').select('uuid').limit(1).executeTakeFirstOrThrow();
+    const result: Fixtures = {
+      privateProject: String(team.id),
+      memberUuid: member.uuid,
+      ownerUuid: owner.uuid,
+      memberKey: await mk(member.id, ['*']),
+      outsiderKey: await mk(outsider.id, ['*']),
+      queryReadKey: await mk(owner.id, ['query:read']),
+      pluginReadKey: await mk(owner.id, ['plugin:read']),
+      throttledKey: await mk(owner.id, ['query:read']),
+      eventUuid: anyEvent.uuid,
+      plugin: { customerio: pluginId('customerio'), notificationBar: pluginId('notification-bar'), webhook: pluginId('webhook') },
+    };
+    return result;
+  } finally {
+    await store.close();
+  }
+}
+
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1]);
+if (isMain) {
+  runContract()
+    .then((r) => {
+      process.exitCode = r.ok ? 0 : 1;
+    })
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    });
+}

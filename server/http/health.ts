@@ -1,0 +1,31 @@
+/**
+ * Operational endpoints, outside the API (not in `openapi.yaml`, no authentication, no rate limit):
+ *
+ * - `GET /_health`: liveness, always 200 `{"status":"ok"}` while the process serves requests.
+ * - `GET /_readyz`: readiness, 200 `{"status":"ok"}` when a trivial storage query works, else 503
+ *   `{"status":"unavailable"}`.
+ *
+ * Test-only: when the app is built with `slowHealthMs` (from `ENVAPI_TEST_SLOW_MS`, never set in
+ * production), `GET /_health?slow=1` waits that long before answering, so the shutdown test can
+ * hold a request in flight.
+ */
+import { Router } from 'express';
+import { sql } from 'kysely';
+import type { Store } from '../storage/db.js';
+
+export function healthRoutes(store: Store, opts: { slowHealthMs?: number } = {}): Router {
+  const router = Router();
+  router.get('/_health', async (req, res) => {
+    if (opts.slowHealthMs && req.query.slow !== undefined) await new Promise((r) => setTimeout(r, opts.slowHealthMs));
+    res.json({ status: 'ok' });
+  });
+  router.get('/_readyz', async (_req, res) => {
+    try {
+      await sql`select 1`.execute(store.db);
+      res.json({ status: 'ok' });
+    } catch {
+      res.status(503).json({ status: 'unavailable' });
+    }
+  });
+  return router;
+}

@@ -1,0 +1,21 @@
+/**
+ * `npm run contract` inside `npm test`: the real server behind `prism proxy --errors`, a scenario
+ * covering every operation of the spec (scripts/contract-proxy.ts), and no violation reported.
+ */
+import { describe, expect, it } from 'vitest';
+import { runContract } from '../../scripts/contract-proxy.js';
+
+describe('the real server behind Prism in proxy mode', () => {
+  it('answers every operation of the scenario as the contract says, with no violation', { timeout: 60_000 }, async () => {
+    const lines: string[] = [];
+    const result = await runContract({ log: (l) => lines.push(l) });
+    expect(result.failures, lines.join('\n')).toEqual([]);
+    expect(result.violations).toEqual([]);
+    expect(result.ok).toBe(true);
+    // every operation exercised, each with a success and at least the auth statuses
+    for (const row of result.rows) {
+      expect(row.exercised.some((s) => s.startsWith('2')), row.operationId).toBe(true);
+      expect(row.exercised, row.operationId).toEqual(expect.arrayContaining(['401', '403']));
+    }
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * Graceful shutdown of the real server process: a request in flight when SIGTERM arrives still
+ * completes with 200, and the process exits 0. The slow request is `/_health?slow=1`, slow only
+ * because the test sets `ENVAPI_TEST_SLOW_MS` (a test-only switch).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SLOW_MS = 1_500;
+
+let child: ChildProcess | undefined;
+let dir: string | undefined;
+
+afterEach(() => {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  child = undefined;
+  dir = undefined;
+});
+
+function startServer(): Promise<{ proc: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-shutdown-'));
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ENVAPI_TEST_SLOW_MS: String(SLOW_MS), SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'silent', VITEST: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child = proc;
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const m = /envapi listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ proc, url: m[1]!, output: () => out, exited });
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.once('exit', (code) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
+  });
+}
+
+describe('graceful shutdown', () => {
+  it('SIGTERM lets a request in flight finish with 200, then the process exits 0', async () => {
+    const { proc, url, output, exited } = await startServer();
+    expect((await fetch(`${url}/_health`)).status).toBe(200);
+
+    const started = Date.now();
+    const slow = fetch(`${url}/_health?slow=1`).then(async (r) => ({ status: r.status, body: await r.json(), at: Date.now() }));
+    await new Promise((r) => setTimeout(r, 300));
+    proc.kill('SIGTERM');
+
+    const answer = await slow;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ status: 'ok' });
+    expect(answer.at - started).toBeGreaterThanOrEqual(SLOW_MS - 50);
+
+    const code = await exited;
+    expect(code, output()).toBe(0);
+    expect(output()).toMatch(/SIGTERM received/);
+    // it did not wait for the keep-alive timeout or the shutdown timeout
+    expect(Date.now() - started).toBeLessThan(SLOW_MS + 4_000);
+  }, 30_000);
+});
