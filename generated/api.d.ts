@@ -2388,7 +2388,10 @@ export interface operations {
                  *
                  *     Invalid JSON answers 400 "Properties are unparsable!"; a filter with a missing `key`,
                  *     an unknown `operator` or another `type` (PostHog's `cohort`, `element`, `group`, ...)
-                 *     answers 400 with `attr` `properties`.
+                 *     answers 400 with `attr` `properties`, and so does a regular expression that is invalid,
+                 *     longer than 1,000 characters, or could take exponential time (nested repetition such
+                 *     as `(a+)+`; PostHog runs regexes with re2, this server with a backtracking engine).
+                 *     At most 50 filters, nested at most 5 levels.
                  */
                 properties?: string;
                 /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions to return. Accepted and ignored, as PostHog does today; use the query endpoint instead. */
