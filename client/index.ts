@@ -13,6 +13,7 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from '../generated/api.js';
 
+/** The generated contract types, for typing requests and answers. */
 export type { components, operations, paths } from '../generated/api.js';
 
 /** The client type: openapi-fetch over the contract's paths. */

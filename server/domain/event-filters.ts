@@ -38,6 +38,7 @@ export const PROPERTY_OPERATORS = [
   'is_date_after',
   'is_date_before',
 ] as const;
+/** One of PROPERTY_OPERATORS. */
 export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number];
 
 /** One validated filter, its value already in the form the SQL needs. */

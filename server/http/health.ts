@@ -13,6 +13,7 @@ import { Router } from 'express';
 import { sql } from 'kysely';
 import type { Store } from '../storage/db.js';
 
+/** The `/_health` and `/_readyz` routes over a store (see the module doc); mount before the validator. */
 export function healthRoutes(store: Store, opts: { slowHealthMs?: number } = {}): Router {
   const router = Router();
   router.get('/_health', async (req, res) => {

@@ -12,6 +12,7 @@ import type { Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
 import { columnTypes, dialectOf, withSerialId } from '../dialect.js';
 
+/** Creates events, persons and person_distinct_ids with their indexes (see the module doc). */
 export const migration0002: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const dialect = dialectOf(db);

@@ -6,6 +6,7 @@
 import type { Kysely, Migration } from 'kysely';
 import { columnTypes, dialectOf } from '../dialect.js';
 
+/** Creates explicit_team_memberships (see the module doc). */
 export const migration0003: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const t = columnTypes(dialectOf(db));

@@ -6,6 +6,7 @@
 import type { Kysely, Migration } from 'kysely';
 import { columnTypes, dialectOf, withSerialId } from '../dialect.js';
 
+/** Creates dashboards, insights, texts and dashboard_tiles (see the module doc). */
 export const migration0004: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const dialect = dialectOf(db);
