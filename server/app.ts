@@ -78,6 +78,8 @@ function route(operationId: OperationId, map: HandlerMap, services: Services) {
     try {
       assertFiniteQuery(req.query);
       const openapi = (req as Request & { openapi?: { pathParams?: Record<string, unknown> } }).openapi;
+      // The same coercion lets `Infinity` through as an integer id: it names no object (404, as DRF).
+      for (const v of Object.values(openapi?.pathParams ?? {})) if (typeof v === 'number' && !Number.isFinite(v)) throw notFound();
       const ctx = {
         operationId,
         params: { ...req.params, ...(openapi?.pathParams ?? {}) },

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
@@ -128,7 +128,14 @@ export interface MigrateResult {
 
 /** Applies every pending migration in order. Throws the first migration error, after rolling it back. */
 export async function migrateToLatest(store: Store): Promise<MigrateResult> {
-  const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+  // On PostgreSQL, keep Kysely's bookkeeping tables in the connection's own schema: its existence
+  // check would otherwise find them in another schema of the same database and skip creating them.
+  let migrationTableSchema: string | undefined;
+  if (store.dialect === 'postgres') {
+    const r = await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db);
+    migrationTableSchema = r.rows[0]?.schema;
+  }
+  const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };

@@ -3,6 +3,7 @@
  * validation on, bootstrapped like a first start, and helpers to make keys, users and projects.
  */
 import type { Server } from 'node:http';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,10 +39,34 @@ export interface TestServer {
 
 let seq = 0;
 
+/**
+ * A fresh PostgreSQL schema for one test server (when `TEST_DATABASE_URL` is set): returns a URL
+ * whose connections use it as search_path, and `drop()` to remove it afterwards.
+ */
+async function createPgSchema(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `envapi_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create schema ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.searchParams.set('options', `-c search_path=${name}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: baseUrl });
+      await c.connect();
+      await c.query(`drop schema if exists ${name} cascade`);
+      await c.end();
+    },
+  };
+}
+
 /** Starts a server on a fresh store in a temp directory. */
 export async function startTestServer(): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
-  const store = openStore({ dataDir: dir });
+  const pgSchema = process.env.TEST_DATABASE_URL ? await createPgSchema(process.env.TEST_DATABASE_URL) : undefined;
+  const store = pgSchema ? openStore({ databaseUrl: pgSchema.url }) : openStore({ dataDir: dir });
   await migrateToLatest(store);
   const b = await bootstrap(store);
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
@@ -95,6 +120,7 @@ export async function startTestServer(): Promise<TestServer> {
         server.closeAllConnections();
       });
       await store.close();
+      await pgSchema?.drop();
       fs.rmSync(dir, { recursive: true, force: true });
       if (errors.length) throw new Error(`the server logged ${errors.length} unexpected error(s): ${String(errors[0])}`);
     },

@@ -758,7 +758,8 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     });
   });
 
-  it('a failure while writing (the store refuses the last text) rolls everything back: no dashboard, tile, insight or text is left', async () => {
+  // SQLite mechanics (a SQLite trigger / the SQLite files); the PostgreSQL pass skips it.
+  it.skipIf(Boolean(process.env.TEST_DATABASE_URL))('a failure while writing (the store refuses the last text) rolls everything back: no dashboard, tile, insight or text is left', async () => {
     // A separate server, since its failure is an (expected) 500 that the harness reports on close.
     const t2 = await startTestServer();
     try {

@@ -369,7 +369,8 @@ describe('keys', () => {
     expect(page.results.map((p) => p.id)).toEqual([second]);
   });
 
-  it('the store files hold no plaintext key, only sha256$ hashes', async () => {
+  // SQLite mechanics (a SQLite trigger / the SQLite files); the PostgreSQL pass skips it.
+  it.skipIf(Boolean(process.env.TEST_DATABASE_URL))('the store files hold no plaintext key, only sha256$ hashes', async () => {
     // a few more keys, through the repository, limited and not
     plaintextKeys.push(await t.key(['plugin:read']), await t.key(['query:read'], { projects: [A] }));
     // use them once so that any "last used" bookkeeping is written too
