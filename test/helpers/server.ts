@@ -40,7 +40,15 @@ export interface TestServer {
 let seq = 0;
 
 /**
- * A fresh PostgreSQL schema for one test server (when `TEST_DATABASE_URL` is set): returns a URL
+ * Whether test servers run on PostgreSQL: in the PostgreSQL pass of `npm test`
+ * (scripts/test-postgres.mjs sets TEST_STORE=postgres) with TEST_DATABASE_URL set.
+ */
+export function usesPostgres(): boolean {
+  return process.env.TEST_STORE === 'postgres' && Boolean(process.env.TEST_DATABASE_URL);
+}
+
+/**
+ * A fresh PostgreSQL schema for one test server (see `usesPostgres`): returns a URL
  * whose connections use it as search_path, and `drop()` to remove it afterwards.
  */
 async function createPgSchema(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
@@ -65,7 +73,7 @@ async function createPgSchema(baseUrl: string): Promise<{ url: string; drop(): P
 /** Starts a server on a fresh store in a temp directory. */
 export async function startTestServer(): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
-  const pgSchema = process.env.TEST_DATABASE_URL ? await createPgSchema(process.env.TEST_DATABASE_URL) : undefined;
+  const pgSchema = usesPostgres() ? await createPgSchema(process.env.TEST_DATABASE_URL ?? '') : undefined;
   const store = pgSchema ? openStore({ databaseUrl: pgSchema.url }) : openStore({ dataDir: dir });
   await migrateToLatest(store);
   const b = await bootstrap(store);

@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components, EnvApiClient } from '../../client/index.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
 
 type Dashboard = components['schemas']['Dashboard'];
 type DashboardTile = components['schemas']['DashboardTile'];
@@ -759,7 +759,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
   });
 
   // SQLite mechanics (a SQLite trigger / the SQLite files); the PostgreSQL pass skips it.
-  it.skipIf(Boolean(process.env.TEST_DATABASE_URL))('a failure while writing (the store refuses the last text) rolls everything back: no dashboard, tile, insight or text is left', async () => {
+  it.skipIf(usesPostgres())('a failure while writing (the store refuses the last text) rolls everything back: no dashboard, tile, insight or text is left', async () => {
     // A separate server, since its failure is an (expected) 500 that the harness reports on close.
     const t2 = await startTestServer();
     try {

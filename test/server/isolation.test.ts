@@ -17,7 +17,7 @@ import { listOperations, loadSpec } from '../../server/http/spec.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
 
 interface Answer {
   status: number;
@@ -370,7 +370,7 @@ describe('keys', () => {
   });
 
   // SQLite mechanics (a SQLite trigger / the SQLite files); the PostgreSQL pass skips it.
-  it.skipIf(Boolean(process.env.TEST_DATABASE_URL))('the store files hold no plaintext key, only sha256$ hashes', async () => {
+  it.skipIf(usesPostgres())('the store files hold no plaintext key, only sha256$ hashes', async () => {
     // a few more keys, through the repository, limited and not
     plaintextKeys.push(await t.key(['plugin:read']), await t.key(['query:read'], { projects: [A] }));
     // use them once so that any "last used" bookkeeping is written too
