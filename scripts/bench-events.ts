@@ -1,9 +1,16 @@
 /**
- * Events benchmark (not a test): loads demo events into a fresh SQLite store, starts the real
- * server as `npm start` runs it in production (response validation off), and times each query
- * shape of the events API over HTTP on loopback.
+ * Events benchmark (not a test): loads demo events into a fresh store (SQLite, or PostgreSQL with
+ * `--db postgres`), starts the real server as `npm start` runs it in production (response
+ * validation off), and times each query shape of the events API over HTTP on loopback.
  *
  *   npm run bench:events -- [--events 1000000] [--runs 50] [--seed 42] [--keep DIR]
+ *   npm run bench:events -- --db postgres [--database-url URL] [--keep [SCHEMA]] [...]
+ *
+ * On PostgreSQL (default URL postgres://postgres@127.0.0.1:5432/test) the run gets a schema of its
+ * own, `envapi_bench_<ms since epoch>`, reached through the URL's `options=-c search_path=<schema>`
+ * (as the test helpers do); migrations run with `migrateToLatest`, the server child gets that URL
+ * as `DATABASE_URL`, and the schema is dropped at the end. `--keep` keeps it (and prints its name);
+ * `--keep SCHEMA` uses (and keeps) that schema, reusing its events when it has some.
  *
  * The store gets `--events` demo events split over two projects (project 1 gets the first half,
  * project 2 the second half, different seeds), through the same import path as `envapi demo`, so
@@ -19,10 +26,12 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { bootstrap } from '../server/bootstrap.js';
 import { generateDemoEvents } from '../server/events/demo.js';
 import { importEvents } from '../server/events/import.js';
-import { migrateToLatest, openStore } from '../server/storage/db.js';
+import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
 
@@ -55,9 +64,18 @@ function memoryOf(pid: number): { rss: number; peak: number } | undefined {
   }
 }
 
-async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
+/** Where the store lives: a SQLite data directory, or a PostgreSQL URL (with its search_path). */
+type Target = { kind: 'sqlite'; dataDir: string } | { kind: 'postgres'; url: string };
+
+async function startServer(target: Target, port: number): Promise<ChildProcess> {
+  // Rate limits off: the runs send far more than a key's 240 events requests a minute.
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), NODE_ENV: 'production', RATE_LIMIT_ENABLED: 'off' };
+  delete env.DATA_DIR;
+  delete env.DATABASE_URL;
+  if (target.kind === 'sqlite') env.DATA_DIR = target.dataDir;
+  else env.DATABASE_URL = target.url;
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'production' },
+    env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -71,21 +89,79 @@ async function startServer(dataDir: string, port: number): Promise<ChildProcess>
   return child;
 }
 
+/** Runs one statement on `baseUrl` outside the bench's schema (create/drop schema). */
+async function admin(baseUrl: string, statement: string): Promise<void> {
+  const c = new pg.Client({ connectionString: baseUrl });
+  await c.connect();
+  try {
+    await c.query(statement);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Sizes of the events table and its indexes (MB), and the database's total, for the report. */
+async function storeSize(store: Store, target: Target): Promise<string> {
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+  if (target.kind === 'sqlite') {
+    const size = (f: string) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
+    const file = store.location;
+    return `SQLite file ${mb(size(file))} MB (+ WAL ${mb(size(`${file}-wal`))} MB)`;
+  }
+  const r = await sql<{ heap: string; idx: string; total: string; rows: string }>`
+    select pg_table_size('events') as heap, pg_indexes_size('events') as idx,
+           pg_total_relation_size('events') as total, (select count(*) from events) as rows`.execute(store.db);
+  const row = r.rows[0]!;
+  const perRow = Number(row.rows) ? (Number(row.heap) / Number(row.rows)).toFixed(0) : '?';
+  const idx = await sql<{ name: string; size: string }>`
+    select c.relname as name, pg_relation_size(c.oid) as size from pg_index i join pg_class c on c.oid = i.indexrelid
+    where i.indrelid = 'events'::regclass order by c.relname`.execute(store.db);
+  return (
+    `events table ${mb(Number(row.heap))} MB (${perRow} B a row incl. TOAST), indexes ${mb(Number(row.idx))} MB ` +
+    `(${idx.rows.map((x) => `${x.name} ${mb(Number(x.size))}`).join(', ')}), total ${mb(Number(row.total))} MB`
+  );
+}
+
 const program = new Command('bench-events')
-  .description('benchmark the events API on a fresh SQLite store of demo events')
+  .description('benchmark the events API on a fresh store of demo events (SQLite or PostgreSQL)')
+  .option('--db <kind>', 'sqlite or postgres', 'sqlite')
+  .option('--database-url <url>', 'PostgreSQL server (with --db postgres)', 'postgres://postgres@127.0.0.1:5432/test')
   .option('--events <n>', 'demo events in the store (split over 2 projects)', (v) => Number(v), 1_000_000)
   .option('--runs <n>', 'timed runs per query shape', (v) => Number(v), 50)
   .option('--seed <n>', 'demo seed', (v) => Number(v), 42)
   .option('--port <n>', 'server port', (v) => Number(v), 18_000 + Math.floor(Math.random() * 1000))
-  .option('--keep <dir>', 'use (and keep) this data directory instead of a temporary one')
-  .action(async (o: { events: number; runs: number; seed: number; port: number; keep?: string }) => {
-    const dataDir = o.keep ? path.resolve(o.keep) : fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-'));
-    const store = openStore({ dataDir });
+  .option('--keep [dir-or-schema]', 'SQLite: use (and keep) this data directory; PostgreSQL: keep the schema, or use (and keep) this one')
+  .action(async (o: { db: string; databaseUrl: string; events: number; runs: number; seed: number; port: number; keep?: string | true }) => {
+    if (o.db !== 'sqlite' && o.db !== 'postgres') throw new Error(`--db must be sqlite or postgres, got ${JSON.stringify(o.db)}`);
+    let target: Target;
+    let cleanup: () => Promise<void>;
+    if (o.db === 'sqlite') {
+      if (o.keep === true) throw new Error('--keep needs a directory on SQLite');
+      const dataDir = o.keep ? path.resolve(o.keep) : fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-'));
+      target = { kind: 'sqlite', dataDir };
+      cleanup = async () => {
+        if (!o.keep) fs.rmSync(dataDir, { recursive: true, force: true });
+      };
+    } else {
+      const schema = typeof o.keep === 'string' ? o.keep : `envapi_bench_${Date.now()}`;
+      if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`not a plain schema name: ${schema}`);
+      await admin(o.databaseUrl, `create schema if not exists ${schema}`);
+      const url = new URL(o.databaseUrl);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      target = { kind: 'postgres', url: url.toString() };
+      cleanup = async () => {
+        if (o.keep) console.error(`Kept schema ${schema}.`);
+        else await admin(o.databaseUrl, `drop schema if exists ${schema} cascade`);
+      };
+    }
+    const where = target.kind === 'sqlite' ? target.dataDir : target.url.replace(/\/\/[^@/]*@/, '//');
+    const store = target.kind === 'sqlite' ? openStore({ dataDir: target.dataDir }) : openStore({ databaseUrl: target.url });
+    try {
     await migrateToLatest(store);
     const boot = await bootstrap(store);
     const accounts = new AccountsRepository(store.db);
     const owner = boot.user ?? (await accounts.listUsers())[0];
-    if (!owner) throw new Error(`${dataDir} has no user`);
+    if (!owner) throw new Error(`${where} has no user`);
     const { key } = await new ApiKeysRepository(store.db).create({ user_id: owner.id, label: 'bench', scopes: ['*'], scoped_teams: null });
     const team1 = 1;
     const now = new Date();
@@ -101,12 +177,12 @@ const program = new Command('bench-events')
         process.stderr.write(`  ${label}: ${done.toLocaleString('en-US')} events…\n`);
       }
     };
-    console.error(`Importing ${o.events.toLocaleString('en-US')} demo events into ${dataDir} …`);
+    console.error(`Importing ${o.events.toLocaleString('en-US')} demo events into ${where} …`);
       const team2 = (await accounts.createTeam({ organization_id: boot.organization!.id, name: 'Second project' })).id;
       s1 = await importEvents(store, team1, generateDemoEvents({ count: half, seed: o.seed, now }), { onProgress: progress('project 1') });
       s2 = await importEvents(store, team2, generateDemoEvents({ count: o.events - half, seed: o.seed + 1, now }), { onProgress: progress('project 2') });
     } else {
-      console.error(`Reusing the store in ${dataDir} (no import).`);
+      console.error(`Reusing the store in ${where} (no import).`);
       const counts = await store.db.selectFrom('events').select(['team_id', (eb) => eb.fn.countAll().as('n')]).groupBy('team_id').execute();
       s1 = { inserted: Number(counts.find((c) => c.team_id === team1)?.n ?? 0) };
       s2 = { inserted: counts.filter((c) => c.team_id !== team1).reduce((a, c) => a + Number(c.n), 0) };
@@ -129,11 +205,17 @@ const program = new Command('bench-events')
       .selectFrom('events')
       .select((eb) => eb.fn.countAll().as('n'))
       .where('team_id', '=', team1)
-      .where((eb) => eb(eb.fn('json_extract', ['properties', eb.val('$."$browser"')]), '=', 'Opera Mini'))
+      .where(
+        store.dialect === 'postgres'
+          ? sql<boolean>`properties->>'$browser' = ${'Opera Mini'}`
+          : sql<boolean>`json_extract(properties, '$."$browser"') = ${'Opera Mini'}`,
+      )
       .executeTakeFirstOrThrow();
+    if (store.dialect === 'postgres') await sql`analyze`.execute(store.db);
+    const size = await storeSize(store, target);
     await store.close();
 
-    const server = await startServer(dataDir, o.port);
+    const server = await startServer(target, o.port);
     const base = `http://127.0.0.1:${o.port}/api/environments/${team1}`;
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const get = (url: string) =>
@@ -193,7 +275,7 @@ const program = new Command('bench-events')
       const rate = Math.round(imported / importSeconds);
       const lines = [
         `Events benchmark — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores`,
-        `Store: SQLite, ${imported.toLocaleString('en-US')} events in 2 projects (project ${team1}: ${s1.inserted.toLocaleString('en-US')})`,
+        `Store: ${target.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${imported.toLocaleString('en-US')} events in 2 projects (project ${team1}: ${s1.inserted.toLocaleString('en-US')})`,
         boot.created
           ? `Import: ${rate.toLocaleString('en-US')} events/s (${importSeconds.toFixed(1)} s for ${imported.toLocaleString('en-US')} events, demo generation included)`
           : 'Import: not measured (store reused)',
@@ -202,10 +284,14 @@ const program = new Command('bench-events')
         '|---|---|---|---|---|',
         ...stats.map((s) => `| ${s.name} | ${s.runs} | ${s.median.toFixed(2)} | ${s.p95.toFixed(2)} | ${s.note ?? ''} |`),
         '',
+        `Size: ${size}`,
         mem ? `Server memory after the runs: RSS ${mem.rss} MB, peak ${mem.peak} MB` : 'Server memory: /proc not available',
       ];
       console.log(lines.join('\n'));
-      if (!o.keep) fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+    } finally {
+      await store.close().catch(() => undefined);
+      await cleanup();
     }
   });
 
