@@ -13,7 +13,7 @@ import { PLUGIN_CATALOG, findCatalogPlugin } from './domain/plugin-catalog.js';
 import { parseIsoTimestamp } from './domain/timestamps.js';
 import { generateDemoEvents } from './events/demo.js';
 import { importEvents, importEventsFile, type ImportFormat, type ImportSummary, type ProgressCallback } from './events/import.js';
-import { main as serve } from './main.js';
+import { main as serve, serveCluster, workersRefusal } from './main.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type User } from './storage/repositories/accounts.js';
 import { ApiKeysRepository } from './storage/repositories/api-keys.js';
@@ -143,16 +143,24 @@ export function buildProgram(): Command {
     .description('migrate, bootstrap an empty store (printing one API key), and serve the API')
     .option('-p, --port <port>', 'TCP port (env PORT, default 8000)', parseInteger)
     .option('--host <host>', 'interface (env HOST, default 127.0.0.1)')
-    .action(async (o: { port?: number; host?: string }) => {
+    .option('-w, --workers <n>', 'worker processes on the same port (node:cluster); more than 1 needs DATABASE_URL', parseInteger)
+    .action(async (o: { port?: number; host?: string; workers?: number }) => {
       const opts = program.opts<{ dataDir?: string; databaseUrl?: string }>();
       const config = readConfig();
-      await serve({
+      const resolved = {
         ...config,
         port: o.port ?? config.port,
         host: o.host ?? config.host,
         dataDir: opts.dataDir ?? config.dataDir,
         databaseUrl: opts.databaseUrl ?? config.databaseUrl,
-      });
+      };
+      if (o.workers === undefined) {
+        await serve(resolved);
+        return;
+      }
+      const refusal = workersRefusal(resolved, o.workers);
+      if (refusal) throw new CliError(refusal);
+      await serveCluster(resolved, o.workers);
     });
 
   program

@@ -13,6 +13,9 @@
  * | RATE_LIMIT_ENABLED | on | per-key throttles; `0`, `false`, `off`, `no` disable them |
  * | RATE_LIMIT_MULTIPLIER | 1 | scales every limit |
  * | RATE_LIMIT_EVENTS / RATE_LIMIT_EVENT_VALUES / RATE_LIMIT_DEFAULT | PostHog's | a class's limits, e.g. `240/minute,1200/hour` |
+ * | DATABASE_POOL_SIZE | 10 | PostgreSQL connections a process may open |
+ * | REDIS_URL | (unset) | `redis://…`: rate-limit counters shared by every process through Redis |
+ * | RATE_LIMIT_REDIS_PREFIX | envapi:rl: | prefix of the counters' Redis keys |
  * | ENVAPI_TEST_SLOW_MS | unset | test only: `GET /_health?slow=1` waits this long |
  */
 import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
@@ -24,6 +27,12 @@ export interface ServerConfig {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL pool size of this process (`DATABASE_POOL_SIZE`, default 10) */
+  databasePoolSize: number;
+  /** `REDIS_URL`: when set, rate-limit counters live in Redis (shared by every process) */
+  redisUrl: string | undefined;
+  /** `RATE_LIMIT_REDIS_PREFIX`: prefix of the counters' Redis keys */
+  redisPrefix: string;
   validateResponses: boolean;
   shutdownTimeoutMs: number;
   logLevel: string;
@@ -50,12 +59,21 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     host: env.HOST || '127.0.0.1',
     dataDir: env.DATA_DIR || 'data',
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolSize: poolSize(env.DATABASE_POOL_SIZE),
+    redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: env.RATE_LIMIT_REDIS_PREFIX || 'envapi:rl:',
     validateResponses: validate === undefined || validate === '' ? env.NODE_ENV !== 'production' : !['0', 'false', 'off', 'no'].includes(validate.toLowerCase()),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
     logLevel: logLevel(env.LOG_LEVEL),
     rateLimit: readRateLimitConfig(env),
     testSlowMs: int('ENVAPI_TEST_SLOW_MS', env.ENVAPI_TEST_SLOW_MS, 0),
   };
+}
+
+function poolSize(value: string | undefined): number {
+  const n = int('DATABASE_POOL_SIZE', value, 10);
+  if (n < 1) throw new Error(`DATABASE_POOL_SIZE must be at least 1, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 function logLevel(value: string | undefined): string {

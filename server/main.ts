@@ -2,12 +2,15 @@
  * Entry point of `npm start` and `envapi serve`: reads the configuration, opens the store, applies
  * migrations, bootstraps an empty store (printing its one API key), and listens. SIGTERM/SIGINT
  * stop accepting connections, let requests in flight finish (bounded by SHUTDOWN_TIMEOUT_MS),
- * close the store and exit 0 (close-with-grace).
+ * close the store and exit 0 (close-with-grace). With `REDIS_URL` the rate-limit counters live in
+ * Redis (closed on shutdown). `serveCluster` is `envapi serve --workers N` (node:cluster).
  */
+import cluster, { type Worker } from 'node:cluster';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
+import { Redis } from 'ioredis';
 import { createApp } from './app.js';
 import { defaultLogger } from './http/logging.js';
 import { bootstrap } from './bootstrap.js';
@@ -27,19 +30,61 @@ export interface RunningServer {
 /** Prints what a person starting the server needs to know. */
 export type Printer = (line: string) => void;
 
-/**
- * Opens the store, migrates, bootstraps, and listens. Throws when the port is taken or the store
- * cannot be opened.
- */
-export async function startServer(config: ServerConfig, print: Printer = (l) => console.log(l)): Promise<RunningServer> {
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+/** Options of `startServer`. */
+export interface StartOptions {
+  /**
+   * A cluster worker (`serve --workers N`): the primary has already migrated and bootstrapped, so
+   * the worker does neither and prints only its listening line.
+   */
+  worker?: boolean;
+}
+
+/** Migrates and bootstraps the store, printing what a first start created (the one API key). */
+async function prepareStore(store: Store, print: Printer, url: string | undefined): Promise<void> {
   const { applied } = await migrateToLatest(store);
   if (applied.length) print(`Applied migrations: ${applied.join(', ')}`);
   const boot = await bootstrap(store);
+  if (boot.created && boot.key && boot.team && boot.user) {
+    print('');
+    print(`Created organization "${boot.organization?.name}", project ${boot.team.id} ("${boot.team.name}") and owner ${boot.user.email},`);
+    print(`and installed ${boot.plugins?.length ?? 0} plugins from the built-in catalog.`);
+    print('');
+    print('Personal API key (scope *). It is shown this once and stored only as a hash:');
+    print('');
+    print(`  ${boot.key}`);
+    print('');
+    const base = url ?? 'http://HOST:PORT';
+    print(`Try: curl -H "Authorization: Bearer ${boot.key}" ${base}/api/environments/${boot.team.id}/pipeline_frontend_apps_configs/`);
+    print('');
+  }
+}
+
+function openConfiguredStore(config: ServerConfig): Store {
+  return openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+}
+
+/**
+ * Opens the store, migrates, bootstraps, and listens. Throws when the port is taken or the store
+ * cannot be opened. With `REDIS_URL` the rate-limit counters live in Redis.
+ */
+export async function startServer(config: ServerConfig, print: Printer = (l) => console.log(l), opts: StartOptions = {}): Promise<RunningServer> {
+  const store = openConfiguredStore(config);
+  let boot: Awaited<ReturnType<typeof bootstrap>> | undefined;
+  if (!opts.worker) {
+    const { applied } = await migrateToLatest(store);
+    if (applied.length) print(`Applied migrations: ${applied.join(', ')}`);
+    boot = await bootstrap(store);
+  }
+  const redis = config.rateLimit && config.redisUrl ? new Redis(config.redisUrl) : undefined;
+  // an unreachable Redis is reported by the failing requests (500), not as an unhandled event
+  redis?.on('error', () => {});
   const app = createApp({
     store,
     validateResponses: config.validateResponses,
-    rateLimit: config.rateLimit,
+    rateLimit:
+      config.rateLimit && redis
+        ? { ...config.rateLimit, redis: { prefix: config.redisPrefix, sendCommand: (command, ...args) => redis.call(command, ...args) } }
+        : config.rateLimit,
     logger: defaultLogger(config.logLevel),
     slowHealthMs: config.testSlowMs || undefined,
   });
@@ -61,7 +106,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
-  if (boot.created && boot.key && boot.team && boot.user) {
+  if (boot?.created && boot.key && boot.team && boot.user) {
     print('');
     print(`Created organization "${boot.organization?.name}", project ${boot.team.id} ("${boot.team.name}") and owner ${boot.user.email},`);
     print(`and installed ${boot.plugins?.length ?? 0} plugins from the built-in catalog.`);
@@ -73,7 +118,9 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
     print(`Try: curl -H "Authorization: Bearer ${boot.key}" ${url}/api/environments/${boot.team.id}/pipeline_frontend_apps_configs/`);
     print('');
   }
-  print(`envapi listening on ${url} (store: ${store.dialect} ${store.location})`);
+  const limits = config.rateLimit ? (redis ? 'rate limits: redis' : 'rate limits: per process') : 'rate limits: off';
+  if (opts.worker) print(`envapi worker ${process.pid} listening on ${url}`);
+  else print(`envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits})`);
   return {
     server,
     store,
@@ -86,18 +133,98 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
         server.closeIdleConnections();
       });
       await store.close();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
     },
   };
 }
 
 /** Runs the server until SIGTERM/SIGINT; exits 0 after a clean shutdown, 1 on failure. */
 export async function main(config: ServerConfig = readConfig()): Promise<void> {
-  const running = await startServer(config);
+  const running = await startServer(config, undefined, { worker: cluster.isWorker });
   closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
     if (err) console.error(err);
-    console.log(`envapi: ${signal ?? 'shutdown'} received, finishing requests in flight…`);
+    if (!cluster.isWorker) console.log(`envapi: ${signal ?? 'shutdown'} received, finishing requests in flight…`);
     await running.close();
   });
+}
+
+/** Why `serve --workers N` refuses a configuration, or undefined when it is fine. */
+export function workersRefusal(config: ServerConfig, workers: number): string | undefined {
+  if (!Number.isInteger(workers) || workers < 1) return `--workers must be a positive integer, got ${workers}`;
+  if (workers > 1 && !config.databaseUrl)
+    return `--workers ${workers} needs PostgreSQL (DATABASE_URL): SQLite allows one writer, so several processes on one SQLite file would fail with "database is locked". Use --workers 1, or set DATABASE_URL.`;
+  return undefined;
+}
+
+/**
+ * `envapi serve --workers N`: the primary migrates and bootstraps once (printing the key), then
+ * forks N workers (node:cluster) that listen on the same port and serve. SIGTERM/SIGINT on the
+ * primary stop the workers gracefully (each finishes its requests in flight) and exit 0. A worker
+ * that dies after it listened is replaced; one that fails before listening stops everything.
+ */
+export async function serveCluster(config: ServerConfig, workers: number, print: Printer = (l) => console.log(l)): Promise<void> {
+  const refusal = workersRefusal(config, workers);
+  if (refusal) throw new Error(refusal);
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    await prepareStore(store, print, config.port ? `http://${config.host}:${config.port}` : undefined);
+  } finally {
+    await store.close();
+  }
+  const tsx = process.execArgv.some((a) => a.includes('tsx'));
+  cluster.setupPrimary({
+    exec: fileURLToPath(import.meta.url),
+    args: [],
+    execArgv: tsx ? process.execArgv : [...process.execArgv, '--import', 'tsx'],
+  });
+  // the workers read the same settings from the environment, with the command line's overrides
+  const env: Record<string, string> = { PORT: String(config.port), HOST: config.host, DATA_DIR: config.dataDir };
+  if (config.databaseUrl) env.DATABASE_URL = config.databaseUrl;
+  let stopping = false;
+  let announced = false;
+  const listened = new Set<Worker>();
+  const fork = (): void => {
+    const worker = cluster.fork(env);
+    worker.once('listening', (address) => {
+      listened.add(worker);
+      if (!announced) {
+        announced = true;
+        const host = address.address && address.address.includes(':') ? `[${address.address}]` : (address.address ?? config.host);
+        print(`envapi listening on http://${host}:${address.port} (${workers} workers; store: ${config.databaseUrl ? 'postgres' : 'sqlite'})`);
+      }
+    });
+    worker.once('exit', (code, signal) => {
+      if (stopping) return;
+      if (!listened.has(worker)) {
+        console.error(`envapi: worker ${worker.process.pid} exited (${signal ?? code}) before listening; stopping`);
+        void stop(1);
+        return;
+      }
+      listened.delete(worker);
+      console.error(`envapi: worker ${worker.process.pid} exited (${signal ?? code}); starting a new one`);
+      fork();
+    });
+  };
+  const stop = async (exitCode: number): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    const alive = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && !w.isDead());
+    const exits = alive.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
+    for (const w of alive) w.process.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      for (const w of alive) if (!w.isDead()) w.process.kill('SIGKILL');
+    }, config.shutdownTimeoutMs + 2_000);
+    await Promise.all(exits);
+    clearTimeout(timer);
+    process.exit(exitCode);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      print(`envapi: ${signal} received, stopping ${workers} workers…`);
+      void stop(0);
+    });
+  }
+  for (let i = 0; i < workers; i++) fork();
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
+import { RedisStore } from 'rate-limit-redis';
 import { ApiError } from './errors.js';
 import { bearerToken } from './security.js';
 
@@ -33,6 +34,19 @@ export interface RateWindow {
 /** The limits of each class; a request must stay within every window of its class. */
 export interface RateLimitConfig {
   classes: Record<RateClass, RateWindow[]>;
+  /**
+   * Shared counters (server/main.ts sets this when `REDIS_URL` is set): every limiter keeps its
+   * counts in Redis through rate-limit-redis, under `<prefix><class>:<windowMs>:`, so a key's limit
+   * holds across processes. Without it, each process counts in its own memory.
+   */
+  redis?: RedisCounters | undefined;
+}
+
+/** How the limiters reach Redis: a raw command sender (e.g. ioredis's `call`) and a key prefix. */
+export interface RedisCounters {
+  sendCommand: (command: string, ...args: string[]) => Promise<unknown>;
+  /** e.g. `envapi:rl:` (`RATE_LIMIT_REDIS_PREFIX`) */
+  prefix: string;
 }
 
 const MINUTE = 60_000;
@@ -81,6 +95,8 @@ export function throttled(waitSeconds: number): ApiError {
 
 const PROPERTY = 'envapiRateLimit';
 
+type SendCommand = Extract<ConstructorParameters<typeof RedisStore>[0], { sendCommand: unknown }>['sendCommand'];
+
 /**
  * The throttling middleware. Put it after the validator's metadata and security steps:
  * `req.openapi.schema.operationId` chooses the class.
@@ -92,6 +108,15 @@ export function rateLimitMiddleware(config: RateLimitConfig): RequestHandler {
       rateLimit({
         windowMs: w.windowMs,
         limit: w.limit,
+        ...(config.redis
+          ? {
+              store: new RedisStore({
+                // rate-limit-redis types the reply narrowly; ioredis answers with those same values
+                sendCommand: config.redis.sendCommand as SendCommand,
+                prefix: `${config.redis.prefix}${cls}:${w.windowMs}:`,
+              }),
+            }
+          : {}),
         standardHeaders: false,
         legacyHeaders: false,
         requestPropertyName: PROPERTY,
