@@ -10,17 +10,17 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
+import type { Logger } from 'pino';
 import { createServices, type Services } from './domain/services.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
 import { ApiError, notFound, toApiError, validationError } from './http/errors.js';
+import { healthRoutes } from './http/health.js';
+import { defaultLogger, requestLogger } from './http/logging.js';
+import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
 import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
 import type { Store } from './storage/db.js';
-import type { Logger } from 'pino';
-import { healthRoutes } from './http/health.js';
-import { defaultLogger, requestLogger } from './http/logging.js';
-import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 
 /** What the app is built from. */
 export interface AppDeps {

@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import { bootstrap, installCatalogPlugin } from './bootstrap.js';
 import { readConfig } from './config.js';
+import { KNOWN_SCOPES } from './domain/access.js';
 import { PLUGIN_CATALOG, findCatalogPlugin } from './domain/plugin-catalog.js';
 import { parseIsoTimestamp } from './domain/timestamps.js';
 import { generateDemoEvents } from './events/demo.js';
@@ -18,18 +19,6 @@ import { migrateToLatest, openStore, type Store } from './storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type User } from './storage/repositories/accounts.js';
 import { ApiKeysRepository } from './storage/repositories/api-keys.js';
 
-/** Scopes a key may carry (PostHog's names); `*` grants all. */
-export const KNOWN_SCOPES = [
-  '*',
-  'plugin:read',
-  'plugin:write',
-  'dashboard:read',
-  'dashboard:write',
-  'query:read',
-  'query:write',
-  'project:read',
-  'project:write',
-] as const;
 
 const LEVELS: Record<string, number> = { member: OrganizationLevel.MEMBER, admin: OrganizationLevel.ADMIN, owner: OrganizationLevel.OWNER };
 

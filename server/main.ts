@@ -13,7 +13,7 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
 import { defaultLogger } from './http/logging.js';
-import { bootstrap } from './bootstrap.js';
+import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
 
@@ -39,24 +39,31 @@ export interface StartOptions {
   worker?: boolean;
 }
 
-/** Migrates and bootstraps the store, printing what a first start created (the one API key). */
-async function prepareStore(store: Store, print: Printer, url: string | undefined): Promise<void> {
+/** Migrates and bootstraps the store; returns what a first start created (nothing on later starts). */
+async function migrateAndBootstrap(store: Store, print: Printer): Promise<BootstrapResult> {
   const { applied } = await migrateToLatest(store);
   if (applied.length) print(`Applied migrations: ${applied.join(', ')}`);
-  const boot = await bootstrap(store);
-  if (boot.created && boot.key && boot.team && boot.user) {
-    print('');
-    print(`Created organization "${boot.organization?.name}", project ${boot.team.id} ("${boot.team.name}") and owner ${boot.user.email},`);
-    print(`and installed ${boot.plugins?.length ?? 0} plugins from the built-in catalog.`);
-    print('');
-    print('Personal API key (scope *). It is shown this once and stored only as a hash:');
-    print('');
-    print(`  ${boot.key}`);
-    print('');
-    const base = url ?? 'http://HOST:PORT';
-    print(`Try: curl -H "Authorization: Bearer ${boot.key}" ${base}/api/environments/${boot.team.id}/pipeline_frontend_apps_configs/`);
-    print('');
-  }
+  return bootstrap(store);
+}
+
+/** Prints what a first start created, with its one API key and a curl line against `url`. */
+function printFirstStart(boot: BootstrapResult, print: Printer, url: string): void {
+  if (!(boot.created && boot.key && boot.team && boot.user)) return;
+  print('');
+  print(`Created organization "${boot.organization?.name}", project ${boot.team.id} ("${boot.team.name}") and owner ${boot.user.email},`);
+  print(`and installed ${boot.plugins?.length ?? 0} plugins from the built-in catalog.`);
+  print('');
+  print('Personal API key (scope *). It is shown this once and stored only as a hash:');
+  print('');
+  print(`  ${boot.key}`);
+  print('');
+  print(`Try: curl -H "Authorization: Bearer ${boot.key}" ${url}/api/environments/${boot.team.id}/pipeline_frontend_apps_configs/`);
+  print('');
+}
+
+/** Migrates and bootstraps the store, printing what a first start created (the one API key). */
+async function prepareStore(store: Store, print: Printer, url: string | undefined): Promise<void> {
+  printFirstStart(await migrateAndBootstrap(store, print), print, url ?? 'http://HOST:PORT');
 }
 
 function openConfiguredStore(config: ServerConfig): Store {
@@ -69,12 +76,7 @@ function openConfiguredStore(config: ServerConfig): Store {
  */
 export async function startServer(config: ServerConfig, print: Printer = (l) => console.log(l), opts: StartOptions = {}): Promise<RunningServer> {
   const store = openConfiguredStore(config);
-  let boot: Awaited<ReturnType<typeof bootstrap>> | undefined;
-  if (!opts.worker) {
-    const { applied } = await migrateToLatest(store);
-    if (applied.length) print(`Applied migrations: ${applied.join(', ')}`);
-    boot = await bootstrap(store);
-  }
+  const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
   const redis = config.rateLimit && config.redisUrl ? new Redis(config.redisUrl) : undefined;
   // an unreachable Redis is reported by the failing requests (500), not as an unhandled event
   redis?.on('error', () => {});
@@ -106,18 +108,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
-  if (boot?.created && boot.key && boot.team && boot.user) {
-    print('');
-    print(`Created organization "${boot.organization?.name}", project ${boot.team.id} ("${boot.team.name}") and owner ${boot.user.email},`);
-    print(`and installed ${boot.plugins?.length ?? 0} plugins from the built-in catalog.`);
-    print('');
-    print('Personal API key (scope *). It is shown this once and stored only as a hash:');
-    print('');
-    print(`  ${boot.key}`);
-    print('');
-    print(`Try: curl -H "Authorization: Bearer ${boot.key}" ${url}/api/environments/${boot.team.id}/pipeline_frontend_apps_configs/`);
-    print('');
-  }
+  if (boot) printFirstStart(boot, print, url);
   const limits = config.rateLimit ? (redis ? 'rate limits: redis' : 'rate limits: per process') : 'rate limits: off';
   if (opts.worker) print(`envapi worker ${process.pid} listening on ${url}`);
   else print(`envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits})`);

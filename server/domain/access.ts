@@ -10,6 +10,19 @@ import type { Membership, Organization, Team, User } from '../storage/repositori
 import { OrganizationLevel } from '../storage/repositories/accounts.js';
 import type { PersonalApiKey } from '../storage/repositories/api-keys.js';
 
+/** Scopes a key may carry (PostHog's names for the objects of this API); `*` grants all. */
+export const KNOWN_SCOPES = [
+  '*',
+  'plugin:read',
+  'plugin:write',
+  'dashboard:read',
+  'dashboard:write',
+  'query:read',
+  'query:write',
+  'project:read',
+  'project:write',
+] as const;
+
 /** Who is calling and, for project-scoped operations, on which project and at which level. */
 export interface AuthContext {
   user: User;

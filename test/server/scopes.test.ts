@@ -6,19 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listOperations, loadSpec, type SpecOperation } from '../../server/http/spec.js';
+import { KNOWN_SCOPES } from '../../server/domain/access.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-/** Every scope a key can carry (PostHog's names for the objects of this API). */
-const ALL_SCOPES = [
-  'plugin:read',
-  'plugin:write',
-  'dashboard:read',
-  'dashboard:write',
-  'query:read',
-  'query:write',
-  'project:read',
-  'project:write',
-] as const;
+/** Every scope a key can carry, but `*`. */
+const ALL_SCOPES = KNOWN_SCOPES.filter((s) => s !== '*');
 
 interface SpecParameter {
   name: string;
