@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 // The PostgreSQL pass of `npm test`: when TEST_DATABASE_URL is set (e.g.
-// postgres://postgres@127.0.0.1:5432/test), runs the suites that go through the test server
-// (test/helpers/server.ts) again with TEST_STORE=postgres, so every test server gets a fresh
-// PostgreSQL schema (the first pass stays on SQLite); otherwise says it skipped and exits 0.
-// Suites that drive SQLite files directly (import, crash safety, CLI) run once, in the first pass.
+// postgres://postgres@127.0.0.1:5432/test), runs every suite that has a store again with
+// TEST_STORE=postgres (the first pass, `vitest run`, stays on SQLite); otherwise says it skipped
+// and exits 0. In this pass each test server (test/helpers/server.ts) and each store of the
+// suites that drive the real processes or open the store themselves (test/helpers/store.ts:
+// import, CLI, crash safety, shutdown, the compiled start) gets a fresh PostgreSQL schema, reached by child processes
+// through DATABASE_URL, and dropped afterwards. Not run again: test/domain (no store),
+// test/multiprocess.test.ts and test/bootstrap-race.test.ts (on PostgreSQL in the first pass
+// already), and test/redis-down.test.ts (about Redis; its store does not matter).
 import { spawnSync } from 'node:child_process';
 
 const url = process.env.TEST_DATABASE_URL;
@@ -14,6 +18,16 @@ if (!url) {
 const shown = new URL(url);
 shown.password = '';
 console.log(`PostgreSQL pass on ${shown.toString()}`);
-const dirs = ['test/server', 'test/client', 'test/contract', 'test/fuzz'];
+const dirs = [
+  'test/server',
+  'test/client',
+  'test/contract',
+  'test/fuzz',
+  'test/events-import.test.ts',
+  'test/cli.test.ts',
+  'test/crash-safety.test.ts',
+  'test/shutdown.test.ts',
+  'test/production-start.test.ts',
+];
 const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...dirs], { stdio: 'inherit', env: { ...process.env, TEST_STORE: 'postgres' } });
 process.exit(r.status ?? 1);

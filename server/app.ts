@@ -15,11 +15,13 @@ import { createServices, type Services } from './domain/services.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
 import { ApiError, notFound, toApiError, validationError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
+import { JsonText } from './http/json-text.js';
 import { defaultLogger, requestLogger } from './http/logging.js';
 import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
 import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
+import { installRouteRegexpCache, skipUnusedSpecSchemaCompile } from './http/validator-tuning.js';
 import type { Store } from './storage/db.js';
 
 /** What the app is built from. */
@@ -67,7 +69,7 @@ function assertFiniteQuery(query: unknown): void {
 }
 
 /** Adapts one typed handler to Express: builds the context, sends the reply, forwards errors. */
-function route(operationId: OperationId, map: HandlerMap, services: Services) {
+function route(operationId: OperationId, map: HandlerMap, services: Services, validatesResponses: boolean) {
   const handler = map[operationId] as unknown as (ctx: HandlerContext<OperationId>) => Promise<{
     status: number;
     body?: unknown;
@@ -93,7 +95,11 @@ function route(operationId: OperationId, map: HandlerMap, services: Services) {
       if (reply.headers) res.set(reply.headers);
       res.status(reply.status);
       if (reply.body === undefined) res.end();
-      else if (!reply.contentType || reply.contentType === 'application/json') res.json(reply.body);
+      else if (reply.body instanceof JsonText) {
+        // already serialized: sent as is, or through res.json so the response validator sees it
+        if (validatesResponses) res.json(JSON.parse(reply.body.text));
+        else res.type('application/json').send(reply.body.text);
+      } else if (!reply.contentType || reply.contentType === 'application/json') res.json(reply.body);
       else res.type(reply.contentType).send(reply.body);
     } catch (err) {
       next(err);
@@ -109,6 +115,8 @@ export function createApp(deps: AppDeps): express.Express {
   const logger = deps.logger ?? defaultLogger();
   const onServerError = deps.onServerError ?? ((err: unknown) => logger.error({ err }, 'unexpected error'));
   const rateLimit = deps.rateLimit === undefined ? readRateLimitConfig() : deps.rateLimit;
+  installRouteRegexpCache();
+  skipUnusedSpecSchemaCompile();
 
   const app = express();
   app.disable('x-powered-by');
@@ -143,6 +151,10 @@ export function createApp(deps: AppDeps): express.Express {
     validateResponses: deps.validateResponses === false ? false : { removeAdditional: false },
     validateSecurity: { handlers: { PersonalAPIKeyAuth: personalApiKeyHandler(deps.store) } },
     validateFormats: true,
+    // The spec is checked where it changes: Redocly lints it (recommended-strict) and the contract
+    // tests read it, in CI. Checking it again against the OpenAPI meta-schema at every start cost
+    // ~200 ms of cold start (docs/performance.md).
+    validateApiSpec: false,
     // match on req.url, which the trailing-slash step above has normalised
     useRequestUrl: true,
   }) as unknown as express.RequestHandler[];
@@ -156,7 +168,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   for (const op of listOperations(spec)) {
     if (!(op.operationId in map)) throw new Error(`openapi.yaml operation ${op.operationId} has no handler`);
-    app[op.method](expressPath(op.path), route(op.operationId as OperationId, map, services));
+    app[op.method](expressPath(op.path), route(op.operationId as OperationId, map, services, deps.validateResponses !== false));
   }
 
   app.use((_req: Request, _res: Response, next: NextFunction) => next(notFound()));

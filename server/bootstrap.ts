@@ -5,7 +5,19 @@
  * an owner user, installs the built-in plugin catalog in the organization, and creates one
  * personal API key with scope `*`, returned in plain text exactly once. On a store that already has
  * a project it does nothing, so a second start prints no new key.
+ *
+ * Several processes may start at the same instant on one empty PostgreSQL database (N replicas, or
+ * `envapi bootstrap` beside a starting server). Exactly one of them bootstraps: the transaction
+ * first takes a transaction-level advisory lock (`pg_advisory_xact_lock`, key
+ * `BOOTSTRAP_LOCK_KEY`), then checks again, under the lock, that the store has no project. A
+ * process that waited on the lock sees the winner's committed rows (READ COMMITTED: each
+ * statement sees what was committed before it began) and returns `{ created: false }`. The lock is
+ * released at commit or rollback, so a process that dies mid-bootstrap leaves nothing half-made
+ * and blocks no one. On SQLite (one process per file) the check is repeated inside the transaction
+ * as well.
  */
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Store } from './storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type Team, type User } from './storage/repositories/accounts.js';
 import { ApiKeysRepository } from './storage/repositories/api-keys.js';
@@ -22,6 +34,13 @@ export interface BootstrapResult {
   key?: string;
   plugins?: Plugin[];
 }
+
+/**
+ * The PostgreSQL advisory-lock key of the bootstrap: the first 8 bytes of sha256('envapi-bootstrap')
+ * as a signed 64-bit integer (advisory locks are per database, so every schema of one database
+ * shares it; a wait is only as long as another bootstrap).
+ */
+export const BOOTSTRAP_LOCK_KEY: bigint = createHash('sha256').update('envapi-bootstrap').digest().readBigInt64BE(0);
 
 /** Default identity of the first user. */
 export const BOOTSTRAP_EMAIL = 'admin@envapi.local';
@@ -47,13 +66,20 @@ export async function installCatalogPlugin(store: Store, organizationId: string,
   });
 }
 
-/** Sets up an empty store (see module doc). Runs in one transaction: all or nothing. */
+/**
+ * Sets up an empty store (see module doc) and returns what it created, or `{ created: false }`
+ * when the store already has a project, including when another process bootstrapped it meanwhile.
+ * Runs in one transaction: all or nothing. Throws the storage error when a write fails.
+ */
 export async function bootstrap(store: Store, opts: { email?: string } = {}): Promise<BootstrapResult> {
-  const accounts = new AccountsRepository(store.db);
-  if ((await accounts.countTeams()) > 0) return { created: false };
+  // cheap check without the lock: every start after the first stops here
+  if ((await new AccountsRepository(store.db).countTeams()) > 0) return { created: false };
   return store.db.transaction().execute(async (trx) => {
+    if (store.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY.toString()}::bigint)`.execute(trx);
     const tx: Store = { ...store, db: trx };
     const a = new AccountsRepository(trx);
+    // again under the lock: another process may have bootstrapped while this one waited
+    if ((await a.countTeams()) > 0) return { created: false };
     const organization = await a.createOrganization({ name: 'Default Organization' });
     const user = await a.createUser({ email: opts.email ?? BOOTSTRAP_EMAIL, first_name: 'Admin' });
     await a.upsertMembership(organization.id, user.id, OrganizationLevel.OWNER);

@@ -16,6 +16,7 @@
  * | DATABASE_POOL_SIZE | 10 | PostgreSQL connections a process may open |
  * | REDIS_URL | (unset) | `redis://…`: rate-limit counters shared by every process through Redis |
  * | RATE_LIMIT_REDIS_PREFIX | envapi:rl: | prefix of the counters' Redis keys |
+ * | RATE_LIMIT_REDIS_TIMEOUT_MS | 500 | longest wait on Redis for a request; past it, or while Redis is down, each process counts on its own |
  * | ENVAPI_TEST_SLOW_MS | unset | test only: `GET /_health?slow=1` waits this long |
  */
 import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';

@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { createApp } from './app.js';
-import { defaultLogger } from './http/logging.js';
+import { defaultLogger, flushLogs } from './http/logging.js';
+import { redisClientOptions } from './http/rate-limit.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
@@ -77,9 +78,11 @@ function openConfiguredStore(config: ServerConfig): Store {
 export async function startServer(config: ServerConfig, print: Printer = (l) => console.log(l), opts: StartOptions = {}): Promise<RunningServer> {
   const store = openConfiguredStore(config);
   const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
-  const redis = config.rateLimit && config.redisUrl ? new Redis(config.redisUrl) : undefined;
-  // an unreachable Redis is reported by the failing requests (500), not as an unhandled event
+  // commands fail fast while Redis is unreachable (the limiter then counts per process; rate-limit.ts)
+  const redis = config.rateLimit && config.redisUrl ? new Redis(config.redisUrl, redisClientOptions(config.rateLimit.redisTimeoutMs)) : undefined;
+  // connection errors are reported by the limiter (one warning per outage), not as unhandled events
   redis?.on('error', () => {});
+  const logger = defaultLogger(config.logLevel);
   const app = createApp({
     store,
     validateResponses: config.validateResponses,
@@ -87,7 +90,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
       config.rateLimit && redis
         ? { ...config.rateLimit, redis: { prefix: config.redisPrefix, sendCommand: (command, ...args) => redis.call(command, ...args) } }
         : config.rateLimit,
-    logger: defaultLogger(config.logLevel),
+    logger,
     slowHealthMs: config.testSlowMs || undefined,
   });
   const server = await new Promise<Server>((resolve, reject) => {
@@ -124,7 +127,9 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
         server.closeIdleConnections();
       });
       await store.close();
-      if (redis) await redis.quit().catch(() => redis.disconnect());
+      // quit() would wait behind a reconnect while Redis is down; a client that is not ready just disconnects
+      if (redis) await (redis.status === 'ready' ? redis.quit().catch(() => redis.disconnect()) : redis.disconnect());
+      await flushLogs(logger);
     },
   };
 }
@@ -162,11 +167,13 @@ export async function serveCluster(config: ServerConfig, workers: number, print:
   } finally {
     await store.close();
   }
-  const tsx = process.execArgv.some((a) => a.includes('tsx'));
+  // the workers run this module: compiled (dist/, plain node) or the TypeScript source (with tsx)
+  const exec = fileURLToPath(import.meta.url);
+  const runsAsIs = !exec.endsWith('.ts') || process.execArgv.some((a) => a.includes('tsx'));
   cluster.setupPrimary({
-    exec: fileURLToPath(import.meta.url),
+    exec,
     args: [],
-    execArgv: tsx ? process.execArgv : [...process.execArgv, '--import', 'tsx'],
+    execArgv: runsAsIs ? process.execArgv : [...process.execArgv, '--import', 'tsx'],
   });
   // the workers read the same settings from the environment, with the command line's overrides
   const env: Record<string, string> = { PORT: String(config.port), HOST: config.host, DATA_DIR: config.dataDir };

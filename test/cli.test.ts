@@ -1,14 +1,17 @@
 /**
  * The real thing, as a user runs it: `node --import tsx server/main.ts` (what `npm start` runs) and
- * the `envapi` command (`node bin/envapi.js`), as child processes on a temporary data directory.
+ * the `envapi` command (`node bin/envapi.js`), as child processes on a temporary data directory
+ * (SQLite: DATA_DIR / `--data-dir`) or, in the PostgreSQL pass, on a fresh PostgreSQL schema
+ * (DATABASE_URL / `--database-url`), dropped afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dumpPgSchema } from './helpers/pg.js';
+import { childEnv as storelessEnv, createTestStoreLocation, type TestStoreLocation } from './helpers/store.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'envapi.js');
@@ -18,20 +21,19 @@ const KEY_RE = /\b(phx_[A-Za-z0-9]+)\b/;
 
 /** Children still running, killed in afterAll whatever happened. */
 const children = new Set<ChildProcess>();
-const tmpDirs: string[] = [];
+/** Stores made by this file, removed (directory, PostgreSQL schema) in afterAll. */
+const locations: TestStoreLocation[] = [];
 
-function tmpDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-cli-test-'));
-  tmpDirs.push(dir);
-  return dir;
+/** A fresh store: a temporary data directory, or in the PostgreSQL pass a fresh schema. */
+async function newStore(): Promise<TestStoreLocation> {
+  const location = await createTestStoreLocation('envapi-cli-test-');
+  locations.push(location);
+  return location;
 }
 
-/** The environment of a child: ours, without anything that would pick another store or port. */
+/** The environment of a child: ours, without anything that would pick another store or port, then `extra`. */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  delete env.DATABASE_URL;
-  delete env.NODE_OPTIONS;
-  if (!('DATA_DIR' in extra)) delete env.DATA_DIR;
+  const env = storelessEnv(extra);
   if (!('PORT' in extra)) delete env.PORT;
   return env;
 }
@@ -97,9 +99,9 @@ function spawnServer(args: string[], env: Record<string, string>): Promise<Runni
   });
 }
 
-/** `node --import tsx server/main.ts` with DATA_DIR and PORT=0. */
-function startMain(dataDir: string): Promise<RunningServer> {
-  return spawnServer(['--import', 'tsx', 'server/main.ts'], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+/** `node --import tsx server/main.ts` with DATA_DIR (or DATABASE_URL) and PORT=0. */
+function startMain(store: TestStoreLocation): Promise<RunningServer> {
+  return spawnServer(['--import', 'tsx', 'server/main.ts'], { ...store.env, PORT: '0', HOST: '127.0.0.1' });
 }
 
 interface CliResult {
@@ -108,10 +110,14 @@ interface CliResult {
   stderr: string;
 }
 
-/** Runs `envapi <args>` (node bin/envapi.js) to completion. */
-function cli(args: string[]): Promise<CliResult> {
+/**
+ * Runs `envapi <args>` (node bin/envapi.js) to completion; with a store, on that store
+ * (`envapi --data-dir DIR <args>`, or DATABASE_URL on PostgreSQL).
+ */
+function cli(args: string[], store?: TestStoreLocation): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [BIN, ...(store?.cliArgs ?? []), ...args];
+    const child = spawn(process.execPath, argv, { cwd: ROOT, env: childEnv(store?.cliEnv ?? {}), stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
     let stdout = '';
     let stderr = '';
@@ -133,9 +139,9 @@ function cli(args: string[]): Promise<CliResult> {
   });
 }
 
-/** Runs `envapi --data-dir <dir> <args> --json`, expects exit 0, and parses the one JSON document. */
-async function cliJson<T>(dataDir: string, args: string[]): Promise<T> {
-  const r = await cli(['--data-dir', dataDir, ...args, '--json']);
+/** Runs `envapi <args> --json` on a store, expects exit 0, and parses the one JSON document. */
+async function cliJson<T>(store: TestStoreLocation, args: string[]): Promise<T> {
+  const r = await cli([...args, '--json'], store);
   expect(r.code, `envapi ${args.join(' ')}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`).toBe(0);
   return JSON.parse(r.stdout) as T;
 }
@@ -150,21 +156,26 @@ const LIST = '/api/environments/1/pipeline_frontend_apps_configs/';
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
-  for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true });
+  for (const location of locations) await location.cleanup();
 });
 
 describe('server/main.ts (npm start)', () => {
-  const dataDir = tmpDir();
+  let store: TestStoreLocation;
   let server: RunningServer | undefined;
   let bootstrapKey = '';
+
+  beforeAll(async () => {
+    store = await newStore();
+  });
 
   afterAll(async () => {
     if (server && server.child.exitCode === null && server.child.signalCode === null) await server.stop();
   });
 
   it('prints its URL and a phx_ key on first start; the key lists project 1’s frontend app configs', async () => {
-    server = await startMain(dataDir);
+    server = await startMain(store);
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.stdout()).toContain(`store: ${store.dialect} `);
     expect(server.url).not.toMatch(/:0$/);
     const m = KEY_RE.exec(server.stdout());
     expect(m, server.stdout()).not.toBeNull();
@@ -176,15 +187,28 @@ describe('server/main.ts (npm start)', () => {
     expect(page).toMatchObject({ count: 0, next: null, previous: null, results: [] });
   }, 60_000);
 
-  it('stores the key only hashed in the data directory', async () => {
+  it('stores the key only hashed (SQLite: in the data directory’s files; PostgreSQL: in any row of the schema)', async () => {
     expect(bootstrapKey).not.toBe('');
-    const files = fs.readdirSync(dataDir);
-    expect(files).toContain('envapi.sqlite3');
     const hash = createHash('sha256').update(bootstrapKey, 'utf8').digest('hex');
+    let contents: Array<{ name: string; bytes: Buffer }>;
+    if (store.pg) {
+      // every row of every table of the server's schema, all columns, as text
+      const db = store.open();
+      try {
+        const dumps = await dumpPgSchema(db);
+        expect(dumps.map((d) => d.table)).toContain('personal_api_keys');
+        contents = dumps.map((d) => ({ name: `table ${d.table}`, bytes: Buffer.from(d.text, 'utf8') }));
+      } finally {
+        await db.close();
+      }
+    } else {
+      const files = fs.readdirSync(store.dir);
+      expect(files).toContain('envapi.sqlite3');
+      contents = files.map((f) => ({ name: f, bytes: fs.readFileSync(path.join(store.dir, f)) }));
+    }
     let sawHash = false;
-    for (const f of files) {
-      const bytes = fs.readFileSync(path.join(dataDir, f));
-      expect(bytes.includes(Buffer.from(bootstrapKey)), f).toBe(false);
+    for (const { name, bytes } of contents) {
+      expect(bytes.includes(Buffer.from(bootstrapKey)), name).toBe(false);
       if (bytes.includes(Buffer.from(hash))) sawHash = true;
     }
     expect(sawHash).toBe(true);
@@ -200,8 +224,8 @@ describe('server/main.ts (npm start)', () => {
     expect(exit, `stdout:\n${server!.stdout()}\nstderr:\n${server!.stderr()}`).toEqual({ code: 0, signal: null });
   }, 30_000);
 
-  it('a second start on the same data directory prints no new key, and the old key still works', async () => {
-    server = await startMain(dataDir);
+  it('a second start on the same store prints no new key, and the old key still works', async () => {
+    server = await startMain(store);
     expect(KEY_RE.test(server.stdout()), server.stdout()).toBe(false);
     expect(server.stdout()).not.toMatch(/Applied migrations/);
     const res = await api(server.url, bootstrapKey, LIST);
@@ -213,9 +237,12 @@ describe('server/main.ts (npm start)', () => {
 
 describe('envapi serve', () => {
   it('serves on --port 0, prints a working key, and exits 0 on SIGTERM', async () => {
-    const dataDir = tmpDir();
-    const server = await spawnServer([BIN, '--data-dir', dataDir, 'serve', '--port', '0'], {});
+    const store = await newStore();
+    // the store as an option: --data-dir, or --database-url on PostgreSQL
+    const storeArgs = store.pg ? ['--database-url', store.pg.url] : ['--data-dir', store.dir];
+    const server = await spawnServer([BIN, ...storeArgs, 'serve', '--port', '0'], {});
     try {
+      expect(server.stdout()).toContain(`store: ${store.dialect} `);
       const key = KEY_RE.exec(server.stdout())?.[1];
       expect(key, server.stdout()).toBeDefined();
       expect((await api(server.url, key!, LIST)).status).toBe(200);
@@ -227,12 +254,13 @@ describe('envapi serve', () => {
 });
 
 describe('envapi administration commands', () => {
-  const dataDir = tmpDir();
+  let store: TestStoreLocation;
   let server: RunningServer;
   let bootstrapKey: string;
 
   beforeAll(async () => {
-    server = await startMain(dataDir);
+    store = await newStore();
+    server = await startMain(store);
     bootstrapKey = KEY_RE.exec(server.stdout())![1]!;
   }, 60_000);
 
@@ -267,27 +295,27 @@ describe('envapi administration commands', () => {
   let created: KeyJson;
 
   it('users create --json prints the new user', async () => {
-    user = await cliJson<UserJson>(dataDir, ['users', 'create', '--email', 'x@y.z']);
+    user = await cliJson<UserJson>(store, ['users', 'create', '--email', 'x@y.z']);
     expect(user).toMatchObject({ email: 'x@y.z', is_active: true });
     expect(user.id).toEqual(expect.any(Number));
     expect(user.uuid).toMatch(/^[0-9a-f-]{36}$/);
   }, 60_000);
 
   it('users create with an email that exists fails with a message', async () => {
-    const r = await cli(['--data-dir', dataDir, 'users', 'create', '--email', 'x@y.z', '--json']);
+    const r = await cli(['users', 'create', '--email', 'x@y.z', '--json'], store);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/exists/);
   }, 60_000);
 
   it('orgs list --json prints the bootstrap organization', async () => {
-    const orgs = await cliJson<OrgJson[]>(dataDir, ['orgs', 'list']);
+    const orgs = await cliJson<OrgJson[]>(store, ['orgs', 'list']);
     expect(orgs).toHaveLength(1);
     expect(orgs[0]!.name).toBe('Default Organization');
     org = orgs[0]!;
   }, 60_000);
 
   it('keys create --scopes plugin:read --projects 1 --json prints the key once, with its record', async () => {
-    created = await cliJson<KeyJson>(dataDir, ['keys', 'create', '--user', 'x@y.z', '--scopes', 'plugin:read', '--projects', '1']);
+    created = await cliJson<KeyJson>(store, ['keys', 'create', '--user', 'x@y.z', '--scopes', 'plugin:read', '--projects', '1']);
     expect(created.key).toMatch(/^phx_[A-Za-z0-9]+$/);
     expect(created).toMatchObject({ user_id: user.id, scopes: ['plugin:read'], scoped_teams: [1] });
     expect(created.mask_value).toBe(`phx_...${created.key!.slice(-4)}`);
@@ -301,7 +329,7 @@ describe('envapi administration commands', () => {
   });
 
   it('orgs add-member --user x@y.z adds the user to the only organization', async () => {
-    const m = await cliJson<{ organization_id: string; user_id: number; level: number }>(dataDir, ['orgs', 'add-member', '--user', 'x@y.z']);
+    const m = await cliJson<{ organization_id: string; user_id: number; level: number }>(store, ['orgs', 'add-member', '--user', 'x@y.z']);
     expect(m).toMatchObject({ organization_id: org.id, user_id: user.id, level: 1 });
   }, 60_000);
 
@@ -326,14 +354,14 @@ describe('envapi administration commands', () => {
   });
 
   it('the key gets 403 on a project it is not limited to', async () => {
-    const p = await cliJson<{ id: number }>(dataDir, ['projects', 'create', '--name', 'Limited out']);
+    const p = await cliJson<{ id: number }>(store, ['projects', 'create', '--name', 'Limited out']);
     const res = await api(server.url, created.key!, `/api/environments/${p.id}/pipeline_frontend_apps_configs/`);
     expect(res.status).toBe(403);
     expect(((await res.json()) as { detail: string }).detail).toBe(`API key does not have access to the requested project: ID ${p.id}.`);
   }, 60_000);
 
   it('keys list --json shows only masked keys', async () => {
-    const r = await cli(['--data-dir', dataDir, 'keys', 'list', '--json']);
+    const r = await cli(['keys', 'list', '--json'], store);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).not.toContain(created.key!);
     expect(r.stdout).not.toContain(bootstrapKey);
@@ -350,12 +378,12 @@ describe('envapi administration commands', () => {
   }, 60_000);
 
   it('keys list --user filters by owner', async () => {
-    const list = await cliJson<KeyJson[]>(dataDir, ['keys', 'list', '--user', 'x@y.z']);
+    const list = await cliJson<KeyJson[]>(store, ['keys', 'list', '--user', 'x@y.z']);
     expect(list.map((k) => k.id)).toEqual([created.id]);
   }, 60_000);
 
   it('keys revoke <id> revokes the key: it then gets 401', async () => {
-    const r = await cli(['--data-dir', dataDir, 'keys', 'revoke', created.id]);
+    const r = await cli(['keys', 'revoke', created.id], store);
     expect(r.code, r.stderr).toBe(0);
     const res = await api(server.url, created.key!, LIST);
     expect(res.status).toBe(401);
@@ -365,13 +393,13 @@ describe('envapi administration commands', () => {
   }, 60_000);
 
   it('keys revoke of an unknown id fails with a message', async () => {
-    const r = await cli(['--data-dir', dataDir, 'keys', 'revoke', created.id]);
+    const r = await cli(['keys', 'revoke', created.id], store);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(created.id);
   }, 60_000);
 
   it('projects create --name P --private --json creates a private project the API lists', async () => {
-    const p = await cliJson<{ id: number; name: string; access_control: boolean; organization_id: string }>(dataDir, [
+    const p = await cliJson<{ id: number; name: string; access_control: boolean; organization_id: string }>(store, [
       'projects',
       'create',
       '--name',
@@ -386,7 +414,7 @@ describe('envapi administration commands', () => {
   }, 60_000);
 
   it('plugins catalog --json prints the built-in catalog', async () => {
-    const catalog = await cliJson<Array<{ key: string; name: string; url: string }>>(dataDir, ['plugins', 'catalog']);
+    const catalog = await cliJson<Array<{ key: string; name: string; url: string }>>(store, ['plugins', 'catalog']);
     expect(catalog.length).toBeGreaterThan(0);
     const keys = catalog.map((p) => p.key);
     expect(keys).toEqual(expect.arrayContaining(['customerio', 'notification-bar']));
@@ -397,7 +425,7 @@ describe('envapi administration commands', () => {
   }, 60_000);
 
   it('an unknown scope exits non-zero with a message naming it', async () => {
-    const r = await cli(['--data-dir', dataDir, 'keys', 'create', '--user', 'x@y.z', '--scopes', 'plugin:read,bogus:scope', '--json']);
+    const r = await cli(['keys', 'create', '--user', 'x@y.z', '--scopes', 'plugin:read,bogus:scope', '--json'], store);
     expect(r.code).not.toBe(0);
     expect(r.code).not.toBeNull();
     expect(r.stderr).toContain('bogus:scope');
@@ -405,7 +433,7 @@ describe('envapi administration commands', () => {
   }, 60_000);
 
   it('keys create for an unknown user exits non-zero with a message', async () => {
-    const r = await cli(['--data-dir', dataDir, 'keys', 'create', '--user', 'nobody@example.com', '--scopes', 'plugin:read']);
+    const r = await cli(['keys', 'create', '--user', 'nobody@example.com', '--scopes', 'plugin:read'], store);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('nobody@example.com');
     expect(r.stdout).not.toMatch(KEY_RE);

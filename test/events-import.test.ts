@@ -1,21 +1,21 @@
 /**
  * The event import pipeline (server/events/import.ts), the Hedgebox demo generator
  * (server/events/demo.ts) and their commands (`envapi import events`, `envapi demo`), on a fresh
- * SQLite store per test with project 1 from `bootstrap`.
+ * store per test with project 1 from `bootstrap`: a SQLite store in a temporary directory, or in
+ * the PostgreSQL pass a fresh PostgreSQL schema (the commands reach it through DATABASE_URL).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../server/bootstrap.js';
 import { generateDemoEvents, type DemoEventRow } from '../server/events/demo.js';
 import { ImportError, importEvents, importEventsFile, type RawEventRow } from '../server/events/import.js';
-import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
+import { migrateToLatest, type Store } from '../server/storage/db.js';
 import { fromJson, toBool } from '../server/storage/values.js';
+import { childEnv, createTestStoreLocation, refuseInserts, type TestStoreLocation } from './helpers/store.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'envapi.js');
@@ -23,19 +23,22 @@ const run = promisify(execFile);
 const STORED_TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+let location: TestStoreLocation;
+/** the test's temporary directory: its files (and the SQLite store) */
 let dir: string;
 let store: Store;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-import-test-'));
-  store = openStore({ dataDir: dir });
+  location = await createTestStoreLocation('envapi-import-test-');
+  dir = location.dir;
+  store = location.open();
   await migrateToLatest(store);
   await bootstrap(store);
 });
 
 afterEach(async () => {
   await store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await location.cleanup();
 });
 
 function writeFile(name: string, content: string): string {
@@ -302,7 +305,7 @@ describe('importEventsFile: malformed input leaves nothing behind', () => {
   });
 
   it('when the store fails in the middle of an import, the failing batch leaves no row behind', async () => {
-    await sql`create trigger fail_on_boom before insert on events when new.event = 'boom' begin select raise(abort, 'boom refused'); end`.execute(store.db);
+    await refuseInserts(store, 'events', 'event', 'boom', 'boom refused');
     const rows: RawEventRow[] = [1, 2, 3, 4, 5].map((i) => ({ event: i === 5 ? 'boom' : 'ok', distinct_id: `d${i}`, timestamp: `2024-11-20T14:00:0${i}Z` }));
     await expect(importEvents(store, 1, rows, { batchSize: 3 })).rejects.toThrow(/boom refused/);
     // The first batch (rows 1–3) committed; the second (rows 4–5) rolled back whole, persons too.
@@ -504,11 +507,9 @@ describe('generateDemoEvents', () => {
 describe('envapi import events / envapi demo', () => {
   const CLI_TIMEOUT_MS = 60_000;
   const cli = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
-    const env = { ...process.env };
-    delete env.DATABASE_URL;
-    delete env.NODE_OPTIONS;
     try {
-      const { stdout, stderr } = await run(process.execPath, [BIN, '--data-dir', dir, ...args], { cwd: ROOT, env, timeout: CLI_TIMEOUT_MS });
+      // `--data-dir DIR` on SQLite; DATABASE_URL (the test's schema) on PostgreSQL
+      const { stdout, stderr } = await run(process.execPath, [BIN, ...location.cliArgs, ...args], { cwd: ROOT, env: childEnv(location.cliEnv), timeout: CLI_TIMEOUT_MS });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code?: number; stdout?: string; stderr?: string };

@@ -1,33 +1,35 @@
 /**
  * Graceful shutdown of the real server process: a request in flight when SIGTERM arrives still
  * completes with 200, and the process exits 0. The slow request is `/_health?slow=1`, slow only
- * because the test sets `ENVAPI_TEST_SLOW_MS` (a test-only switch).
+ * because the test sets `ENVAPI_TEST_SLOW_MS` (a test-only switch). The server runs on a SQLite
+ * store in a temporary directory, or in the PostgreSQL pass on a fresh PostgreSQL schema
+ * (DATABASE_URL), dropped afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { childEnv, createTestStoreLocation, type TestStoreLocation } from './helpers/store.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SLOW_MS = 1_500;
 
 let child: ChildProcess | undefined;
-let dir: string | undefined;
+let location: TestStoreLocation | undefined;
 
-afterEach(() => {
+afterEach(async () => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  await location?.cleanup();
   child = undefined;
-  dir = undefined;
+  location = undefined;
 });
 
-function startServer(): Promise<{ proc: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-shutdown-'));
+async function startServer(): Promise<{ proc: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
+  location = await createTestStoreLocation('envapi-shutdown-');
   const proc = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ENVAPI_TEST_SLOW_MS: String(SLOW_MS), SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'silent', VITEST: '' },
+    // DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL)
+    env: childEnv({ ...location.env, PORT: '0', HOST: '127.0.0.1', ENVAPI_TEST_SLOW_MS: String(SLOW_MS), SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'silent', VITEST: '' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child = proc;
@@ -53,6 +55,10 @@ describe('graceful shutdown', () => {
   it('SIGTERM lets a request in flight finish with 200, then the process exits 0', async () => {
     const { proc, url, output, exited } = await startServer();
     expect((await fetch(`${url}/_health`)).status).toBe(200);
+    // the process runs on this pass's store, and the store answers (with PostgreSQL, an open pool
+    // the shutdown must close for the process to exit)
+    expect(output()).toMatch(location!.dialect === 'postgres' ? /store: postgres postgres:\/\// : /store: sqlite \//);
+    expect((await fetch(`${url}/_readyz`)).status).toBe(200);
 
     const started = Date.now();
     const slow = fetch(`${url}/_health?slow=1`).then(async (r) => ({ status: r.status, body: await r.json(), at: Date.now() }));

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { validationError, notFound, ApiError } from '../http/errors.js';
 import type { Store } from '../storage/db.js';
+import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import type { Database } from '../storage/schema.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
 import { ActivityLogRepository, type ActivityChange, type ActivityEntry } from '../storage/repositories/activity-log.js';
@@ -77,7 +78,12 @@ function secretKeys(plugin: Plugin): Set<string> {
 
 /** Plugin config operations of one store. */
 export class PluginConfigService {
-  constructor(private readonly store: Store) {}
+  /** An organization's plugins of one kind, while the SQLite store is unchanged (`Store.changeCounter`). */
+  private readonly pluginsByKind: UnchangedStoreCache<Map<number, Plugin>> | undefined;
+
+  constructor(private readonly store: Store) {
+    this.pluginsByKind = store.changeCounter && new UnchangedStoreCache(store.changeCounter, 1_000);
+  }
 
   private repos(db: Kysely<Database> = this.store.db) {
     return {
@@ -88,11 +94,18 @@ export class PluginConfigService {
     };
   }
 
-  /** Plugins of the organization of one kind, by id. */
+  /**
+   * Plugins of the organization of one kind, by id (shared: callers must not change the map). Read
+   * through `db` inside a transaction; outside one, kept while the store is unchanged.
+   */
   private async pluginsOfKind(project: ProjectAccess, kind: PluginConfigKind | 'any', db?: Kysely<Database>): Promise<Map<number, Plugin>> {
-    const all = await this.repos(db).plugins.listForOrganization(project.organization.id);
-    const keep = all.filter((p) => kind === 'any' || (kind === 'destination' ? isDestination(p.capabilities) : isFrontendApp(p.capabilities)));
-    return new Map(keep.map((p) => [p.id, p]));
+    const load = async () => {
+      const all = await this.repos(db).plugins.listForOrganization(project.organization.id);
+      const keep = all.filter((p) => kind === 'any' || (kind === 'destination' ? isDestination(p.capabilities) : isFrontendApp(p.capabilities)));
+      return new Map(keep.map((p) => [p.id, p]));
+    };
+    if (db !== undefined || !this.pluginsByKind) return load();
+    return (await this.pluginsByKind.get(`${project.organization.id}:${kind}`, load)) ?? load();
   }
 
   private canConfigure(project: ProjectAccess): boolean {

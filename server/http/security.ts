@@ -18,9 +18,9 @@ import {
   type AuthContext,
 } from '../domain/access.js';
 import type { Store } from '../storage/db.js';
+import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
-import { ApiKeysRepository } from '../storage/repositories/api-keys.js';
-import { ExplicitMembersRepository } from '../storage/repositories/explicit-members.js';
+import { ApiKeysRepository, hashKeyValue, lastUsedIsStale } from '../storage/repositories/api-keys.js';
 import { ApiError, authenticationFailed, notAuthenticated, notFound } from './errors.js';
 
 /** A request after authentication; `auth` is set by the security handler. */
@@ -51,18 +51,26 @@ function checksOwnAccess(req: Request): boolean {
 
 /**
  * Builds the handler. It resolves to `true` with `req.auth` set, or throws an `ApiError` (also kept
- * on `req.securityError` so the error handler can send PostHog's exact body).
+ * on `req.securityError` so the error handler can send PostHog's exact body). On SQLite the key
+ * lookup and the project access are kept in `UnchangedStoreCache`s (they were two queries and
+ * ~150 µs of every request; docs/performance.md); PostgreSQL reads them on every request.
  */
 export function personalApiKeyHandler(store: Store) {
   const accounts = new AccountsRepository(store.db);
   const keys = new ApiKeysRepository(store.db);
-  const explicitMembers = new ExplicitMembersRepository(store.db);
+  const keyCache = store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<ApiKeysRepository['authenticate']>>>>(store.changeCounter);
+  const accessCache = store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<AccountsRepository['projectAccessOf']>>>>(store.changeCounter);
+  // a kept key is used until its last_used_at is due for its hourly refresh, which goes to the store
+  const authenticate = (token: string) =>
+    keyCache ? keyCache.get(hashKeyValue(token), () => keys.authenticate(token), (f) => !lastUsedIsStale(f.key)) : keys.authenticate(token);
+  const projectAccessOf = (teamId: number, userId: number) =>
+    accessCache ? accessCache.get(`${teamId}:${userId}`, () => accounts.projectAccessOf(teamId, userId)) : accounts.projectAccessOf(teamId, userId);
   return async (request: Request, scopes: string[]): Promise<true> => {
     const req = request as AuthedRequest;
     try {
       const token = bearerToken(req);
       if (!token) throw notAuthenticated();
-      const found = await keys.authenticate(token);
+      const found = await authenticate(token);
       if (!found) throw authenticationFailed();
       assertScopes(found.key.scopes, scopes);
       if (req.deferredBodyError) throw req.deferredBodyError;
@@ -73,12 +81,10 @@ export function personalApiKeyHandler(store: Store) {
       }
       const teamId = parseProjectId(String(rawProjectId), found.user);
       assertKeyMayUseProject(found.key, teamId);
-      const team = await accounts.findTeam(teamId);
-      if (!team) throw notFound('Project not found.');
-      const membership = await accounts.findMembership(team.organization_id, found.user.id);
-      const explicitLevel = team.access_control && membership ? await explicitMembers.levelOf(team.id, found.user.id) : null;
-      const level = effectiveProjectLevel(team, membership, explicitLevel);
-      const organization = await accounts.findOrganization(team.organization_id);
+      const access = await projectAccessOf(teamId, found.user.id);
+      if (!access) throw notFound('Project not found.');
+      const { team, membership, organization } = access;
+      const level = effectiveProjectLevel(team, membership, membership ? access.explicitLevel : null);
       if (!organization) throw noProjectAccess();
       if (!membership || level === null) {
         // Explicit members use PostHog's TeamMemberStrictManagementPermission instead of project

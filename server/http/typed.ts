@@ -9,6 +9,7 @@
 import type { operations } from '../../generated/api.js';
 import type { AuthContext } from '../domain/access.js';
 import type { Services } from '../domain/services.js';
+import type { JsonText } from './json-text.js';
 
 /** Every operationId of the contract. */
 export type OperationId = keyof operations;
@@ -28,7 +29,9 @@ export type RequestBody<K extends OperationId> = Op<K> extends { requestBody?: i
   : undefined;
 
 type ReplyFor<R, S> = R extends { content: infer C }
-  ? { [M in keyof C & string]: { status: S; contentType: M; body: C[M]; headers?: Record<string, string> } }[keyof C & string]
+  ? {
+      [M in keyof C & string]: { status: S; contentType: M; body: M extends 'application/json' ? C[M] | JsonText<C[M]> : C[M]; headers?: Record<string, string> };
+    }[keyof C & string]
   : { status: S; body?: undefined; headers?: Record<string, string> };
 
 /** What a handler returns: one of its operation's declared success statuses with its body. */

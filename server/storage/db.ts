@@ -30,6 +30,14 @@ export interface Store {
   dialect: DialectName;
   /** Human-readable location (file path or URL without password). */
   location: string;
+  /**
+   * SQLite only: a number that changes whenever the database may have changed since it was last
+   * read (a write through this store, counted as each writing statement is prepared, or a commit
+   * by any other connection or process, seen through `PRAGMA data_version`). Equal numbers mean
+   * nothing was written in between, so what was read then is still what the store holds; caches
+   * keyed on it are never stale. Undefined on PostgreSQL, which has no such cheap signal.
+   */
+  changeCounter?: () => number;
   close(): Promise<void>;
 }
 
@@ -62,8 +70,19 @@ export function openStore(config: StorageConfig): Store {
   sqlite.function('icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
     text === null || text === undefined || typeof needle !== 'string' ? 0 : String(text).toLowerCase().includes(needle.toLowerCase()) ? 1 : 0,
   );
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+  const changes = { local: 0 };
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  let lastDataVersion = dataVersion.get() as number;
+  const changeCounter = () => {
+    const v = dataVersion.get() as number;
+    if (v !== lastDataVersion) {
+      lastDataVersion = v;
+      changes.local += 1;
+    }
+    return changes.local;
+  };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, changes) }) });
+  return { db, dialect: 'sqlite', location: file, changeCounter, close: () => db.destroy() };
 }
 
 /** Prepared statements kept per SQLite connection, by SQL text (least recently used dropped). */
@@ -73,26 +92,34 @@ const STATEMENT_CACHE_SIZE = 500;
  * Kysely's SQLite driver prepares every query anew; this keeps prepared statements by SQL text so
  * a repeated query shape (every request's key lookup, the events list) is compiled once. Safe
  * because the driver runs one query at a time per connection and never keeps an iterator open.
+ * Every statement that is not read-only (better-sqlite3's `readonly`) adds one to `changes.local`
+ * (see `Store.changeCounter`).
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+function withStatementCache(sqlite: SQLite.Database, changes: { local: number }): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
-      let stmt = cache.get(sql);
-      if (stmt) {
-        cache.delete(sql);
-      } else {
-        stmt = sqlite.prepare(sql);
-        if (cache.size >= STATEMENT_CACHE_SIZE) {
-          const oldest = cache.keys().next().value;
-          if (oldest !== undefined) cache.delete(oldest);
-        }
-      }
-      cache.set(sql, stmt);
+      const stmt = cachedStatement(sql);
+      // Kysely prepares before every execution: a statement that may write moves the change counter
+      if (!stmt.readonly) changes.local += 1;
       return stmt;
     },
   };
+  function cachedStatement(sql: string): SQLite.Statement {
+    let stmt = cache.get(sql);
+    if (stmt) {
+      cache.delete(sql);
+    } else {
+      stmt = sqlite.prepare(sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = cache.keys().next().value;
+        if (oldest !== undefined) cache.delete(oldest);
+      }
+    }
+    cache.set(sql, stmt);
+    return stmt;
+  }
 }
 
 /** Compiled patterns of the `regexp` SQL function, by source (patterns repeat across rows). */

@@ -1,9 +1,9 @@
 /**
- * Test harness: a real server in-process on port 0 over a fresh SQLite store, with response
- * validation on, bootstrapped like a first start, and helpers to make keys, users and projects.
+ * Test harness: a real server in-process on port 0 over a fresh store (SQLite; in the PostgreSQL
+ * pass a fresh PostgreSQL schema, see `usesPostgres`), with response validation on, bootstrapped
+ * like a first start, and helpers to make keys, users and projects.
  */
 import type { Server } from 'node:http';
-import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +14,9 @@ import { migrateToLatest, openStore, type Store } from '../../server/storage/db.
 import { AccountsRepository, OrganizationLevel, type Organization, type Team, type User } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { createClient, type EnvApiClient } from '../../client/index.js';
+import { createTestPgSchema, usesPostgres } from './pg.js';
+
+export { usesPostgres };
 
 /** A running test server and what its bootstrap created. */
 export interface TestServer {
@@ -39,41 +42,10 @@ export interface TestServer {
 
 let seq = 0;
 
-/**
- * Whether test servers run on PostgreSQL: in the PostgreSQL pass of `npm test`
- * (scripts/test-postgres.mjs sets TEST_STORE=postgres) with TEST_DATABASE_URL set.
- */
-export function usesPostgres(): boolean {
-  return process.env.TEST_STORE === 'postgres' && Boolean(process.env.TEST_DATABASE_URL);
-}
-
-/**
- * A fresh PostgreSQL schema for one test server (see `usesPostgres`): returns a URL
- * whose connections use it as search_path, and `drop()` to remove it afterwards.
- */
-async function createPgSchema(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `envapi_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create schema ${name}`);
-  await admin.end();
-  const url = new URL(baseUrl);
-  url.searchParams.set('options', `-c search_path=${name}`);
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: baseUrl });
-      await c.connect();
-      await c.query(`drop schema if exists ${name} cascade`);
-      await c.end();
-    },
-  };
-}
-
-/** Starts a server on a fresh store in a temp directory. */
+/** Starts a server on a fresh store: SQLite in a temp directory, or a fresh schema in the PostgreSQL pass. */
 export async function startTestServer(): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
-  const pgSchema = usesPostgres() ? await createPgSchema(process.env.TEST_DATABASE_URL ?? '') : undefined;
+  const pgSchema = usesPostgres() ? await createTestPgSchema() : undefined;
   const store = pgSchema ? openStore({ databaseUrl: pgSchema.url }) : openStore({ dataDir: dir });
   await migrateToLatest(store);
   const b = await bootstrap(store);

@@ -4,9 +4,11 @@
  * `GET /api/projects/`, and the order in which the checks refuse a request.
  */
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrganizationLevel } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
+import { openStore } from '../../server/storage/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 interface ErrorBody {
@@ -149,6 +151,32 @@ describe('key lifecycle', () => {
     expect((await t.fetch(LIST, { key })).status).toBe(200);
     await t.store.db.updateTable('users').set({ is_active: 0 }).where('id', '=', user.id).execute();
     await expectError(await t.fetch(LIST, { key }), 401, INVALID_KEY);
+  });
+
+  it('a key used a moment ago and then revoked through another connection (another process) is refused on the next request', async () => {
+    const key = await t.key(['*']);
+    for (let i = 0; i < 3; i++) expect((await t.fetch(LIST, { key })).status).toBe(200);
+    // a second connection to the same store, as `envapi keys revoke` in another process opens
+    const other = t.store.dialect === 'sqlite' ? openStore({ dataDir: path.dirname(t.store.location) }) : openStore({ databaseUrl: t.store.location, poolSize: 1 });
+    try {
+      expect(await new ApiKeysRepository(other.db).revoke(await keyId(key))).toBe(true);
+    } finally {
+      await other.close();
+    }
+    await expectError(await t.fetch(LIST, { key }), 401, INVALID_KEY);
+  });
+
+  it('a membership removed through another connection takes the project away on the next request', async () => {
+    const user = await t.user({ level: OrganizationLevel.MEMBER });
+    const key = await t.key(['*'], { user });
+    expect((await t.fetch(LIST, { key })).status).toBe(200);
+    const other = t.store.dialect === 'sqlite' ? openStore({ dataDir: path.dirname(t.store.location) }) : openStore({ databaseUrl: t.store.location, poolSize: 1 });
+    try {
+      await other.db.deleteFrom('organization_memberships').where('user_id', '=', user.id).execute();
+    } finally {
+      await other.close();
+    }
+    expect((await t.fetch(LIST, { key })).status).toBe(403);
   });
 
   it('keys are stored only as sha256$<64 hex>, never in plain text', async () => {

@@ -4,7 +4,8 @@
  * status, same body once the id named in `detail` is replaced), for B a second project of the same
  * organization and for B a project of another organization. Also: revoked keys answer 401 on every
  * operation, keys limited to other projects answer 403 on every project-scoped operation, and the
- * store's files (database, WAL, shared memory) hold no plaintext key, only `sha256$` hashes.
+ * store holds no plaintext key, only `sha256$` hashes: on SQLite in none of its files (database,
+ * WAL, shared memory), on PostgreSQL in no row of any table of the test server's schema.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -17,7 +18,8 @@ import { listOperations, loadSpec } from '../../server/http/spec.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
-import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
+import { dumpPgSchema } from '../helpers/pg.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 interface Answer {
   status: number;
@@ -369,31 +371,45 @@ describe('keys', () => {
     expect(page.results.map((p) => p.id)).toEqual([second]);
   });
 
-  // SQLite mechanics (a SQLite trigger / the SQLite files); the PostgreSQL pass skips it.
-  it.skipIf(usesPostgres())('the store files hold no plaintext key, only sha256$ hashes', async () => {
+  it('the store holds no plaintext key, only sha256$ hashes (SQLite: its files; PostgreSQL: every row of every table)', async () => {
     // a few more keys, through the repository, limited and not
     plaintextKeys.push(await t.key(['plugin:read']), await t.key(['query:read'], { projects: [A] }));
     // use them once so that any "last used" bookkeeping is written too
     for (const key of plaintextKeys.slice(-2)) await call('GET', '/api/projects/', { key });
-    const dir = path.dirname(t.store.location);
-    const files = fs.readdirSync(dir).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).isFile());
-    expect(files.some((f) => f.endsWith('.sqlite3'))).toBe(true);
-    const contents = files.map((f) => ({ f, bytes: fs.readFileSync(f) }));
+    let contents: Array<{ f: string; bytes: Buffer }>;
+    if (t.store.dialect === 'postgres') {
+      // every column of every row of every table in the test server's schema, as text
+      const dumps = await dumpPgSchema(t.store);
+      expect(dumps.find((d) => d.table === 'personal_api_keys')?.rows).toBeGreaterThanOrEqual(5);
+      contents = dumps.map((d) => ({ f: `table ${d.table}`, bytes: Buffer.from(d.text, 'utf8') }));
+    } else {
+      // the database file, its WAL and shared memory
+      const dir = path.dirname(t.store.location);
+      const files = fs.readdirSync(dir).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).isFile());
+      expect(files.some((f) => f.endsWith('.sqlite3'))).toBe(true);
+      contents = files.map((f) => ({ f: path.basename(f), bytes: fs.readFileSync(f) }));
+    }
     const all = Buffer.concat(contents.map((c) => c.bytes));
     expect(plaintextKeys.length).toBeGreaterThanOrEqual(6);
+    let hashesSeen = 0;
     for (const key of plaintextKeys) {
       expect(key).toMatch(/^phx_/);
       for (const { f, bytes } of contents) {
-        expect(bytes.includes(Buffer.from(key, 'utf8')), `${path.basename(f)} holds the key ${key.slice(0, 8)}…`).toBe(false);
+        expect(bytes.includes(Buffer.from(key, 'utf8')), `${f} holds the key ${key.slice(0, 8)}…`).toBe(false);
         // nor the secret part without its prefix, nor in UTF-16
-        expect(bytes.includes(Buffer.from(key.slice(4), 'utf8')), `${path.basename(f)} holds the key body`).toBe(false);
-        expect(bytes.includes(Buffer.from(key, 'utf16le')), `${path.basename(f)} holds the key in UTF-16`).toBe(false);
+        expect(bytes.includes(Buffer.from(key.slice(4), 'utf8')), `${f} holds the key body`).toBe(false);
+        expect(bytes.includes(Buffer.from(key, 'utf16le')), `${f} holds the key in UTF-16`).toBe(false);
       }
       const hash = 'sha256$' + createHash('sha256').update(key, 'utf8').digest('hex');
       const stored = await t.store.db.selectFrom('personal_api_keys').select('secure_value').where('secure_value', '=', hash).executeTakeFirst();
-      // the revoked key is deleted; every other one is stored as its hash
-      if (stored) expect(stored.secure_value).toBe(hash);
+      // the revoked key is deleted; every other one is stored as its hash, and that is what the store holds
+      if (stored) {
+        expect(stored.secure_value).toBe(hash);
+        expect(all.includes(Buffer.from(hash, 'utf8')), `the store does not hold the hash of ${key.slice(0, 8)}…`).toBe(true);
+        hashesSeen += 1;
+      }
     }
+    expect(hashesSeen).toBeGreaterThanOrEqual(5);
     expect(all.includes(Buffer.from('sha256$', 'utf8'))).toBe(true);
     const rows = await t.store.db.selectFrom('personal_api_keys').select('secure_value').execute();
     expect(rows.length).toBeGreaterThanOrEqual(5);

@@ -44,6 +44,11 @@ export interface PersonalApiKey {
 /** How often `last_used_at` is refreshed at most (PostHog: hourly), in ms. */
 const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
 
+/** Whether using `key` at `now` (ms since epoch) should refresh its `last_used_at` (hourly, as PostHog). */
+export function lastUsedIsStale(key: Pick<PersonalApiKey, 'last_used_at'>, now: number = Date.now()): boolean {
+  return !key.last_used_at || now - Date.parse(key.last_used_at) > LAST_USED_RESOLUTION_MS;
+}
+
 /** A personal_api_keys row without its secure value. */
 interface KeyRow {
   id: string;
@@ -132,7 +137,7 @@ export class ApiKeysRepository {
       last_used_at: row.key_last_used_at,
     });
     const now = Date.now();
-    if (!key.last_used_at || now - Date.parse(key.last_used_at) > LAST_USED_RESOLUTION_MS) {
+    if (lastUsedIsStale(key, now)) {
       key.last_used_at = new Date(now).toISOString();
       await this.db.updateTable('personal_api_keys').set({ last_used_at: key.last_used_at }).where('id', '=', key.id).execute();
     }

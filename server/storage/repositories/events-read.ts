@@ -90,12 +90,26 @@ function compileGroup(dialect: DialectName, g: PropertyGroup): RawBuilder<boolea
   return sql<boolean>`(${sql.join(parts, g.type === 'AND' ? sql` and ` : sql` or `)})`;
 }
 
-function toRow(r: { uuid: string; event: string; distinct_id: string; properties: unknown; timestamp: string; elements_chain: string }): EventRow {
+/**
+ * An event as listed: `properties` is decoded on first read, and `propertiesText` keeps the stored
+ * JSON text when the store returned text (SQLite; PostgreSQL's driver returns jsonb decoded), so a
+ * page can be serialized without decoding and encoding every event's properties again.
+ */
+export interface ListedEventRow extends EventRow {
+  readonly propertiesText: string | undefined;
+}
+
+function toRow(r: { uuid: string; event: string; distinct_id: string; properties: unknown; timestamp: string; elements_chain: string }): ListedEventRow {
+  const stored = r.properties;
+  let decoded: Record<string, unknown> | undefined;
   return {
     uuid: r.uuid,
     event: r.event,
     distinct_id: r.distinct_id,
-    properties: fromJson<Record<string, unknown>>(r.properties) ?? {},
+    get properties() {
+      return (decoded ??= fromJson<Record<string, unknown>>(stored) ?? {});
+    },
+    propertiesText: typeof stored === 'string' ? stored : undefined,
     timestamp: r.timestamp,
     elements_chain: r.elements_chain,
   };
@@ -138,7 +152,7 @@ export class EventsReadRepository {
    * One page of events, newest first (timestamp desc, then uuid desc), at most `limit` rows after
    * skipping `offset`. Callers ask for one row more than they show to learn whether more exist.
    */
-  async list(q: EventListQuery): Promise<EventRow[]> {
+  async list(q: EventListQuery): Promise<ListedEventRow[]> {
     // With a person filter, SQLite would walk the whole time index looking for the person's few
     // events; ordering by an expression lets it read them through the distinct_id index and sort.
     const timeOrder = q.person && this.dialect === 'sqlite' ? sql`+events.timestamp` : sql`events.timestamp`;

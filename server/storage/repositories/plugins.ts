@@ -106,14 +106,43 @@ export class PluginsRepository {
     return r && toPlugin(r);
   }
 
-  /** Plugins usable by an organization: its own and global ones, by id. */
+  /**
+   * Plugins usable by an organization: its own and global ones, by id. Every request on plugin
+   * configs reads this list, so decoded plugins are kept per process (`decoded`, at most
+   * `DECODED_MAX`), keyed by id, organization (a random UUID, so two stores never share a key) and
+   * `updated_at` (which `install` moves on every change): the query reads only those three columns
+   * and fetches, and decodes, the full rows of plugins not seen before.
+   */
   async listForOrganization(organizationId: string): Promise<Plugin[]> {
-    const rows = await this.db
+    const heads = await this.db
       .selectFrom('plugins')
-      .selectAll()
+      .select(['id', 'organization_id', 'updated_at'])
       .where((eb) => eb.or([eb('organization_id', '=', organizationId), eb('is_global', '=', boolValue(true))]))
       .orderBy('id')
       .execute();
-    return rows.map(toPlugin);
+    const keyOf = (r: { id: number; organization_id: string; updated_at: Parameters<typeof toIso>[0] }) => `${r.id}|${r.organization_id}|${toIso(r.updated_at)}`;
+    const missing = heads.filter((h) => !decoded.has(keyOf(h))).map((h) => h.id);
+    if (missing.length) {
+      const rows = await this.db.selectFrom('plugins').selectAll().where('id', 'in', missing).execute();
+      for (const r of rows) {
+        if (decoded.size >= DECODED_MAX) decoded.clear();
+        decoded.set(keyOf(r), deepFreeze(toPlugin(r)));
+      }
+    }
+    // a plugin changed between the two queries is decoded from its newer row and read next time
+    return heads.map((h) => decoded.get(keyOf(h))).filter((p): p is Plugin => p !== undefined);
   }
+}
+
+/** Decoded plugins by `id|organization_id|updated_at` (see `listForOrganization`). */
+const decoded = new Map<string, Plugin>();
+const DECODED_MAX = 10_000;
+
+/** Freezes a decoded plugin and its JSON values, so that no caller can change the shared copy. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }

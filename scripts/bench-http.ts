@@ -1,0 +1,447 @@
+/**
+ * HTTP benchmark (not a test): envapi side by side with the framework's limit and the Prism mock.
+ *
+ *   npm run bench:http -- [--events 1000000] [--reps 3] [--duration 8] [--warmup 2]
+ *                         [--connections 32] [--keep DIR] [--scenarios a,b] [--no-write]
+ *                         [--cpu-prof DIR]
+ *
+ * Three targets, each in its own process pinned to core 0 (`taskset -c 0`, when taskset exists and
+ * the machine has 2+ cores), loaded by autocannon in its own process pinned to core 1:
+ * - **A** `scripts/bench-http-bare.ts`: bare Express 5 + `express.json()` answering each path with
+ *   the bytes B returned for it (captured first), no validation, no storage;
+ * - **B** envapi as `npm start` runs it in production (`NODE_ENV=production`: response validation
+ *   off; request log on, to /dev/null; SQLite; auth on with a real key; `RATE_LIMIT_ENABLED=off`);
+ * - **C** `prism mock openapi.yaml` (static examples), with the same requests.
+ *
+ * Scenarios (`--scenarios` picks by name): `retrieve` one frontend-app config; `list` frontend-app
+ * configs; `events-latest` events list (latest 100) on a store of `--events` demo events;
+ * `events-filter` events list with `properties=[{"key":"$browser","value":"Chrome"}]`; `patch` a
+ * destination config (`{"name": …}`). For each scenario, repetitions are interleaved A B C A B C …
+ * (`--reps` of each); every run is a `--warmup` s autocannon run (discarded) then a `--duration` s
+ * measured run at `--connections` connections. A run with any non-2xx answer or socket error is
+ * reported as failed. Reported per target: median (min–max) req/s, p50 and p99 latency (ms, median
+ * over repetitions, autocannon's histogram), server RSS after the scenario (MB, VmRSS from /proc),
+ * and cold start (ms from spawn to the first 200 of `retrieve`, `--reps` times each, before the load
+ * runs). Ratios B/A and B/C are computed pair by pair within each repetition.
+ *
+ * The store is a fresh SQLite data directory (or `--keep DIR`, reused when it already has events)
+ * with `--events` demo events in project 1, imported like `envapi demo`. The table is printed and,
+ * unless `--no-write`, written with the date and the command into `docs/performance.md` between
+ * the markers `<!-- bench:http:begin -->` and `<!-- bench:http:end -->`. `--cpu-prof DIR` runs B
+ * under `node --cpu-prof` (profile written into DIR when B exits).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { bootstrap } from '../server/bootstrap.js';
+import { generateDemoEvents } from '../server/events/demo.js';
+import { importEvents } from '../server/events/import.js';
+import { migrateToLatest, openStore } from '../server/storage/db.js';
+import { AccountsRepository } from '../server/storage/repositories/accounts.js';
+import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
+import type { CapturedRoute } from './bench-http-bare.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const PROJECT = 1;
+
+type TargetName = 'A' | 'B' | 'C';
+const TARGETS: TargetName[] = ['A', 'B', 'C'];
+const TARGET_LABEL: Record<TargetName, string> = { A: 'A bare Express 5', B: 'B envapi', C: 'C Prism mock' };
+
+/** One benchmarked request. */
+interface Scenario {
+  name: string;
+  label: string;
+  method: 'GET' | 'PATCH';
+  /** path with the query string */
+  url: string;
+  body?: string;
+  group: 'keyed' | 'events' | 'write';
+}
+
+/** One autocannon run's figures. */
+interface RunResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  bytesPerRequest: number;
+  failed?: string;
+}
+
+/** A started target server. */
+interface Running {
+  name: TargetName;
+  child: ChildProcess;
+  port: number;
+  coldStartMs: number;
+  stop(): Promise<void>;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** `median (min–max)` of `xs`, with `digits` decimals. */
+function spread(xs: number[], digits = 0): string {
+  const f = (x: number) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  if (!xs.length) return '—';
+  return `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
+}
+
+/** Resident memory of a process in MB (VmRSS), or NaN without /proc. */
+function rssMb(pid: number | undefined): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024);
+  } catch {
+    return NaN;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** One HTTP exchange; resolves with status, content type and body bytes (never rejects on status). */
+function request(port: number, method: string, url: string, headers: Record<string, string>, body?: string): Promise<{ status: number; contentType: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: url, headers: { ...headers, ...(body ? { 'Content-Length': Buffer.byteLength(body) } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Whether `taskset` can pin processes here (present, and 2+ cores). */
+function canPin(): boolean {
+  if (os.cpus().length < 2) return false;
+  return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+}
+
+/** `[command, ...args]` run on `core` with taskset when pinning is on. */
+function pinned(pin: boolean, core: number, argv: string[]): [string, string[]] {
+  return pin ? ['taskset', ['-c', String(core), ...argv]] : [argv[0]!, argv.slice(1)];
+}
+
+/**
+ * Spawns a target and waits for its first 200 on `probe` (GET with `headers`), polling every 5 ms.
+ * Rejects with the process's stderr when it exits first or is not ready within 60 s.
+ */
+async function startTarget(name: TargetName, argv: string[], env: NodeJS.ProcessEnv, port: number, probe: string, headers: Record<string, string>, pin: boolean): Promise<Running> {
+  const [cmd, args] = pinned(pin, 0, argv);
+  const t0 = performance.now();
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  for (;;) {
+    if (exited) throw new Error(`${TARGET_LABEL[name]} exited before answering:\n${stderr}`);
+    if (performance.now() - t0 > 60_000) {
+      child.kill('SIGKILL');
+      throw new Error(`${TARGET_LABEL[name]} did not answer 200 within 60 s:\n${stderr}`);
+    }
+    const r = await request(port, 'GET', probe, headers).catch(() => undefined);
+    if (r?.status === 200) break;
+    if (r && r.status !== 200 && r.status !== 404 && r.status !== 503) throw new Error(`${TARGET_LABEL[name]} answered ${r.status} to ${probe}: ${r.body.toString().slice(0, 300)}`);
+    await new Promise((res) => setTimeout(res, 5));
+  }
+  const coldStartMs = performance.now() - t0;
+  return {
+    name,
+    child,
+    port,
+    coldStartMs,
+    async stop() {
+      if (!exited) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exit;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** Runs autocannon (its own process, core 1) against one target; parses its JSON result. */
+function autocannon(pin: boolean, port: number, s: Scenario, headers: Record<string, string>, connections: number, seconds: number): Promise<RunResult> {
+  const argv = [process.execPath, path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-n', '-c', String(connections), '-d', String(seconds), '-m', s.method];
+  for (const [k, v] of Object.entries(headers)) argv.push('-H', `${k}=${v}`);
+  if (s.body) argv.push('-H', 'Content-Type=application/json', '-b', s.body);
+  argv.push(`http://127.0.0.1:${port}${s.url}`);
+  const [cmd, args] = pinned(pin, 1, argv);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`));
+      const r = JSON.parse(out) as {
+        requests: { average: number };
+        latency: { p50: number; p99: number };
+        throughput: { average: number };
+        non2xx: number;
+        errors: number;
+        timeouts: number;
+      };
+      const failures = [r.non2xx && `${r.non2xx} non-2xx`, r.errors && `${r.errors} errors`, r.timeouts && `${r.timeouts} timeouts`].filter(Boolean);
+      resolve({
+        rps: r.requests.average,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        bytesPerRequest: r.requests.average ? r.throughput.average / r.requests.average : 0,
+        ...(failures.length ? { failed: failures.join(', ') } : {}),
+      });
+    });
+  });
+}
+
+/** Makes (or reuses) the SQLite store: `events` demo events in project 1, and a key with scope `*`. */
+async function prepareStore(dataDir: string, events: number, seed: number): Promise<{ key: string; imported: string }> {
+  const store = openStore({ dataDir });
+  try {
+    await migrateToLatest(store);
+    const boot = await bootstrap(store);
+    const owner = boot.user ?? (await new AccountsRepository(store.db).listUsers())[0];
+    if (!owner) throw new Error(`${dataDir} has no user`);
+    const { key } = await new ApiKeysRepository(store.db).create({ user_id: owner.id, label: 'bench:http', scopes: ['*'], scoped_teams: null });
+    const have = Number((await store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('team_id', '=', PROJECT).executeTakeFirstOrThrow()).n);
+    if (have >= events) return { key, imported: `reused ${have.toLocaleString('en-US')} events in ${dataDir}` };
+    console.error(`Importing ${events.toLocaleString('en-US')} demo events into ${dataDir} …`);
+    const t0 = performance.now();
+    let last = 0;
+    const summary = await importEvents(store, PROJECT, generateDemoEvents({ count: events, seed, now: new Date() }), {
+      onProgress: (done: number) => {
+        if (performance.now() - last > 5000) {
+          last = performance.now();
+          console.error(`  ${done.toLocaleString('en-US')} events…`);
+        }
+      },
+    });
+    return { key, imported: `imported ${summary.inserted.toLocaleString('en-US')} events in ${((performance.now() - t0) / 1000).toFixed(0)} s` };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Replaces the text between the bench:http markers of docs/performance.md (appends them if absent). */
+function writeDoc(table: string): void {
+  const file = path.join(ROOT, 'docs/performance.md');
+  const begin = '<!-- bench:http:begin -->';
+  const end = '<!-- bench:http:end -->';
+  const doc = fs.readFileSync(file, 'utf8');
+  const block = `${begin}\n${table}\n${end}`;
+  const i = doc.indexOf(begin);
+  const j = doc.indexOf(end);
+  fs.writeFileSync(file, i !== -1 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n## HTTP benchmark\n\n${block}\n`);
+}
+
+interface Options {
+  events: number;
+  reps: number;
+  duration: number;
+  warmup: number;
+  connections: number;
+  seed: number;
+  keep?: string;
+  scenarios?: string;
+  write: boolean;
+  cpuProf?: string;
+}
+
+async function run(o: Options): Promise<void> {
+  const pin = canPin();
+  const dataDir = o.keep ? path.resolve(o.keep) : fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-http-'));
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-http-work-'));
+  const running: Running[] = [];
+  try {
+    const { key, imported } = await prepareStore(dataDir, o.events, o.seed);
+    const auth = { Authorization: `Bearer ${key}` };
+    const ports: Record<TargetName, number> = { A: await freePort(), B: await freePort(), C: await freePort() };
+    const envB: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(ports.B), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off' };
+    delete envB.DATABASE_URL;
+    delete envB.REDIS_URL;
+    delete envB.VALIDATE_RESPONSES;
+    // what `npm start` runs after its build step (`npm run bench:http` builds first)
+    const argvB = [process.execPath, ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), 'dist/server/main.js'];
+    const base = `/api/environments/${PROJECT}`;
+
+    // Fixtures through B's API: a frontend-app config and a destination config.
+    const boot = await startTarget('B', argvB, envB, ports.B, `${base}/pipeline_frontend_apps_configs/`, auth, pin);
+    const post = async (plugin: string, body: Record<string, unknown>) => {
+      const { PLUGIN_CATALOG } = await import('../server/domain/plugin-catalog.js');
+      const r = await request(ports.B, 'POST', `${base}/pipeline_frontend_apps_configs/`, { ...auth, 'Content-Type': 'application/json' }, JSON.stringify({ plugin: PLUGIN_CATALOG.findIndex((p) => p.key === plugin) + 1, ...body }));
+      if (r.status !== 201) throw new Error(`creating a ${plugin} config answered ${r.status}: ${r.body.toString()}`);
+      return (JSON.parse(r.body.toString()) as { id: number }).id;
+    };
+    const frontendId = await post('notification-bar', { enabled: true, order: 1, config: { notification: 'Hedgebox 2.0 is out!', position: 'sticky' } });
+    const destinationId = await post('webhook', { enabled: false, order: 2, config: { url: 'https://example.com/webhook', method: 'POST' } });
+    const filter = new URLSearchParams({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) }).toString();
+    const all: Scenario[] = [
+      { name: 'retrieve', label: 'retrieve one frontend-app config', method: 'GET', url: `${base}/pipeline_frontend_apps_configs/${frontendId}/`, group: 'keyed' },
+      { name: 'list', label: 'list frontend-app configs', method: 'GET', url: `${base}/pipeline_frontend_apps_configs/`, group: 'keyed' },
+      { name: 'events-latest', label: `events latest 100 (${o.events.toLocaleString('en-US')} events)`, method: 'GET', url: `${base}/events/`, group: 'events' },
+      { name: 'events-filter', label: 'events, property filter $browser = Chrome', method: 'GET', url: `${base}/events/?${filter}`, group: 'events' },
+      { name: 'patch', label: 'PATCH a destination config', method: 'PATCH', url: `${base}/pipeline_destination_configs/${destinationId}/`, body: JSON.stringify({ name: 'Webhook (bench)' }), group: 'write' },
+    ];
+    const picked = o.scenarios ? o.scenarios.split(',').map((n) => n.trim()) : all.map((s) => s.name);
+    const unknown = picked.filter((n) => !all.some((s) => s.name === n));
+    if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${all.map((s) => s.name).join(', ')}`);
+    const scenarios = all.filter((s) => picked.includes(s.name));
+
+    // Capture B's replies for A.
+    const routes: CapturedRoute[] = [];
+    for (const s of scenarios) {
+      const r = await request(ports.B, s.method, s.url, { ...auth, ...(s.body ? { 'Content-Type': 'application/json' } : {}) }, s.body);
+      if (r.status !== 200) throw new Error(`${s.name}: envapi answered ${r.status}: ${r.body.toString().slice(0, 300)}`);
+      const q = s.url.indexOf('?');
+      routes.push({ method: s.method.toLowerCase() as CapturedRoute['method'], path: q === -1 ? s.url : s.url.slice(0, q), query: q === -1 ? '' : s.url.slice(q + 1), status: r.status, contentType: r.contentType, body: r.body.toString('base64') });
+      console.error(`${s.name}: ${r.body.length.toLocaleString('en-US')} bytes`);
+    }
+    await boot.stop();
+    const routesFile = path.join(work, 'routes.json');
+    fs.writeFileSync(routesFile, JSON.stringify(routes));
+
+    const launch: Record<TargetName, () => Promise<Running>> = {
+      A: () => startTarget('A', [process.execPath, '--import', 'tsx', 'scripts/bench-http-bare.ts', '--routes', routesFile, '--port', String(ports.A)], process.env, ports.A, scenarios[0]!.url, auth, pin),
+      B: () => startTarget('B', argvB, envB, ports.B, scenarios[0]!.url, auth, pin),
+      C: () =>
+        startTarget('C', [path.join(ROOT, 'node_modules/.bin/prism'), 'mock', 'openapi.yaml', '--port', String(ports.C), '--host', '127.0.0.1'], { ...process.env, NO_COLOR: '1' }, ports.C, scenarios[0]!.url, auth, pin),
+    };
+
+    // Cold starts: spawn → first 200, interleaved, --reps times each.
+    const cold: Record<TargetName, number[]> = { A: [], B: [], C: [] };
+    for (let rep = 0; rep < o.reps; rep++) {
+      for (const t of TARGETS) {
+        const r = await launch[t]();
+        cold[t].push(r.coldStartMs);
+        await r.stop();
+      }
+    }
+    console.error(`cold start ms: ${TARGETS.map((t) => `${t} ${spread(cold[t])}`).join('; ')}`);
+
+    for (const t of TARGETS) running.push(await launch[t]());
+    const byName = Object.fromEntries(running.map((r) => [r.name, r])) as Record<TargetName, Running>;
+    const results = new Map<string, Record<TargetName, RunResult[]>>();
+    const rss = new Map<string, Record<TargetName, number>>();
+    for (const s of scenarios) {
+      const res: Record<TargetName, RunResult[]> = { A: [], B: [], C: [] };
+      for (let rep = 0; rep < o.reps; rep++) {
+        for (const t of TARGETS) {
+          const port = byName[t].port;
+          await autocannon(pin, port, s, auth, o.connections, o.warmup);
+          const r = await autocannon(pin, port, s, auth, o.connections, o.duration);
+          res[t].push(r);
+          console.error(`${s.name} rep ${rep + 1} ${t}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failed ? ` FAILED (${r.failed})` : ''}`);
+        }
+      }
+      results.set(s.name, res);
+      rss.set(s.name, { A: rssMb(byName.A.child.pid), B: rssMb(byName.B.child.pid), C: rssMb(byName.C.child.pid) });
+    }
+
+    // The report.
+    const date = new Date().toISOString().slice(0, 10);
+    const command = `npm run bench:http -- --events ${o.events} --reps ${o.reps} --duration ${o.duration} --warmup ${o.warmup} --connections ${o.connections}${o.scenarios ? ` --scenarios ${o.scenarios}` : ''}`;
+    const lines: string[] = [
+      `Measured ${date}: \`${command}\``,
+      '',
+      `Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}); ${pin ? 'servers pinned to core 0, autocannon to core 1 (taskset)' : 'no pinning (taskset unavailable or one core)'}; ${o.connections} connections, ${o.warmup} s warm-up + ${o.duration} s per run, A B C interleaved ×${o.reps}. Store: SQLite, ${imported}.`,
+      '',
+      '| scenario | target | req/s median (min–max) | p50 ms | p99 ms | bytes/response | RSS after, MB |',
+      '|---|---|---|---|---|---|---|',
+    ];
+    for (const s of scenarios) {
+      const res = results.get(s.name)!;
+      for (const t of TARGETS) {
+        const rs = res[t];
+        const failed = rs.filter((r) => r.failed).map((r) => r.failed);
+        lines.push(
+          `| ${s.label} | ${TARGET_LABEL[t]} | ${spread(rs.map((r) => r.rps))}${failed.length ? ` ⚠ ${failed.join('; ')}` : ''} | ${median(rs.map((r) => r.p50)).toFixed(1)} | ${median(rs.map((r) => r.p99)).toFixed(1)} | ${Math.round(median(rs.map((r) => r.bytesPerRequest))).toLocaleString('en-US')} | ${rss.get(s.name)![t]} |`,
+        );
+      }
+    }
+    lines.push('', '| scenario | B/A median (min–max) | B/C median (min–max) |', '|---|---|---|');
+    const ratio = (num: RunResult[], den: RunResult[]) => num.map((r, i) => r.rps / den[i]!.rps);
+    for (const s of scenarios) {
+      const res = results.get(s.name)!;
+      lines.push(`| ${s.label} | ${spread(ratio(res.B, res.A), 2)} | ${spread(ratio(res.B, res.C), 2)} |`);
+    }
+    lines.push('', '| cold start (spawn → first 200 of `retrieve`), ms | median (min–max) |', '|---|---|');
+    for (const t of TARGETS) lines.push(`| ${TARGET_LABEL[t]} | ${spread(cold[t])} |`);
+
+    // Targets of issue 8.
+    const checks: string[] = [];
+    const check = (what: string, ok: boolean, value: string) => checks.push(`| ${what} | ${value} | ${ok ? 'met' : '**missed**'} |`);
+    const med = (xs: number[]) => median(xs);
+    const rRetrieve = results.get('retrieve');
+    if (rRetrieve) {
+      check('retrieve B/A ≥ 0.60', med(ratio(rRetrieve.B, rRetrieve.A)) >= 0.6, med(ratio(rRetrieve.B, rRetrieve.A)).toFixed(2));
+      check('retrieve B/C ≥ 2.5', med(ratio(rRetrieve.B, rRetrieve.C)) >= 2.5, med(ratio(rRetrieve.B, rRetrieve.C)).toFixed(2));
+    }
+    const rLatest = results.get('events-latest');
+    if (rLatest) check('events latest 100 B/A ≥ 0.35', med(ratio(rLatest.B, rLatest.A)) >= 0.35, med(ratio(rLatest.B, rLatest.A)).toFixed(2));
+    for (const s of scenarios) {
+      const p99 = med(results.get(s.name)!.B.map((r) => r.p99));
+      check(`${s.name}: B p99 ≤ 30 ms`, p99 <= 30, `${p99.toFixed(1)} ms`);
+    }
+    check('B cold start ≤ 1 s', med(cold.B) <= 1000, `${med(cold.B).toFixed(0)} ms`);
+    const keyedRss = Math.max(...scenarios.filter((s) => s.group === 'keyed').map((s) => rss.get(s.name)!.B));
+    if (Number.isFinite(keyedRss)) check('B RSS after the keyed GETs ≤ 150 MB', keyedRss <= 150, `${keyedRss} MB`);
+    const eventsRss = Math.max(...scenarios.filter((s) => s.group === 'events').map((s) => rss.get(s.name)!.B));
+    if (Number.isFinite(eventsRss)) check('B RSS after the events runs ≤ 300 MB', eventsRss <= 300, `${eventsRss} MB`);
+    lines.push('', '| target (issue 8) | measured | |', '|---|---|---|', ...checks);
+
+    const table = lines.join('\n');
+    if (o.write) writeDoc(table);
+    console.log(table);
+  } finally {
+    for (const r of running) await r.stop();
+    fs.rmSync(work, { recursive: true, force: true });
+    if (!o.keep) fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const positive = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+new Command('bench-http')
+  .description('HTTP benchmark: bare Express 5 (A), envapi (B) and the Prism mock (C), interleaved, with autocannon')
+  .option('--events <n>', 'demo events in the store (project 1)', positive('--events'), 1_000_000)
+  .option('--reps <n>', 'repetitions of A B C per scenario', positive('--reps'), 3)
+  .option('--duration <s>', 'seconds per measured run', positive('--duration'), 8)
+  .option('--warmup <s>', 'seconds of discarded warm-up before each run', positive('--warmup'), 2)
+  .option('--connections <n>', 'concurrent connections', positive('--connections'), 32)
+  .option('--seed <n>', 'demo seed', (v) => Number(v), 42)
+  .option('--keep <dir>', 'use (and keep) this SQLite data directory; reused when it already has the events')
+  .option('--scenarios <names>', 'comma-separated: retrieve,list,events-latest,events-filter,patch')
+  .option('--no-write', 'do not write the table into docs/performance.md')
+  .option('--cpu-prof <dir>', 'run envapi under node --cpu-prof, profiles into DIR')
+  .action((o: Options) => run(o))
+  .parseAsync()
+  .catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });

@@ -1,0 +1,101 @@
+/**
+ * Two fixes of express-openapi-validator 5.6.2 inefficiencies found by profiling (figures in
+ * docs/performance.md). Both change how much work the library does, never what it decides; the
+ * whole HTTP suite runs through them. Drop each when the library does it itself.
+ *
+ * 1. `installRouteRegexpCache()`: compiles each route of the spec to a regular expression once,
+ * instead of on every request.
+ *
+ * express-openapi-validator 5.6.2 (`dist/middlewares/openapi.metadata.js`, `lookupRoute`) finds the
+ * operation of a request by walking every path of the spec and calling path-to-regexp's
+ * `pathToRegexp(route, {sensitive, strict})` for each one until a route matches: ~20 compilations
+ * per request for our 23 operations, 6 % of envapi's CPU under load in the profile recorded in
+ * docs/performance.md. The function is pure (same route and options → an equivalent `{regexp,
+ * keys}`; the validator only calls `regexp.exec` without the `g`/`y` flags and reads `keys`), so
+ * `installRouteRegexpCache()` replaces it, on the path-to-regexp module instance that the validator
+ * itself loads, by a memoised version. Calls with options it does not know, or with a non-string
+ * path, go straight through. The memo holds at most `MAX_ENTRIES` routes (the spec has 21 paths).
+ *
+ * 2. `skipUnusedSpecSchemaCompile()`: with `validateApiSpec: false` the library still builds an ajv
+ * validator for the OpenAPI 3.1 meta-schema at start-up (`dist/framework/index.js` constructs
+ * `OpenAPISchemaValidator`, whose constructor compiles the meta-schema whatever the option) and
+ * never calls it: ~0.3–0.7 s of every cold start, a third of it. The replacement constructor
+ * returns a validator that is never compiled when `validateApiSpec` is false, and the library's own
+ * one otherwise.
+ */
+import { createRequire } from 'node:module';
+
+type PathToRegexp = (path: unknown, options?: Record<string, unknown>) => { regexp: RegExp; keys: unknown[] };
+
+const MAX_ENTRIES = 1000;
+const KNOWN_OPTIONS = new Set(['sensitive', 'strict', 'end', 'trailing', 'delimiter']);
+const INSTALLED = Symbol.for('envapi.validatorTuning');
+
+/**
+ * Installs the memo once per process (idempotent). Returns false, changing nothing, when the
+ * validator's path-to-regexp does not export a writable `pathToRegexp` function.
+ */
+export function installRouteRegexpCache(): boolean {
+  const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+  const mod = fromValidator('path-to-regexp') as { pathToRegexp?: PathToRegexp & { [INSTALLED]?: true } };
+  const original = mod.pathToRegexp;
+  if (typeof original !== 'function') return false;
+  if (original[INSTALLED]) return true;
+  const memo = new Map<string, ReturnType<PathToRegexp>>();
+  const memoised = Object.assign(
+    function pathToRegexp(path: unknown, options: Record<string, unknown> = {}) {
+      if (typeof path !== 'string' || Object.keys(options).some((k) => !KNOWN_OPTIONS.has(k))) return original(path, options);
+      const key = `${path}\u0000${options.sensitive ? 1 : 0}${options.strict ? 1 : 0}${options.end === false ? 0 : 1}${options.trailing === false ? 0 : 1}\u0000${String(options.delimiter ?? '')}`;
+      let hit = memo.get(key);
+      if (!hit) {
+        hit = original(path, options);
+        if (memo.size < MAX_ENTRIES) memo.set(key, hit);
+      }
+      return hit;
+    },
+    // the library's own function stays reachable, for comparison in tests
+    { [INSTALLED]: true as const, original },
+  );
+  try {
+    mod.pathToRegexp = memoised;
+  } catch {
+    return false;
+  }
+  return mod.pathToRegexp === memoised;
+}
+
+type SchemaValidatorCtor = new (opts: { version: string; validateApiSpec: boolean }) => { validate(doc: unknown): { errors: unknown[] } };
+
+/**
+ * Installs fix 2 once per process (idempotent). Returns false, changing nothing, when the library's
+ * module does not have the expected shape.
+ */
+export function skipUnusedSpecSchemaCompile(): boolean {
+  const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+  let mod: { OpenAPISchemaValidator?: SchemaValidatorCtor & { [INSTALLED]?: true } };
+  try {
+    mod = fromValidator('./framework/openapi.schema.validator.js') as typeof mod;
+  } catch {
+    return false;
+  }
+  const original = mod.OpenAPISchemaValidator;
+  if (typeof original !== 'function') return false;
+  if (original[INSTALLED]) return true;
+  const replacement = Object.assign(
+    function OpenAPISchemaValidator(opts: { version: string; validateApiSpec: boolean }) {
+      if (opts.validateApiSpec) return new original(opts);
+      return {
+        validate(): never {
+          throw new Error('the OpenAPI document validator was skipped (validateApiSpec: false) and cannot validate');
+        },
+      };
+    },
+    { [INSTALLED]: true as const },
+  );
+  try {
+    mod.OpenAPISchemaValidator = replacement as unknown as SchemaValidatorCtor & { [INSTALLED]: true };
+  } catch {
+    return false;
+  }
+  return mod.OpenAPISchemaValidator === (replacement as unknown);
+}

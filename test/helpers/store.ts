@@ -1,0 +1,85 @@
+/**
+ * Stores for tests that drive the real processes (`envapi`, `server/main.ts`) or open the store
+ * themselves: a temporary directory (the SQLite file, and any files the test writes) and, in the
+ * PostgreSQL pass (`usesPostgres`), a fresh PostgreSQL schema that the processes reach through
+ * DATABASE_URL. Also a trigger that makes the store refuse a write, on either dialect.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { openStore, type Store } from '../../server/storage/db.js';
+import type { Database } from '../../server/storage/schema.js';
+import { createTestPgSchema, usesPostgres, type TestPgSchema } from './pg.js';
+
+/** Where one test's (or test file's) store lives. */
+export interface TestStoreLocation {
+  dialect: 'sqlite' | 'postgres';
+  /** a fresh temporary directory: the SQLite store's directory on SQLite; on both, room for the test's files */
+  dir: string;
+  /** the schema, on PostgreSQL */
+  pg: TestPgSchema | undefined;
+  /** the environment that points a server (server/main.ts) at this store: `{ DATA_DIR }` on SQLite, `{ DATABASE_URL }` on PostgreSQL */
+  env: Record<string, string>;
+  /** global `envapi` options naming this store: `--data-dir DIR` on SQLite; none on PostgreSQL (see `cliEnv`) */
+  cliArgs: string[];
+  /** the environment of an `envapi` command run with `cliArgs`: none on SQLite, `{ DATABASE_URL }` on PostgreSQL */
+  cliEnv: Record<string, string>;
+  /** opens the store (not migrated); the caller closes it */
+  open(): Store;
+  /** drops the schema (ending connections still open to it) and removes the directory */
+  cleanup(): Promise<void>;
+}
+
+/** A fresh store location: SQLite in a temp directory, or a fresh schema in the PostgreSQL pass. */
+export async function createTestStoreLocation(prefix = 'envapi-test-'): Promise<TestStoreLocation> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const pg = usesPostgres() ? await createTestPgSchema() : undefined;
+  const env: Record<string, string> = pg ? { DATABASE_URL: pg.url } : { DATA_DIR: dir };
+  return {
+    dialect: pg ? 'postgres' : 'sqlite',
+    dir,
+    pg,
+    env,
+    cliArgs: pg ? [] : ['--data-dir', dir],
+    cliEnv: pg ? { DATABASE_URL: pg.url } : {},
+    open: () => (pg ? openStore({ databaseUrl: pg.url, poolSize: 2 }) : openStore({ dataDir: dir })),
+    async cleanup() {
+      await pg?.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The environment of a child process: `base` (default process.env) without the variables that
+ * choose a store or change how node starts (DATABASE_URL, DATA_DIR, NODE_OPTIONS), then `extra`
+ * (e.g. a location's `env` or `cliEnv`).
+ */
+export function childEnv(extra: Record<string, string> = {}, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
+  delete env.NODE_OPTIONS;
+  return { ...env, ...extra };
+}
+
+/**
+ * Makes the store refuse (abort with `message`) every insert into `table` whose `column` equals
+ * `value`: a SQLite trigger, or on PostgreSQL a PL/pgSQL trigger function in the store's schema.
+ * For tests of what a failing write leaves behind.
+ */
+export async function refuseInserts(store: Store, table: keyof Database & string, column: string, value: string, message: string): Promise<void> {
+  const trigger = sql.id(`refuse_${table}_${column}`);
+  if (store.dialect === 'postgres') {
+    const fn = sql.id('envapi_test_refuse_insert');
+    await sql`create or replace function ${fn}() returns trigger language plpgsql as $$ begin raise exception '%', tg_argv[0]; end $$`.execute(store.db);
+    await sql`create trigger ${trigger} before insert on ${sql.table(table)} for each row when (new.${sql.id(column)} = ${sql.lit(value)}) execute function ${fn}(${sql.lit(message)})`.execute(
+      store.db,
+    );
+  } else {
+    await sql`create trigger ${trigger} before insert on ${sql.table(table)} when new.${sql.id(column)} = ${sql.lit(value)} begin select raise(abort, ${sql.lit(message)}); end`.execute(
+      store.db,
+    );
+  }
+}
