@@ -449,6 +449,7 @@ async function writeRows(
     await writeBatch(store, teamId, batch, totals, state);
     opts.onProgress?.(totals.rows, opts.total, 'importing');
   }
+  if (totals.inserted > 0) await new EventsWriteRepository(store.db).refreshStatistics();
   return summarize(source, totals, started);
 }
 

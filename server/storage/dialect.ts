@@ -89,6 +89,20 @@ export function icontains(dialect: DialectName, text: RawBuilder<unknown>, needl
   return sql<boolean>`(icontains(${text}, ${needle}) = 1)`;
 }
 
+/**
+ * Keyset condition "(timestamp, uuid) before the cursor" for a list ordered by timestamp desc, uuid
+ * desc, written so that each engine starts its index range at the cursor instead of filtering rows
+ * out of it. PostgreSQL: the row comparison `(timestamp, uuid) < (c.timestamp, c.uuid)`, which a
+ * btree on (…, timestamp, uuid) takes as one range bound, so a page after 10,000 rows that share a
+ * timestamp reads only its own rows. SQLite does not start an index scan from a row value: there the
+ * range starts at the cursor's timestamp (`timestamp <= c`) and rows of that timestamp at or after
+ * the cursor's uuid are filtered out.
+ */
+export function beforeCursor(dialect: DialectName, timestamp: RawBuilder<unknown>, uuid: RawBuilder<unknown>, c: { timestamp: string; uuid: string }): RawBuilder<boolean> {
+  if (dialect === 'postgres') return sql<boolean>`((${timestamp}, ${uuid}) < (${c.timestamp}, ${c.uuid}))`;
+  return sql<boolean>`(${timestamp} <= ${c.timestamp} and (${timestamp} < ${c.timestamp} or ${uuid} < ${c.uuid}))`;
+}
+
 /** Regular-expression match (SQLite: the `regexp` function registered by `openStore`). */
 export function regexMatch(dialect: DialectName, text: RawBuilder<unknown>, pattern: string): RawBuilder<boolean> {
   return dialect === 'postgres' ? sql<boolean>`(${text} ~ ${pattern})` : sql<boolean>`(${text} regexp ${pattern})`;

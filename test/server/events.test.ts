@@ -70,6 +70,8 @@ async function seed(teamId: number, rows: SeedEvent[]): Promise<EventInput[]> {
   await t.store.db.transaction().execute(async (trx) => {
     await new EventsWriteRepository(trx).insertEvents(teamId, inputs);
   });
+  // as `envapi import` does after a bulk write (and autovacuum would, later)
+  await new EventsWriteRepository(t.store.db).refreshStatistics();
   rows.forEach((r, i) => {
     const input = inputs[i];
     if (r.name && input) labels.set(input.uuid, r.name);

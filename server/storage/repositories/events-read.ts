@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { PropertyFilter, PropertyGroup } from '../../domain/event-filters.js';
-import { dialectOf, icontains, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
+import { beforeCursor, dialectOf, icontains, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
@@ -136,14 +136,8 @@ export class EventsReadRepository {
         return sub;
       });
     }
-    if (q.cursor) {
-      // (timestamp, uuid) < cursor, written so that the index range starts at the cursor's timestamp
-      // (SQLite does not start an index scan from a row-value comparison here).
-      const c = q.cursor;
-      query = query
-        .where('events.timestamp', '<=', c.timestamp)
-        .where((eb) => eb.or([eb('events.timestamp', '<', c.timestamp), eb('events.uuid', '<', c.uuid)]));
-    }
+    // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
+    if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), q.cursor));
     if (q.properties) query = query.where(compileGroup(this.dialect, q.properties));
     return query;
   }

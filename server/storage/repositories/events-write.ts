@@ -7,7 +7,8 @@
  * person; two ids that both have persons already are not merged (PostHog would merge them).
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { dialectOf } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { boolValue, fromJson, jsonValue, nowIso, toBool } from '../values.js';
 
@@ -39,6 +40,18 @@ const ROWS_PER_STATEMENT = 500;
 /** Writes events and persons of one team; use inside a transaction for atomic batches. */
 export class EventsWriteRepository {
   constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * After a bulk write: on PostgreSQL, `ANALYZE` of events, persons and person_distinct_ids, so the
+   * planner knows the new rows at once instead of after autovacuum's next pass (up to a minute).
+   * Without statistics PostgreSQL reads a page of the events list through a bitmap scan and a sort
+   * of every matching row (6 ms for 10,000 rows sharing a timestamp) instead of the 8 rows of the
+   * index range (0.1 ms). A no-op on SQLite, whose planner uses no statistics for these queries.
+   * Call it outside a transaction.
+   */
+  async refreshStatistics(): Promise<void> {
+    if (dialectOf(this.db) === 'postgres') await sql`analyze events, persons, person_distinct_ids`.execute(this.db);
+  }
 
   /**
    * Inserts events, skipping any whose uuid is stored already (in any project). Returns how many
