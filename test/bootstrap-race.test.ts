@@ -8,14 +8,12 @@
  * Needs PostgreSQL (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test), like
  * test/multiprocess.test.ts; the file is skipped with a message when it is unreachable.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PLUGIN_CATALOG } from '../server/domain/plugin-catalog.js';
+import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const PROCESSES = 4;
 /** Without the bootstrap lock, 2 of the 4 processes crashed in every round tried; BOOTSTRAP_RACE_ROUNDS repeats it. */
@@ -39,38 +37,12 @@ if (reason) console.warn(`bootstrap-race.test.ts skipped: ${reason}`);
 
 const procs: ChildProcess[] = [];
 
-interface Started {
-  proc: ChildProcess;
-  url: string;
-  output: string;
-}
+type Started = ListeningProcess;
 
 /** Spawns a server; resolves once it listens (rejects if it exits first or takes over 60 s). */
 function spawnServer(env: Record<string, string>): Promise<Started> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', REDIS_URL: '', VITEST: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  procs.push(proc);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const m = /envapi listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ proc, url: m[1]!, output: out });
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${out}`));
-    });
-  });
+  const childEnv = { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', REDIS_URL: '', VITEST: '' };
+  return spawnListening(SERVER_FROM_SOURCE, childEnv, { timeoutMs: 60_000, track: (p) => procs.push(p) });
 }
 
 function kill(p: ChildProcess): Promise<void> {
@@ -102,7 +74,7 @@ describe.skipIf(Boolean(reason))(`${PROCESSES} server processes starting at once
         expect(failures, failures.join('\n\n')).toEqual([]);
         const started = settled.map((s) => (s as PromiseFulfilledResult<Started>).value);
 
-        const outputs = started.map((s) => s.output);
+        const outputs = started.map((s) => s.output());
         expect(outputs.filter((o) => /Applied migrations:/.test(o)), outputs.join('\n----\n')).toHaveLength(1);
         const printers = outputs.filter((o) => /Personal API key/.test(o));
         expect(printers, outputs.join('\n----\n')).toHaveLength(1);

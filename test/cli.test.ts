@@ -8,12 +8,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dumpPgSchema } from './helpers/pg.js';
+import { ROOT, spawnListening, type Exit, type ListeningProcess } from './helpers/process.js';
 import { childEnv as storelessEnv, createTestStoreLocation, type TestStoreLocation } from './helpers/store.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'envapi.js');
 const START_TIMEOUT_MS = 30_000;
 const CLI_TIMEOUT_MS = 30_000;
@@ -38,65 +37,27 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return env;
 }
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-interface RunningServer {
-  child: ChildProcess;
-  url: string;
-  /** everything printed on stdout so far */
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<Exit>;
+interface RunningServer extends ListeningProcess {
   /** SIGTERM, then the exit */
   stop(): Promise<Exit>;
 }
 
 /** Spawns a server command and resolves once it prints `envapi listening on <url>`. */
-function spawnServer(args: string[], env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<Exit>((resolve) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    });
+async function spawnServer(args: string[], env: Record<string, string>): Promise<RunningServer> {
+  const server = await spawnListening(args, childEnv(env), {
+    timeoutMs: START_TIMEOUT_MS,
+    track: (child) => {
+      children.add(child);
+      child.once('exit', () => children.delete(child));
+    },
   });
-  return new Promise<RunningServer>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`server did not print its URL within ${START_TIMEOUT_MS} ms\nstdout:\n${out}\nstderr:\n${err}`));
-    }, START_TIMEOUT_MS);
-    const onData = () => {
-      const m = /envapi listening on (http:\/\/\S+)/.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      const server: RunningServer = {
-        child,
-        url: m[1]!,
-        stdout: () => out,
-        stderr: () => err,
-        exited,
-        async stop() {
-          child.kill('SIGTERM');
-          return exited;
-        },
-      };
-      resolve(server);
-    };
-    child.stdout!.on('data', onData);
-    void exited.then((e) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${e.code ?? e.signal}) before listening\nstdout:\n${out}\nstderr:\n${err}`));
-    });
-  });
+  return {
+    ...server,
+    async stop() {
+      server.proc.kill('SIGTERM');
+      return server.exited;
+    },
+  };
 }
 
 /** `node --import tsx server/main.ts` with DATA_DIR (or DATABASE_URL) and PORT=0. */
@@ -169,7 +130,7 @@ describe('server/main.ts (npm start)', () => {
   });
 
   afterAll(async () => {
-    if (server && server.child.exitCode === null && server.child.signalCode === null) await server.stop();
+    if (server && server.proc.exitCode === null && server.proc.signalCode === null) await server.stop();
   });
 
   it('prints its URL and a phx_ key on first start; the key lists project 1’s frontend app configs', async () => {
@@ -265,7 +226,7 @@ describe('envapi administration commands', () => {
   }, 60_000);
 
   afterAll(async () => {
-    if (server && server.child.exitCode === null && server.child.signalCode === null) await server.stop();
+    if (server && server.proc.exitCode === null && server.proc.signalCode === null) await server.stop();
   });
 
   interface UserJson {

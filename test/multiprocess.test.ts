@@ -10,14 +10,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../server/storage/db.js';
 import { AccountsRepository, OrganizationLevel } from '../server/storage/repositories/accounts.js';
 import { ExplicitMembersRepository } from '../server/storage/repositories/explicit-members.js';
+import { ROOT, SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
@@ -54,36 +53,12 @@ const [pgOk, redisOk] = await Promise.all([pgReachable(), redisReachable()]);
 const reason = !pgOk ? `PostgreSQL not reachable at ${PG_URL}` : !redisOk ? `Redis not reachable at ${REDIS_URL}` : '';
 if (reason) console.warn(`multiprocess.test.ts skipped: ${reason}`);
 
-interface Proc {
-  proc: ChildProcess;
-  url: string;
-  output: () => string;
-}
+type Proc = ListeningProcess;
 
 const procs: ChildProcess[] = [];
 
-function startProcess(env: Record<string, string>, args: string[] = ['--import', 'tsx', 'server/main.ts']): Promise<Proc> {
-  const proc = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', VITEST: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  procs.push(proc);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const m = /envapi listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ proc, url: m[1]!, output: () => out });
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
-  });
+function startProcess(env: Record<string, string>, args: string[] = SERVER_FROM_SOURCE): Promise<Proc> {
+  return spawnListening(args, { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', VITEST: '' }, { track: (p) => procs.push(p) });
 }
 
 describe.skipIf(Boolean(reason))('two server processes on one PostgreSQL and one Redis', () => {
@@ -271,9 +246,8 @@ describe('envapi serve --workers', () => {
       while ((primary.output().match(/envapi worker \d+ listening on/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(primary.output().match(/envapi worker \d+ listening on/g)).toHaveLength(2);
       expect(primary.output().match(/Personal API key/g)).toHaveLength(1);
-      const exited = new Promise<number | null>((resolve) => primary.proc.once('exit', resolve));
       primary.proc.kill('SIGTERM');
-      expect(await exited, primary.output()).toBe(0);
+      expect((await primary.exited).code, primary.output()).toBe(0);
       await new Promise((r) => setTimeout(r, 200));
       await expect(fetch(`${primary.url}/_health`)).rejects.toThrow();
     } finally {

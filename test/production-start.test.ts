@@ -4,13 +4,11 @@
  * request with 200 from the compiled code (contract loaded from generated/openapi.json), and exits 0
  * on SIGTERM. On SQLite, or on a fresh PostgreSQL schema in the PostgreSQL pass.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, spawnListening } from './helpers/process.js';
 import { childEnv, createTestStoreLocation, type TestStoreLocation } from './helpers/store.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 describe('npm start (compiled build)', () => {
   let store: TestStoreLocation;
@@ -25,23 +23,10 @@ describe('npm start (compiled build)', () => {
     const env = childEnv({ ...store.env, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' });
     delete env.REDIS_URL;
     delete env.VITEST;
-    const child = spawn(process.execPath, ['dist/server/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const server = await spawnListening(['dist/server/main.js'], env, { timeoutMs: 30_000 });
+    const { url } = server;
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not listening after 30 s:\n${out}`)), 30_000);
-        child.stdout.on('data', () => {
-          const m = /envapi listening on (http:\/\/[^\s]+)/.exec(out);
-          if (m?.[1]) {
-            clearTimeout(timer);
-            resolve(m[1]);
-          }
-        });
-        void exited.then((code) => reject(new Error(`exited ${code} before listening:\n${out}`)));
-      });
+      const out = server.output();
       expect(out).toContain(`store: ${store.dialect}`);
       const key = /^\s+(phx_\S+)$/m.exec(out)?.[1];
       expect(key, out).toBeTruthy();
@@ -51,8 +36,8 @@ describe('npm start (compiled build)', () => {
       const refused = await fetch(`${url}/api/environments/1/pipeline_frontend_apps_configs/`, { headers: { Authorization: 'Bearer phx_wrong' } });
       expect(refused.status).toBe(401);
     } finally {
-      child.kill('SIGTERM');
+      server.proc.kill('SIGTERM');
     }
-    expect(await exited).toBe(0);
+    expect((await server.exited).code).toBe(0);
   }, 60_000);
 });

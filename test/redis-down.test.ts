@@ -16,10 +16,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REDIS_SERVER = process.env.TEST_REDIS_SERVER || 'redis-server';
 const APPS = '/api/environments/1/pipeline_frontend_apps_configs/';
 const VALUES = '/api/environments/1/events/values/?key=$browser';
@@ -100,34 +99,10 @@ async function startRedis(port: number): Promise<ChildProcess> {
   throw new Error(`redis-server did not answer on port ${port}`);
 }
 
-interface Proc {
-  proc: ChildProcess;
-  url: string;
-  output: () => string;
-}
+type Proc = ListeningProcess;
 
 function startServer(env: Record<string, string>): Promise<Proc> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', VITEST: '', DATABASE_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(proc);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const m = /envapi listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ proc, url: m[1]!, output: () => out });
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
-  });
+  return spawnListening(SERVER_FROM_SOURCE, { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', VITEST: '', DATABASE_URL: '' }, { track: (p) => children.push(p) });
 }
 
 interface LogLine {

@@ -5,13 +5,11 @@
  * store in a temporary directory, or in the PostgreSQL pass on a fresh PostgreSQL schema
  * (DATABASE_URL), dropped afterwards.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
 import { childEnv, createTestStoreLocation, type TestStoreLocation } from './helpers/store.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SLOW_MS = 1_500;
 
 let child: ChildProcess | undefined;
@@ -24,31 +22,11 @@ afterEach(async () => {
   location = undefined;
 });
 
-async function startServer(): Promise<{ proc: ChildProcess; url: string; output: () => string; exited: Promise<number | null> }> {
+async function startServer(): Promise<ListeningProcess> {
   location = await createTestStoreLocation('envapi-shutdown-');
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: ROOT,
-    // DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL)
-    env: childEnv({ ...location.env, PORT: '0', HOST: '127.0.0.1', ENVAPI_TEST_SLOW_MS: String(SLOW_MS), SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'silent', VITEST: '' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = proc;
-  let out = '';
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const m = /envapi listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ proc, url: m[1]!, output: () => out, exited });
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
-  });
+  // DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL)
+  const env = childEnv({ ...location.env, PORT: '0', HOST: '127.0.0.1', ENVAPI_TEST_SLOW_MS: String(SLOW_MS), SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'silent', VITEST: '' });
+  return spawnListening(SERVER_FROM_SOURCE, env, { timeoutMs: 15_000, track: (p) => (child = p) });
 }
 
 describe('graceful shutdown', () => {
@@ -70,7 +48,7 @@ describe('graceful shutdown', () => {
     expect(answer.body).toEqual({ status: 'ok' });
     expect(answer.at - started).toBeGreaterThanOrEqual(SLOW_MS - 50);
 
-    const code = await exited;
+    const { code } = await exited;
     expect(code, output()).toBe(0);
     expect(output()).toMatch(/SIGTERM received/);
     // it did not wait for the keep-alive timeout or the shutdown timeout
