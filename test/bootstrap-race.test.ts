@@ -12,6 +12,7 @@ import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PLUGIN_CATALOG } from '../server/domain/plugin-catalog.js';
+import { pgReachable } from './helpers/pg.js';
 import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -19,20 +20,8 @@ const PROCESSES = 4;
 /** Without the bootstrap lock, 2 of the 4 processes crashed in every round tried; BOOTSTRAP_RACE_ROUNDS repeats it. */
 const ROUNDS = Number(process.env.BOOTSTRAP_RACE_ROUNDS || 1);
 
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2_000 });
-  try {
-    await c.connect();
-    await c.query('select 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
 
-const reason = (await pgReachable()) ? '' : `PostgreSQL not reachable at ${PG_URL} (set TEST_DATABASE_URL)`;
+const reason = (await pgReachable(PG_URL)) ? '' : `PostgreSQL not reachable at ${PG_URL} (set TEST_DATABASE_URL)`;
 if (reason) console.warn(`bootstrap-race.test.ts skipped: ${reason}`);
 
 const procs: ChildProcess[] = [];

@@ -8,48 +8,22 @@
  * (TEST_REDIS_URL, default redis://127.0.0.1:6379); the file is skipped when either is unreachable.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../server/storage/db.js';
 import { AccountsRepository, OrganizationLevel } from '../server/storage/repositories/accounts.js';
 import { ExplicitMembersRepository } from '../server/storage/repositories/explicit-members.js';
-import { ROOT, SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
+import { pgReachable } from './helpers/pg.js';
+import { redisPong, ROOT, SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
-async function pgReachable(): Promise<boolean> {
-  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2_000 });
-  try {
-    await c.connect();
-    await c.query('select 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
 
-/** PING over a raw socket: answers +PONG when Redis is there. */
-function redisReachable(): Promise<boolean> {
-  const url = new URL(REDIS_URL);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: url.hostname, port: Number(url.port || 6379) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(2_000, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
-  });
-}
 
-const [pgOk, redisOk] = await Promise.all([pgReachable(), redisReachable()]);
+const redisAt = new URL(REDIS_URL);
+const [pgOk, redisOk] = await Promise.all([pgReachable(PG_URL), redisPong(redisAt.hostname, Number(redisAt.port || 6379), 2_000)]);
 const reason = !pgOk ? `PostgreSQL not reachable at ${PG_URL}` : !redisOk ? `Redis not reachable at ${REDIS_URL}` : '';
 if (reason) console.warn(`multiprocess.test.ts skipped: ${reason}`);
 

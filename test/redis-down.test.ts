@@ -17,7 +17,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
+import { freePort, redisPong, SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
 
 const REDIS_SERVER = process.env.TEST_REDIS_SERVER || 'redis-server';
 const APPS = '/api/environments/1/pipeline_frontend_apps_configs/';
@@ -27,32 +27,7 @@ const redisServerFound = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore
 const reason = redisServerFound ? '' : `${REDIS_SERVER} not found (set TEST_REDIS_SERVER to its path)`;
 if (reason) console.warn(`redis-down.test.ts skipped: ${reason}`);
 
-/** A TCP port nothing listens on right now (bound, then released). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
-/** PING over a raw socket: true when a Redis answers +PONG on the port. */
-function pong(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1_000, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
-  });
-}
 
 /** Raw RESP command (array of bulk strings) over a fresh socket; resolves with the raw reply. */
 function redisRaw(port: number, ...args: string[]): Promise<string> {
@@ -93,7 +68,7 @@ async function startRedis(port: number): Promise<ChildProcess> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
-    if (await pong(port)) return proc;
+    if (await redisPong('127.0.0.1', port)) return proc;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`redis-server did not answer on port ${port}`);

@@ -92,3 +92,17 @@ export async function dumpPgSchema(store: Store): Promise<TableDump[]> {
   }
   return dumps;
 }
+
+/** Whether a PostgreSQL server answers `select 1` at `url` within 2 s (a reason to skip a suite when not). */
+export async function pgReachable(url: string): Promise<boolean> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await c.connect();
+    await c.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}

@@ -4,6 +4,7 @@
  * wait until it prints `envapi listening on <url>`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -74,5 +75,32 @@ export function spawnListening(args: string[], env: NodeJS.ProcessEnv, opts: { t
       clearTimeout(timer);
       reject(new Error(`server exited (${e.code ?? e.signal}) before listening:\n${all}`));
     });
+  });
+}
+
+/** A TCP port nothing listens on right now on 127.0.0.1 (bound, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** PING over a raw socket: true when a Redis at host:port answers +PONG within `timeoutMs`. */
+export function redisPong(host: string, port: number, timeoutMs = 1_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
   });
 }
