@@ -162,7 +162,7 @@ export function createApp(deps: AppDeps): express.Express {
     // Throttle after authentication and the scope check (the key is known and valid, as DRF's
     // check_throttles after check_permissions), before request validation (invalid requests count).
     const afterSecurity = validator.findIndex((mw) => mw.name === 'securityMiddleware');
-    validator.splice(afterSecurity === -1 ? validator.length : afterSecurity + 1, 0, rateLimitMiddleware(rateLimit));
+    validator.splice(afterSecurity === -1 ? validator.length : afterSecurity + 1, 0, rateLimitMiddleware({ logger, ...rateLimit }));
   }
   app.use(validator);
 

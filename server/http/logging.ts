@@ -36,8 +36,8 @@ export function loggablePath(req: IncomingMessage): string {
 /**
  * The default logger: JSON lines on stdout at `level` (`silent` under vitest). Lines are written
  * asynchronously (sonic-boom, `sync: false`): a line written while the previous write is still in
- * flight joins the next write instead of costing a system call of its own (the synchronous writes
- * were ~4 % of the server's CPU under load, docs/performance.md). pino flushes what is pending
+ * flight joins the next write instead of costing a system call of its own (docs/performance.md).
+ * pino flushes what is pending
  * synchronously when the process exits; `flushLogs` does it on a graceful shutdown.
  */
 export function defaultLogger(level: string = process.env.LOG_LEVEL || 'info'): Logger {

@@ -56,7 +56,7 @@ export interface RateLimitConfig {
    * request is counted in this process instead (`RATE_LIMIT_REDIS_TIMEOUT_MS`, default 500).
    */
   redisTimeoutMs?: number | undefined;
-  /** With `redis`: where the Redis warnings go (default: pino on stdout at `LOG_LEVEL`). */
+  /** With `redis`: where the Redis warnings go (`createApp` passes its request logger; default: pino on stdout at `LOG_LEVEL`). */
   logger?: Logger | undefined;
 }
 
@@ -403,7 +403,7 @@ export function rateLimitMiddleware(config: RateLimitConfig): RequestHandler {
   let link: RedisLink | undefined;
   let log: Logger | undefined;
   if (config.redis) {
-    log = (config.logger ?? defaultLogger(logLevelFromEnv())).child({ component: 'rate-limit' });
+    log = (config.logger ?? defaultLogger()).child({ component: 'rate-limit' });
     link = new RedisLink(config.redis.sendCommand, config.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS, log);
     processLink = link;
   }
@@ -453,11 +453,6 @@ export function rateLimitMiddleware(config: RateLimitConfig): RequestHandler {
     };
     step();
   };
-}
-
-/** `LOG_LEVEL` as server/config.ts reads it (lower case, default info). */
-function logLevelFromEnv(): string {
-  return (process.env.LOG_LEVEL || 'info').toLowerCase();
 }
 
 /**
