@@ -1,7 +1,7 @@
 /**
  * `createApp(deps)`: the Express application, without `listen()`.
  *
- * Pipeline: request log + request id (pino-http) → `/_health`, `/_readyz` (outside the spec and
+ * Pipeline: request log + request id (pino) → `/_health`, `/_readyz` (outside the spec and
  * auth) → trailing-slash normalisation → JSON body parser (1 MiB) → express-openapi-validator
  * (metadata, security with scopes read from the spec, then the per-key rate limit, then request
  * validation, response validation when enabled) → one route per operation of `openapi.yaml`,
@@ -46,11 +46,6 @@ export interface AppDeps {
 /** Largest accepted request body. */
 export const BODY_LIMIT = '1mb';
 
-/** Express's path syntax for an OpenAPI path template: `{id}` → `:id`. */
-function expressPath(openApiPath: string): string {
-  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
-}
-
 /** The absolute URL of a request as the client sent it (for pagination links). */
 function requestUrl(req: Request): URL {
   return new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
@@ -82,6 +77,7 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
       const openapi = (req as Request & { openapi?: { pathParams?: Record<string, unknown> } }).openapi;
       // The same coercion lets `Infinity` through as an integer id: it names no object (404, as DRF).
       for (const v of Object.values(openapi?.pathParams ?? {})) if (typeof v === 'number' && !Number.isFinite(v)) throw notFound();
+      let url: URL | undefined;
       const ctx = {
         operationId,
         params: { ...req.params, ...(openapi?.pathParams ?? {}) },
@@ -89,7 +85,10 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
         body: req.body,
         auth: (req as AuthedRequest).auth,
         services,
-        url: requestUrl(req),
+        // built on first use: only list operations read it (for their `next`/`previous` links)
+        get url() {
+          return (url ??= requestUrl(req));
+        },
       } as unknown as HandlerContext<OperationId>;
       const reply = await handler(ctx);
       if (reply.headers) res.set(reply.headers);
@@ -166,10 +165,20 @@ export function createApp(deps: AppDeps): express.Express {
   }
   app.use(validator);
 
+  // The validator has already matched the request to one operation of the spec (unknown paths and
+  // methods were answered 404/405 there): dispatch on its operationId instead of matching the path a
+  // second time through one Express route per operation.
+  const routes = new Map<string, ReturnType<typeof route>>();
   for (const op of listOperations(spec)) {
     if (!(op.operationId in map)) throw new Error(`openapi.yaml operation ${op.operationId} has no handler`);
-    app[op.method](expressPath(op.path), route(op.operationId as OperationId, map, services, deps.validateResponses !== false));
+    routes.set(op.operationId, route(op.operationId as OperationId, map, services, deps.validateResponses !== false));
   }
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
+    const handle = operationId === undefined ? undefined : routes.get(operationId);
+    if (!handle) return next();
+    return handle(req, res, next);
+  });
 
   app.use((_req: Request, _res: Response, next: NextFunction) => next(notFound()));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {

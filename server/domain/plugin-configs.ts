@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { validationError, notFound, ApiError } from '../http/errors.js';
+import { JsonText } from '../http/json-text.js';
 import type { Store } from '../storage/db.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import type { Database } from '../storage/schema.js';
@@ -47,6 +48,8 @@ type Schemas = components['schemas'];
 export type PluginInfo = Schemas['Plugin'];
 /** A plugin config as it leaves the server (schema `PluginConfig`, PostHog's PluginConfigSerializer). */
 export type PluginConfigWire = Schemas['PluginConfig'];
+/** A page of plugin configs (schema `PaginatedPluginConfigList`). */
+export type PaginatedPluginConfigWire = Schemas['PaginatedPluginConfigList'];
 
 /** Body of create (schema `PluginConfigRequest`): writable fields. */
 export type PluginConfigCreateInput = Schemas['PluginConfigRequest'];
@@ -80,9 +83,24 @@ function secretKeys(plugin: Plugin): Set<string> {
 export class PluginConfigService {
   /** An organization's plugins of one kind, while the SQLite store is unchanged (`Store.changeCounter`). */
   private readonly pluginsByKind: UnchangedStoreCache<Map<number, Plugin>> | undefined;
+  /**
+   * Answers of `retrieve` and `list`, serialized, while the SQLite store is unchanged: they depend
+   * only on stored rows (the project's configs, the organization's plugins and name), never on who
+   * asks, so any write drops them (`Store.changeCounter`). A keyed GET then costs no query and no
+   * JSON encoding (docs/performance.md).
+   */
+  private readonly answers: UnchangedStoreCache<JsonText<PluginConfigWire> | JsonText<PaginatedPluginConfigWire>> | undefined;
 
   constructor(private readonly store: Store) {
     this.pluginsByKind = store.changeCounter && new UnchangedStoreCache(store.changeCounter, 1_000);
+    this.answers = store.changeCounter && new UnchangedStoreCache(store.changeCounter, 10_000);
+  }
+
+  /** `build()` serialized, kept under `key` in `answers` while the store is unchanged (on SQLite). */
+  private async answer<T>(key: string, build: () => Promise<T>): Promise<JsonText<T>> {
+    const load = async () => new JsonText<T>(JSON.stringify(await build()));
+    if (!this.answers) return load();
+    return ((await this.answers.get(key, load as () => Promise<JsonText<PluginConfigWire>>)) as JsonText<T> | undefined) ?? load();
   }
 
   private repos(db: Kysely<Database> = this.store.db) {
@@ -161,8 +179,15 @@ export class PluginConfigService {
     };
   }
 
-  /** One page of a kind's configs, `{count, next, previous, results}` with absolute links. */
-  async list(project: ProjectAccess, kind: PluginConfigKind, page: { limit: number; offset: number }, url: URL) {
+  /**
+   * One page of a kind's configs, `{count, next, previous, results}` with absolute links, serialized
+   * (kept while the SQLite store is unchanged, by project, kind, page and request URL).
+   */
+  async list(project: ProjectAccess, kind: PluginConfigKind, page: { limit: number; offset: number }, url: URL): Promise<JsonText<PaginatedPluginConfigWire>> {
+    return this.answer(`list:${project.team.id}:${kind}:${page.limit}:${page.offset}:${url.href}`, () => this.listPage(project, kind, page, url));
+  }
+
+  private async listPage(project: ProjectAccess, kind: PluginConfigKind, page: { limit: number; offset: number }, url: URL): Promise<PaginatedPluginConfigWire> {
     const plugins = this.canConfigure(project) ? await this.pluginsOfKind(project, kind) : new Map<number, Plugin>();
     const { count, results } = await this.repos().configs.page(project.team.id, [...plugins.keys()], page);
     const links = limitOffsetLinks(url, page.limit, page.offset, count);
@@ -184,10 +209,15 @@ export class PluginConfigService {
     return { record, plugin };
   }
 
-  /** One config of a kind, with `plugin_info`. */
-  async retrieve(project: ProjectAccess, kind: PluginConfigKind, id: number): Promise<PluginConfigWire> {
-    const { record, plugin } = await this.getObject(project, kind, id);
-    return this.toWire(record, plugin, project, true);
+  /**
+   * One config of a kind, with `plugin_info`, serialized (kept while the SQLite store is unchanged).
+   * Throws 404 "Not found." as `getObject`.
+   */
+  async retrieve(project: ProjectAccess, kind: PluginConfigKind, id: number): Promise<JsonText<PluginConfigWire>> {
+    return this.answer(`retrieve:${project.team.id}:${kind}:${id}`, async () => {
+      const { record, plugin } = await this.getObject(project, kind, id);
+      return this.toWire(record, plugin, project, true);
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * Structured request logs (pino + pino-http) and request ids.
+ * Structured request logs (pino) and request ids.
  *
  * One line per request, when the response finishes:
  * `{"level":30,"req":{"id":"…","method":"GET","path":"/api/…/"},"res":{"statusCode":200},"responseTime":3,"msg":"GET /api/…/ 200 3ms"}`.
@@ -11,9 +11,8 @@
  * `[A-Za-z0-9._:-]`), otherwise a new UUID; it is sent back as `X-Request-Id`.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { pino, type Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import type { RequestHandler } from 'express';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
@@ -50,24 +49,32 @@ export function flushLogs(logger: Logger): Promise<void> {
   return new Promise((resolve) => logger.flush(() => resolve()));
 }
 
-/** The request-logging middleware; also sets `X-Request-Id` on every response. */
+/**
+ * The request-logging middleware; also sets `X-Request-Id` on every response and `req.id`.
+ *
+ * One pino call per request when its response finishes (or its connection closes first), at level
+ * `info` below 400, `warn` for 4xx and `error` for 5xx; skipped entirely when that level is off.
+ * This is what pino-http did here, without its per-request child logger: building that child
+ * (serializing the request's bindings) was ~14 % of a keyed GET's CPU (docs/performance.md).
+ */
 export function requestLogger(logger: Logger): RequestHandler {
-  const middleware = pinoHttp({
-    logger,
-    genReqId: (req: IncomingMessage, res: ServerResponse) => {
-      const id = requestIdOf(req);
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    wrapSerializers: false,
-    serializers: {
-      req: (req: IncomingMessage & { id?: unknown }) => ({ id: req.id, method: req.method, path: loggablePath(req) }),
-      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
-      err: pino.stdSerializers.err,
-    },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    customSuccessMessage: (req, res, responseTime) => `${req.method} ${loggablePath(req)} ${res.statusCode} ${Math.round(responseTime)}ms`,
-    customErrorMessage: (req, res) => `${req.method} ${loggablePath(req)} ${res.statusCode}`,
-  });
-  return middleware as unknown as RequestHandler;
+  return (req, res, next) => {
+    const id = requestIdOf(req);
+    res.setHeader('X-Request-Id', id);
+    (req as IncomingMessage & { id?: string }).id = id;
+    const started = performance.now();
+    const done = () => {
+      res.removeListener('finish', done);
+      res.removeListener('close', done);
+      const statusCode = res.statusCode;
+      const level = statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      const responseTime = Math.round(performance.now() - started);
+      const path = loggablePath(req);
+      logger[level]({ req: { id, method: req.method, path }, res: { statusCode }, responseTime }, `${req.method} ${path} ${statusCode} ${responseTime}ms`);
+    };
+    res.once('finish', done);
+    res.once('close', done);
+    next();
+  };
 }
