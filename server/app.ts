@@ -19,7 +19,7 @@ import { JsonText } from './http/json-text.js';
 import { defaultLogger, requestLogger } from './http/logging.js';
 import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
-import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
+import { listOperations, loadSpec, withoutResponseSchemas, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
 import { installRouteRegexpCache, skipUnusedSpecSchemaCompile } from './http/validator-tuning.js';
 import type { Store } from './storage/db.js';
@@ -145,7 +145,8 @@ export function createApp(deps: AppDeps): express.Express {
     });
   });
   const validator = OpenApiValidator.middleware({
-    apiSpec: spec as never,
+    // without response validation (production) the validator gets no response schemas to compile
+    apiSpec: (deps.validateResponses === false ? withoutResponseSchemas(spec) : spec) as never,
     validateRequests: { allowUnknownQueryParameters: true, removeAdditional: true },
     validateResponses: deps.validateResponses === false ? false : { removeAdditional: false },
     validateSecurity: { handlers: { PersonalAPIKeyAuth: personalApiKeyHandler(deps.store) } },

@@ -7,8 +7,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
+import type * as Yaml from 'yaml';
 
 /**
  * The project root: the nearest folder above this module that holds `openapi.yaml` (the same
@@ -48,6 +49,12 @@ export interface SpecOperation {
 
 let cached: OpenApiDocument | undefined;
 
+/** YAML parsing, loaded only when `generated/openapi.json` is stale or another file is read (~40 ms of start-up otherwise). */
+function parseYaml(text: string): unknown {
+  const yaml = createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yaml.parse(text);
+}
+
 /** The document of `generated/openapi.json` when it was generated from exactly `yamlBytes`. */
 function generatedParse(yamlBytes: Buffer): OpenApiDocument | undefined {
   try {
@@ -65,7 +72,7 @@ function generatedParse(yamlBytes: Buffer): OpenApiDocument | undefined {
 export function loadSpec(file = SPEC_PATH): OpenApiDocument {
   if (file === SPEC_PATH && cached) return structuredClone(cached);
   const bytes = fs.readFileSync(file);
-  const doc = (file === SPEC_PATH ? generatedParse(bytes) : undefined) ?? (parse(bytes.toString('utf8')) as OpenApiDocument);
+  const doc = (file === SPEC_PATH ? generatedParse(bytes) : undefined) ?? (parseYaml(bytes.toString('utf8')) as OpenApiDocument);
   if (file === SPEC_PATH) cached = doc;
   return structuredClone(doc);
 }
@@ -83,4 +90,26 @@ export function listOperations(doc: OpenApiDocument): SpecOperation[] {
   }
   const params = (p: string) => (p.match(/\{/g) ?? []).length;
   return ops.sort((a, b) => params(a.path) - params(b.path));
+}
+
+/**
+ * A copy of `doc` for a request-only validator: every operation keeps its status codes and their
+ * descriptions but not their bodies' schemas. express-openapi-validator compiles every response
+ * schema at start-up even when responses are not validated (~80 ms of cold start); with response
+ * validation off (production) nothing reads them. `components` are kept whole.
+ */
+export function withoutResponseSchemas(doc: OpenApiDocument): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  for (const [p, item] of Object.entries(doc.paths)) {
+    const copy: Record<string, unknown> = { ...item };
+    for (const method of METHODS) {
+      const op = item[method] as { responses?: Record<string, { description?: string }> } | undefined;
+      if (!op?.responses) continue;
+      const responses: Record<string, { description: string }> = {};
+      for (const [status, r] of Object.entries(op.responses)) responses[status] = { description: r?.description ?? status };
+      copy[method] = { ...op, responses };
+    }
+    paths[p] = copy;
+  }
+  return { ...doc, paths };
 }

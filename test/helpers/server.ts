@@ -42,8 +42,11 @@ export interface TestServer {
 
 let seq = 0;
 
-/** Starts a server on a fresh store: SQLite in a temp directory, or a fresh schema in the PostgreSQL pass. */
-export async function startTestServer(): Promise<TestServer> {
+/**
+ * Starts a server on a fresh store: SQLite in a temp directory, or a fresh schema in the PostgreSQL
+ * pass. Responses are validated against the spec unless `validateResponses: false` (production's setting).
+ */
+export async function startTestServer(opts: { validateResponses?: boolean } = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
   const pgSchema = usesPostgres() ? await createTestPgSchema() : undefined;
   const store = pgSchema ? openStore({ databaseUrl: pgSchema.url }) : openStore({ dataDir: dir });
@@ -52,7 +55,7 @@ export async function startTestServer(): Promise<TestServer> {
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
   const boot = { organization: b.organization, team: b.team, user: b.user, key: b.key, plugins: b.plugins };
   const errors: unknown[] = [];
-  const app = createApp({ store, validateResponses: true, rateLimit: false, onServerError: (err) => errors.push(err) });
+  const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, onServerError: (err) => errors.push(err) });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listOperations, loadSpec, withoutResponseSchemas } from '../../server/http/spec.js';
 import { installRouteRegexpCache, skipUnusedSpecSchemaCompile } from '../../server/http/validator-tuning.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -58,5 +59,49 @@ describe('validator tuning', () => {
     expect(config.status).toBe(404);
     const missing = await t.fetch(`/api/environments/${team}/no_such_thing/`);
     expect(missing.status).toBe(404);
+  });
+
+  it('the request-only copy of the spec keeps every operation and status but no response body schema', () => {
+    const spec = loadSpec();
+    const lean = withoutResponseSchemas(spec);
+    expect(listOperations(lean).map((o) => o.operationId)).toEqual(listOperations(spec).map((o) => o.operationId));
+    let statuses = 0;
+    for (const [p, item] of Object.entries(spec.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, { responses?: Record<string, { description?: string }> }>)) {
+        if (!op?.responses) continue;
+        const leanOp = (lean.paths[p] as Record<string, { responses: Record<string, object>; parameters?: unknown }>)[method]!;
+        expect(Object.keys(leanOp.responses)).toEqual(Object.keys(op.responses));
+        for (const [status, r] of Object.entries(leanOp.responses)) {
+          statuses++;
+          expect(r).toEqual({ description: op.responses[status]!.description ?? status });
+        }
+        expect(leanOp.parameters).toEqual((op as { parameters?: unknown }).parameters);
+      }
+    }
+    expect(statuses).toBeGreaterThan(19);
+    expect(lean.components).toEqual(spec.components);
+    // the original is untouched
+    expect(JSON.stringify(spec)).toContain('"responses"');
+    expect(JSON.stringify(loadSpec())).toEqual(JSON.stringify(spec));
+  });
+
+  it('with response validation off (production), requests are still authenticated, validated and answered', async () => {
+    const prod = await startTestServer({ validateResponses: false });
+    try {
+      const team = prod.boot.team.id;
+      const ok = await prod.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/`);
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toMatchObject({ results: expect.any(Array) });
+      const bad = await prod.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/?limit=abc`);
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ type: 'validation_error', attr: 'limit' });
+      const anonymous = await prod.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/`, { key: null });
+      expect(anonymous.status).toBe(401);
+      const badBody = await prod.fetch(`/api/environments/${team}/explicit_members/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"user_uuid": 5}' });
+      expect(badBody.status).toBe(400);
+      expect(await badBody.json()).toMatchObject({ type: 'validation_error', attr: 'user_uuid' });
+    } finally {
+      await prod.close();
+    }
   });
 });
