@@ -96,7 +96,7 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
       if (reply.body === undefined) res.end();
       else if (reply.body instanceof JsonText) {
         // already serialized: sent as is, or through res.json so the response validator sees it
-        if (validatesResponses) res.json(JSON.parse(reply.body.text));
+        if (validatesResponses) res.json(JSON.parse(reply.body.toString()));
         else res.type('application/json').send(reply.body.text);
       } else if (!reply.contentType || reply.contentType === 'application/json') res.json(reply.body);
       else res.type(reply.contentType).send(reply.body);

@@ -7,7 +7,7 @@
  */
 import type { components } from '../../generated/api.js';
 import { notFound, validationError } from '../http/errors.js';
-import { JsonText } from '../http/json-text.js';
+import { JsonText, Utf8Builder } from '../http/json-text.js';
 import type { Store } from '../storage/db.js';
 import { EventsReadRepository, type EventPerson, type EventRow, type ListedEventRow } from '../storage/repositories/events-read.js';
 import type { Team } from '../storage/repositories/accounts.js';
@@ -238,33 +238,38 @@ function elementsJson(chain: string): string {
 }
 
 /**
- * A page of the list as JSON text, `{"next", "results"}`, the same document as
+ * A page of the list as UTF-8 JSON bytes, `{"next", "results"}`, the same document as
  * `JSON.stringify({next, results: rows.map(eventToWire)})` (the tests compare them through the
  * response validator, which parses this text back): each event's stored properties text is
  * copied as it is when no value in it holds a double quote (written `\"` in JSON), because then
  * stripping quotes changes nothing (`eventToWire`); otherwise the event goes through
- * `eventToWire`. Elements are serialized once per distinct chain, persons once per page.
+ * `eventToWire`. Elements are serialized once per distinct chain, persons once per page. The
+ * pieces are encoded one by one into one buffer (`Utf8Builder`), never joined into one string.
  */
-export function eventsPageJson(rows: readonly ListedEventRow[], persons: Map<string, EventPerson>, next: string | null): string {
+export function eventsPageJson(rows: readonly ListedEventRow[], persons: Map<string, EventPerson>, next: string | null): Buffer {
   const personJson = new Map<string, string>();
-  const parts: string[] = [];
-  for (const r of rows) {
+  let chars = 64 + (next?.length ?? 0);
+  for (const r of rows) chars += 512 + (r.propertiesText?.length ?? 0) + r.elements_chain.length * 2;
+  const out = new Utf8Builder(chars);
+  out.push(`{"next":${JSON.stringify(next)},"results":[`);
+  rows.forEach((r, i) => {
+    if (i > 0) out.push(',');
     const text = r.propertiesText;
     if (text === undefined || text.includes('\\"')) {
-      parts.push(JSON.stringify(eventToWire(r, persons.get(r.distinct_id))));
-      continue;
+      out.push(JSON.stringify(eventToWire(r, persons.get(r.distinct_id))));
+      return;
     }
     let person = personJson.get(r.distinct_id);
     if (person === undefined) {
       person = JSON.stringify(personToWire(r.distinct_id, persons.get(r.distinct_id)));
       personJson.set(r.distinct_id, person);
     }
-    parts.push(
-      `{"id":${JSON.stringify(r.uuid)},"distinct_id":${JSON.stringify(r.distinct_id)},"properties":${text},"event":${JSON.stringify(r.event)},` +
-        `"timestamp":${JSON.stringify(r.timestamp)},"person":${person},"elements":${elementsJson(r.elements_chain)},"elements_chain":${JSON.stringify(r.elements_chain)}}`,
-    );
-  }
-  return `{"next":${JSON.stringify(next)},"results":[${parts.join(',')}]}`;
+    out.push(`{"id":${JSON.stringify(r.uuid)},"distinct_id":${JSON.stringify(r.distinct_id)},"properties":`);
+    out.push(text);
+    out.push(`,"event":${JSON.stringify(r.event)},"timestamp":${JSON.stringify(r.timestamp)},"person":${person},"elements":${elementsJson(r.elements_chain)},"elements_chain":${JSON.stringify(r.elements_chain)}}`);
+  });
+  out.push(']}');
+  return out.bytes();
 }
 
 /** The `person` of an event on the wire: identified flag, the event's distinct_id, and email/name/username. */

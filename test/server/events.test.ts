@@ -1580,3 +1580,37 @@ describe('events — isolation between projects and organizations, scopes', () =
     await expectError(await t.fetch('/api/environments/99999/events/'), 404, { code: 'not_found', detail: 'Project not found.' });
   });
 });
+
+describe('GET /api/environments/{project_id}/events/ — production mode (the page is sent as the bytes it was built as)', () => {
+  it('answers the same UTF-8 JSON as the validated development server, non-ASCII text included', async () => {
+    const prod = await startTestServer({ validateResponses: false });
+    try {
+      const inputs: EventInput[] = [
+        { uuid: randomUUID(), event: 'café ☕', distinct_id: 'zoë', properties: { city: 'Zürich', mood: '😀', kana: 'かな', quoted: '"x"' }, timestamp: ago(HOUR), elements_chain: '' },
+        { uuid: randomUUID(), event: '$pageview', distinct_id: 'plain', properties: { $browser: 'Chrome' }, timestamp: ago(2 * HOUR), elements_chain: '' },
+      ];
+      const devProject = await project('Events bytes');
+      const pages: EventsPage[] = [];
+      for (const [server, teamId] of [[prod, prod.boot.team.id], [t, devProject]] as const) {
+        await server.store.db.transaction().execute(async (trx) => {
+          await new EventsWriteRepository(trx).insertEvents(teamId, inputs);
+          await new EventsWriteRepository(trx).applyPersonUpdates(teamId, [{ distinct_id: 'zoë', set: { name: 'Zoë Ñuñez' }, identify: {} }]);
+        });
+        const res = await server.fetch(`/api/environments/${teamId}/events/`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        const bytes = Buffer.from(await res.arrayBuffer());
+        expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
+        pages.push(JSON.parse(bytes.toString('utf8')) as EventsPage);
+      }
+      const [fromProd, fromDev] = pages as [EventsPage, EventsPage];
+      expect(fromProd.results.map((e) => [e.event, e.distinct_id, e.properties, e.person?.properties])).toEqual([
+        ['café ☕', 'zoë', { city: 'Zürich', mood: '😀', kana: 'かな', quoted: 'x' }, { name: 'Zoë Ñuñez' }],
+        ['$pageview', 'plain', { $browser: 'Chrome' }, undefined],
+      ]);
+      expect(fromProd).toEqual(fromDev);
+    } finally {
+      await prod.close();
+    }
+  });
+});
