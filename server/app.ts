@@ -122,20 +122,24 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('etag', false);
 
   app.use(requestLogger(logger));
-  app.use(healthRoutes(deps.store, { slowHealthMs: deps.slowHealthMs }));
-
-  // PostHog's paths end with a slash; accept the same path without it.
-  app.use((req, _res, next) => {
-    const q = req.url.indexOf('?');
-    const p = q === -1 ? req.url : req.url.slice(0, q);
-    if (p.startsWith('/api/') && !p.endsWith('/')) req.url = p + '/' + (q === -1 ? '' : req.url.slice(q));
-    next();
-  });
+  // One middleware before the validator, not three Express layers (each layer is a router step on
+  // every request): health probes, the trailing slash, and the JSON body.
+  const health = healthRoutes(deps.store, { slowHealthMs: deps.slowHealthMs });
   // A body that cannot be parsed is reported only after authentication and the scope check, as
   // PostHog (DRF) reads the body after its permission checks: the parse error waits on the request
   // and the security handler raises it once the key is accepted.
   const parseJson = express.json({ limit: BODY_LIMIT, strict: false });
   app.use((req, res, next) => {
+    if (req.url.startsWith('/_')) return health(req, res, next);
+    // PostHog's paths end with a slash; accept the same path without it.
+    const q = req.url.indexOf('?');
+    const p = q === -1 ? req.url : req.url.slice(0, q);
+    if (p.startsWith('/api/') && !p.endsWith('/')) req.url = p + '/' + (q === -1 ? '' : req.url.slice(q));
+    // no body (no Content-Length, no Transfer-Encoding: body-parser's own test): nothing to parse
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      req.body = undefined;
+      return next();
+    }
     parseJson(req, res, (err?: unknown) => {
       if (err) {
         (req as AuthedRequest).deferredBodyError = toApiError(err, { method: req.method, contentType: req.headers['content-type'] });

@@ -8,6 +8,7 @@
  * 403 key limited to other projects → 404 no such project → 403 no access to the project (except
  * on explicit members, which answer PostHog's own permission message in their handlers).
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import {
   assertKeyMayUseProject,
@@ -40,6 +41,27 @@ export function bearerToken(req: Request): string | undefined {
   return m?.[1];
 }
 
+/** The last bearer token of each connection (UTF-8) and its hash, dropped with the connection. */
+const lastTokenOf = new WeakMap<object, { token: Buffer; hash: string }>();
+
+/**
+ * `hashKeyValue(token)`, computed once per keep-alive connection while the connection keeps
+ * sending the same token (SHA-256 was ~2 % of a keyed GET's CPU; docs/performance.md). Only the
+ * connection's own last token is remembered, for as long as the connection lives: no table of
+ * plain keys outlives the requests that carried them. Behind a proxy one connection may carry
+ * several clients' keys, so tokens are compared in constant time (`timingSafeEqual`).
+ */
+function hashOnConnection(req: Request, token: string): string {
+  const socket = req.socket as object | undefined;
+  if (!socket) return hashKeyValue(token);
+  const bytes = Buffer.from(token, 'utf8');
+  const last = lastTokenOf.get(socket);
+  if (last && last.token.length === bytes.length && timingSafeEqual(last.token, bytes)) return last.hash;
+  const hash = hashKeyValue(token);
+  lastTokenOf.set(socket, { token: bytes, hash });
+  return hash;
+}
+
 /** Tags whose operations check project access themselves (see `ProjectAccess.level`). */
 const TAGS_CHECKING_OWN_ACCESS = new Set(['explicit_members']);
 
@@ -61,8 +83,8 @@ export function personalApiKeyHandler(store: Store) {
   const keyCache = store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<ApiKeysRepository['authenticate']>>>>(store.changeCounter);
   const accessCache = store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<AccountsRepository['projectAccessOf']>>>>(store.changeCounter);
   // a kept key is used until its last_used_at is due for its hourly refresh, which goes to the store
-  const authenticate = (token: string) =>
-    keyCache ? keyCache.get(hashKeyValue(token), () => keys.authenticate(token), (f) => !lastUsedIsStale(f.key)) : keys.authenticate(token);
+  const authenticate = (req: Request, token: string) =>
+    keyCache ? keyCache.get(hashOnConnection(req, token), () => keys.authenticate(token), (f) => !lastUsedIsStale(f.key)) : keys.authenticate(token);
   const projectAccessOf = (teamId: number, userId: number) =>
     accessCache ? accessCache.get(`${teamId}:${userId}`, () => accounts.projectAccessOf(teamId, userId)) : accounts.projectAccessOf(teamId, userId);
   return async (request: Request, scopes: string[]): Promise<true> => {
@@ -70,7 +92,7 @@ export function personalApiKeyHandler(store: Store) {
     try {
       const token = bearerToken(req);
       if (!token) throw notAuthenticated();
-      const found = await authenticate(token);
+      const found = await authenticate(req, token);
       if (!found) throw authenticationFailed();
       assertScopes(found.key.scopes, scopes);
       if (req.deferredBodyError) throw req.deferredBodyError;

@@ -28,7 +28,6 @@ import { createRequire } from 'node:module';
 type PathToRegexp = (path: unknown, options?: Record<string, unknown>) => { regexp: RegExp; keys: unknown[] };
 
 const MAX_ENTRIES = 1000;
-const KNOWN_OPTIONS = new Set(['sensitive', 'strict', 'end', 'trailing', 'delimiter']);
 const INSTALLED = Symbol.for('envapi.validatorTuning');
 
 /**
@@ -41,15 +40,27 @@ export function installRouteRegexpCache(): boolean {
   const original = mod.pathToRegexp;
   if (typeof original !== 'function') return false;
   if (original[INSTALLED]) return true;
-  const memo = new Map<string, ReturnType<PathToRegexp>>();
+  // by route, then by the four boolean options as bits (the validator calls this ~20 times a request,
+  // so the key is not a string built each time)
+  const memo = new Map<string, (ReturnType<PathToRegexp> | undefined)[]>();
   const memoised = Object.assign(
     function pathToRegexp(path: unknown, options: Record<string, unknown> = {}) {
-      if (typeof path !== 'string' || Object.keys(options).some((k) => !KNOWN_OPTIONS.has(k))) return original(path, options);
-      const key = `${path}\u0000${options.sensitive ? 1 : 0}${options.strict ? 1 : 0}${options.end === false ? 0 : 1}${options.trailing === false ? 0 : 1}\u0000${String(options.delimiter ?? '')}`;
-      let hit = memo.get(key);
+      if (typeof path !== 'string') return original(path, options);
+      let bits = 0;
+      for (const k in options) {
+        if (k === 'sensitive') bits |= options.sensitive ? 1 : 0;
+        else if (k === 'strict') bits |= options.strict ? 2 : 0;
+        else if (k === 'end') bits |= options.end === false ? 4 : 0;
+        else if (k === 'trailing') bits |= options.trailing === false ? 8 : 0;
+        // any other option (delimiter, …) is passed through uncached
+        else return original(path, options);
+      }
+      let byOptions = memo.get(path);
+      let hit = byOptions?.[bits];
       if (!hit) {
         hit = original(path, options);
-        if (memo.size < MAX_ENTRIES) memo.set(key, hit);
+        if (!byOptions && memo.size < MAX_ENTRIES) memo.set(path, (byOptions = []));
+        if (byOptions) byOptions[bits] = hit;
       }
       return hit;
     },

@@ -4,6 +4,7 @@
  * `GET /api/projects/`, and the order in which the checks refuse a request.
  */
 import { createHash } from 'node:crypto';
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrganizationLevel } from '../../server/storage/repositories/accounts.js';
@@ -478,5 +479,38 @@ describe('order of checks', () => {
     const res = await t.fetch(LIST, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(400);
     expect(((await res.json()) as ErrorBody).type).toBe('validation_error');
+  });
+});
+
+describe('several keys on one keep-alive connection (as through a proxy)', () => {
+  /** GET on one shared socket; resolves status and the socket's local port (to prove it is shared). */
+  function get(agent: http.Agent, pathname: string, key: string): Promise<{ status: number; port: number | undefined }> {
+    const url = new URL(pathname, t.url);
+    return new Promise((resolve, reject) => {
+      const req = http.get(url, { agent, headers: { Authorization: `Bearer ${key}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, port: req.socket?.localPort }));
+      });
+      req.on('error', reject);
+    });
+  }
+
+  it('each request is authenticated with its own key, and a revoked one is refused on the next request', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const reader = await t.key(['plugin:read']);
+      const other = await t.key(['dashboard:read']);
+      const answers = [];
+      for (const key of [reader, other, reader, 'phx_' + 'x'.repeat(43), reader]) answers.push(await get(agent, LIST, key));
+      expect(answers.map((a) => a.status)).toEqual([200, 403, 200, 401, 200]);
+      expect(new Set(answers.map((a) => a.port)).size).toBe(1);
+      const keys = new ApiKeysRepository(t.store.db);
+      const row = await t.store.db.selectFrom('personal_api_keys').select('id').where('secure_value', '=', 'sha256$' + createHash('sha256').update(reader).digest('hex')).executeTakeFirstOrThrow();
+      expect(await keys.revoke(row.id)).toBe(true);
+      const after = await get(agent, LIST, reader);
+      expect(after).toEqual({ status: 401, port: answers[0]!.port });
+    } finally {
+      agent.destroy();
+    }
   });
 });

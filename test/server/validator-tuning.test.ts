@@ -45,6 +45,10 @@ describe('validator tuning', () => {
         expect(a.keys.map((k) => k.name)).toEqual(b.keys.map((k) => k.name));
         expect(memoised(route, opts)).toBe(a);
       }
+      // an option the memo does not know goes through uncached
+      const withDelimiter = memoised(route, { delimiter: '/' });
+      expect(withDelimiter.regexp.source).toBe(original(route, { delimiter: '/' }).regexp.source);
+      expect(memoised(route, { delimiter: '/' })).not.toBe(withDelimiter);
     }
   });
 
