@@ -82,7 +82,7 @@ export class EventsService {
   private readonly read: EventsReadRepository;
 
   constructor(store: Store, private readonly clock: () => Date = () => new Date()) {
-    this.read = new EventsReadRepository(store.db);
+    this.read = new EventsReadRepository(store.db, store.readRows);
   }
 
   /** `after`/`before` in the stored form, 400 naming the parameter when unreadable. */
@@ -222,19 +222,23 @@ function stripQuotes(v: string): string {
   return start === 0 && end === v.length ? v : v.slice(start, end);
 }
 
-/** `elements` of a chain as JSON text, by chain (a page repeats the same few chains); bounded. */
-const elementsJsonByChain = new Map<string, string>();
-const ELEMENTS_JSON_MAX = 5_000;
+/**
+ * The tail of an event on the wire from its chain, `"elements":[…],"elements_chain":"…"`, kept by
+ * chain (a page repeats the same few chains; parsing and escaping them was the largest part of
+ * writing a page after the properties); bounded.
+ */
+const elementsTailByChain = new Map<string, string>();
+const ELEMENTS_TAIL_MAX = 5_000;
 
-function elementsJson(chain: string): string {
-  if (!chain) return '[]';
-  let json = elementsJsonByChain.get(chain);
-  if (json === undefined) {
-    json = JSON.stringify(parseElementsChain(chain));
-    if (elementsJsonByChain.size >= ELEMENTS_JSON_MAX) elementsJsonByChain.clear();
-    elementsJsonByChain.set(chain, json);
+function elementsTail(chain: string): string {
+  if (!chain) return '"elements":[],"elements_chain":""';
+  let tail = elementsTailByChain.get(chain);
+  if (tail === undefined) {
+    tail = `"elements":${JSON.stringify(parseElementsChain(chain))},"elements_chain":${JSON.stringify(chain)}`;
+    if (elementsTailByChain.size >= ELEMENTS_TAIL_MAX) elementsTailByChain.clear();
+    elementsTailByChain.set(chain, tail);
   }
-  return json;
+  return tail;
 }
 
 /**
@@ -243,20 +247,19 @@ function elementsJson(chain: string): string {
  * response validator, which parses this text back): each event's stored properties text is
  * copied as it is when no value in it holds a double quote (written `\"` in JSON), because then
  * stripping quotes changes nothing (`eventToWire`); otherwise the event goes through
- * `eventToWire`. Elements are serialized once per distinct chain, persons once per page. The
+ * `eventToWire`. Elements and the chain are serialized once per distinct chain, persons once per page. The
  * pieces are encoded one by one into one buffer (`Utf8Builder`), never joined into one string.
  */
 export function eventsPageJson(rows: readonly ListedEventRow[], persons: Map<string, EventPerson>, next: string | null): Buffer {
   const personJson = new Map<string, string>();
-  let chars = 64 + (next?.length ?? 0);
-  for (const r of rows) chars += 512 + (r.propertiesText?.length ?? 0) + r.elements_chain.length * 2;
-  const out = new Utf8Builder(chars);
-  out.push(`{"next":${JSON.stringify(next)},"results":[`);
+  // the pieces first, so the buffer is sized once from their lengths (UTF-16 units; a little over
+  // for text beyond ASCII, which grows the buffer only when there is much of it)
+  const pieces: string[] = [`{"next":${JSON.stringify(next)},"results":[`];
   rows.forEach((r, i) => {
-    if (i > 0) out.push(',');
+    const comma = i > 0 ? ',' : '';
     const text = r.propertiesText;
     if (text === undefined || text.includes('\\"')) {
-      out.push(JSON.stringify(eventToWire(r, persons.get(r.distinct_id))));
+      pieces.push(comma + JSON.stringify(eventToWire(r, persons.get(r.distinct_id))));
       return;
     }
     let person = personJson.get(r.distinct_id);
@@ -264,11 +267,17 @@ export function eventsPageJson(rows: readonly ListedEventRow[], persons: Map<str
       person = JSON.stringify(personToWire(r.distinct_id, persons.get(r.distinct_id)));
       personJson.set(r.distinct_id, person);
     }
-    out.push(`{"id":${JSON.stringify(r.uuid)},"distinct_id":${JSON.stringify(r.distinct_id)},"properties":`);
-    out.push(text);
-    out.push(`,"event":${JSON.stringify(r.event)},"timestamp":${JSON.stringify(r.timestamp)},"person":${person},"elements":${elementsJson(r.elements_chain)},"elements_chain":${JSON.stringify(r.elements_chain)}}`);
+    pieces.push(
+      `${comma}{"id":${JSON.stringify(r.uuid)},"distinct_id":${JSON.stringify(r.distinct_id)},"properties":`,
+      text,
+      `,"event":${JSON.stringify(r.event)},"timestamp":${JSON.stringify(r.timestamp)},"person":${person},${elementsTail(r.elements_chain)}}`,
+    );
   });
-  out.push(']}');
+  pieces.push(']}');
+  let chars = 0;
+  for (const p of pieces) chars += p.length;
+  const out = new Utf8Builder(chars, (chars >> 4) + 256);
+  for (const p of pieces) out.push(p);
   return out.bytes();
 }
 

@@ -1614,3 +1614,25 @@ describe('GET /api/environments/{project_id}/events/ — production mode (the pa
     }
   });
 });
+
+describe('GET /api/environments/{project_id}/events/ — while another write is in flight', () => {
+  it('never shows the rows of a transaction that is still open and then rolled back', async () => {
+    const pid = await project('Events dirty read');
+    await seed(pid, [{ name: 'kept', timestamp: ago(HOUR) }]);
+    const phantom = randomUUID();
+    let page: EventsPage | undefined;
+    await expect(
+      t.store.db.transaction().execute(async (trx) => {
+        await new EventsWriteRepository(trx).insertEvents(pid, [{ uuid: phantom, event: 'phantom', distinct_id: 'x', properties: {}, timestamp: ago(1000), elements_chain: '' }]);
+        // the request is answered while the transaction is open (it may wait for it on SQLite)
+        const pending = listOk(pid).then((p) => (page = p));
+        await new Promise((r) => setTimeout(r, 100));
+        void pending;
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await expect.poll(() => page, { timeout: 5000 }).toBeDefined();
+    expect(page!.results.map((e) => e.id)).not.toContain(phantom);
+    expect(names(page!.results)).toEqual(['kept']);
+  });
+});

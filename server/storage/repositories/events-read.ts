@@ -3,7 +3,7 @@
  * by uuid, the persons behind a page's distinct ids, and property value suggestions. Dialect
  * differences (JSON access, regex, ILIKE) come from `../dialect.ts`.
  */
-import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { PropertyFilter, PropertyGroup } from '../../domain/event-filters.js';
 import { beforeCursor, dialectOf, icontains, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import type { Database } from '../schema.js';
@@ -119,7 +119,14 @@ function toRow(r: { uuid: string; event: string; distinct_id: string; properties
 export class EventsReadRepository {
   private readonly dialect: DialectName;
 
-  constructor(private readonly db: Kysely<Database>) {
+  /**
+   * `readRows`: the store's array-rows reader (SQLite, `Store.readRows`), used for the events
+   * list's page when given; rows are then read without one object per row.
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly readRows?: (query: CompiledQuery) => unknown[][] | undefined,
+  ) {
     this.dialect = dialectOf(db);
   }
 
@@ -150,14 +157,20 @@ export class EventsReadRepository {
     // With a person filter, SQLite would walk the whole time index looking for the person's few
     // events; ordering by an expression lets it read them through the distinct_id index and sort.
     const timeOrder = q.person && this.dialect === 'sqlite' ? sql`+events.timestamp` : sql`events.timestamp`;
-    const rows = await this.filtered(q)
+    const query = this.filtered(q)
       .select(['events.uuid', 'events.event', 'events.distinct_id', 'events.properties', 'events.timestamp', 'events.elements_chain'])
       .orderBy(timeOrder, 'desc')
       .orderBy('events.uuid', 'desc')
       .limit(q.limit)
-      .offset(q.offset)
-      .execute();
-    return rows.map(toRow);
+      .offset(q.offset);
+    // the select list's order: uuid, event, distinct_id, properties, timestamp, elements_chain
+    const arrays = this.readRows?.(query.compile());
+    if (arrays) {
+      return arrays.map((r) =>
+        toRow({ uuid: r[0] as string, event: r[1] as string, distinct_id: r[2] as string, properties: r[3], timestamp: r[4] as string, elements_chain: r[5] as string }),
+      );
+    }
+    return (await query.execute()).map(toRow);
   }
 
   /** The team's event with this uuid (lowercase, with dashes), or undefined. */
