@@ -361,7 +361,7 @@ async function run(o: Options): Promise<void> {
 
     // The report.
     const date = new Date().toISOString().slice(0, 10);
-    const command = `npm run bench:http -- --events ${o.events} --reps ${o.reps} --duration ${o.duration} --warmup ${o.warmup} --connections ${o.connections}${o.scenarios ? ` --scenarios ${o.scenarios}` : ''}`;
+    const command = `npm run bench:http -- --events ${o.events} --reps ${o.reps} --duration ${o.duration} --warmup ${o.warmup} --connections ${o.connections}${o.scenarios ? ` --scenarios ${o.scenarios}` : ''}${o.keep ? ` --keep ${o.keep}` : ''}`;
     const lines: string[] = [
       `Measured ${date}: \`${command}\``,
       '',
