@@ -1615,6 +1615,9 @@ describe('GET /api/environments/{project_id}/events/ — production mode (the pa
   });
 });
 
+// Through HTTP the request also waits on the key and project lookups, which the transaction's
+// write has made re-read; the page reader's own guard (no array read while a transaction is open)
+// is tested directly in test/storage/read-rows.test.ts.
 describe('GET /api/environments/{project_id}/events/ — while another write is in flight', () => {
   it('never shows the rows of a transaction that is still open and then rolled back', async () => {
     const pid = await project('Events dirty read');
