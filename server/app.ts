@@ -1,12 +1,13 @@
 /**
  * `createApp(deps)`: the Express application, without `listen()`.
  *
- * Pipeline: request log + request id (pino) → `/_health`, `/_readyz` (outside the spec and
- * auth) → trailing-slash normalisation → JSON body parser (1 MiB) → express-openapi-validator
- * (metadata, security with scopes read from the spec, then the per-key rate limit, then request
- * validation, response validation when enabled) → one route per operation of `openapi.yaml`,
- * dispatched by operationId to the handler map → PostHog-shaped errors. The spec is parsed once,
- * here, not per request.
+ * Pipeline: request log + request id (pino) → one middleware for `/_health`, `/_readyz` (outside
+ * the spec and auth), trailing-slash normalisation and the JSON body (1 MiB; skipped without a
+ * body) → express-openapi-validator (metadata, security with scopes read from the spec, then the
+ * per-key rate limit, then request validation, response validation when enabled) → one dispatch
+ * on the operationId the validator matched, to the handler map → PostHog-shaped errors. The spec
+ * is parsed once, here, not per request; without response validation the validator is given the
+ * spec without response schemas (`withoutResponseSchemas`).
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';

@@ -108,18 +108,13 @@ export function openStore(config: StorageConfig): Store {
   };
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, changes) }) });
   // raw-mode statements are kept apart: raw mode is a setting of the statement object
-  const rawStatements = new Map<string, SQLite.Statement>();
+  const rawStatement = statementCache(sqlite, (stmt) => {
+    if (!stmt.reader || !stmt.readonly) throw new Error('readRows runs read-only queries only');
+    stmt.raw(true);
+  });
   const readRows = (query: CompiledQuery): unknown[][] | undefined => {
     if (sqlite.inTransaction) return undefined;
-    let stmt = rawStatements.get(query.sql);
-    if (!stmt) {
-      stmt = sqlite.prepare(query.sql);
-      if (!stmt.reader || !stmt.readonly) throw new Error('readRows runs read-only queries only');
-      stmt.raw(true);
-      if (rawStatements.size >= STATEMENT_CACHE_SIZE) rawStatements.clear();
-      rawStatements.set(query.sql, stmt);
-    }
-    return stmt.all(...query.parameters) as unknown[][];
+    return rawStatement(query.sql).all(...query.parameters) as unknown[][];
   };
   return { db, dialect: 'sqlite', location: file, changeCounter, readRows, close: () => db.destroy() };
 }
@@ -135,7 +130,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * (see `Store.changeCounter`).
  */
 function withStatementCache(sqlite: SQLite.Database, changes: { local: number }): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
+  const cachedStatement = statementCache(sqlite);
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
@@ -145,12 +140,22 @@ function withStatementCache(sqlite: SQLite.Database, changes: { local: number })
       return stmt;
     },
   };
-  function cachedStatement(sql: string): SQLite.Statement {
+}
+
+/**
+ * A prepare function that keeps up to `STATEMENT_CACHE_SIZE` statements by SQL text, least
+ * recently used dropped. `setup` runs once on each newly prepared statement (it may throw: the
+ * statement is then not kept).
+ */
+function statementCache(sqlite: SQLite.Database, setup?: (stmt: SQLite.Statement) => void): (sql: string) => SQLite.Statement {
+  const cache = new Map<string, SQLite.Statement>();
+  return (sql: string) => {
     let stmt = cache.get(sql);
     if (stmt) {
       cache.delete(sql);
     } else {
       stmt = sqlite.prepare(sql);
+      setup?.(stmt);
       if (cache.size >= STATEMENT_CACHE_SIZE) {
         const oldest = cache.keys().next().value;
         if (oldest !== undefined) cache.delete(oldest);
@@ -158,7 +163,7 @@ function withStatementCache(sqlite: SQLite.Database, changes: { local: number })
     }
     cache.set(sql, stmt);
     return stmt;
-  }
+  };
 }
 
 /** Compiled patterns of the `regexp` SQL function, by source (patterns repeat across rows). */
