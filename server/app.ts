@@ -1,9 +1,10 @@
 /**
  * `createApp(deps)`: the Express application, without `listen()`.
  *
- * Pipeline: request log + request id (pino) → one middleware for `/_health`, `/_readyz` (outside
- * the spec and auth), trailing-slash normalisation and the JSON body (1 MiB; skipped without a
- * body) → express-openapi-validator (metadata, security with scopes read from the spec, then the
+ * Pipeline, one Express layer (`inSequence`) then the error handler: request log + request id
+ * (pino) → one middleware for `/_health`, `/_readyz` (outside the spec and auth), trailing-slash
+ * normalisation and the JSON body (1 MiB; skipped without a body) → express-openapi-validator
+ * (route match, memoised per method and path; security with scopes read from the spec, then the
  * per-key rate limit, then request validation, response validation when enabled) → one dispatch
  * on the operationId the validator matched, to the handler map → PostHog-shaped errors. The spec
  * is parsed once, here, not per request; without response validation the validator is given the
@@ -14,6 +15,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import { createServices, type Services } from './domain/services.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
+import { inSequence } from './http/compose.js';
 import { ApiError, notFound, toApiError, validationError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
 import { JsonText } from './http/json-text.js';
@@ -22,7 +24,7 @@ import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from '
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
 import { listOperations, loadSpec, withoutResponseSchemas, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
-import { installRouteRegexpCache, skipUnusedSpecSchemaCompile } from './http/validator-tuning.js';
+import { installRouteRegexpCache, memoiseRouteMatch, skipUnusedSpecSchemaCompile } from './http/validator-tuning.js';
 import type { Store } from './storage/db.js';
 
 /** What the app is built from. */
@@ -122,15 +124,13 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  app.use(requestLogger(logger));
-  // One middleware before the validator, not three Express layers (each layer is a router step on
-  // every request): health probes, the trailing slash, and the JSON body.
+  // One middleware before the validator, not three (health probes, the trailing slash, the JSON body)
   const health = healthRoutes(deps.store, { slowHealthMs: deps.slowHealthMs });
   // A body that cannot be parsed is reported only after authentication and the scope check, as
   // PostHog (DRF) reads the body after its permission checks: the parse error waits on the request
   // and the security handler raises it once the key is accepted.
   const parseJson = express.json({ limit: BODY_LIMIT, strict: false });
-  app.use((req, res, next) => {
+  const beforeValidator: express.RequestHandler = (req, res, next) => {
     if (req.url.startsWith('/_')) return health(req, res, next);
     // PostHog's paths end with a slash; accept the same path without it.
     const q = req.url.indexOf('?');
@@ -148,7 +148,7 @@ export function createApp(deps: AppDeps): express.Express {
       }
       next();
     });
-  });
+  };
   const validator = OpenApiValidator.middleware({
     // without response validation (production) the validator gets no response schemas to compile
     apiSpec: (deps.validateResponses === false ? withoutResponseSchemas(spec) : spec) as never,
@@ -160,16 +160,24 @@ export function createApp(deps: AppDeps): express.Express {
     // tests read it, in CI. Checking it again against the OpenAPI meta-schema at every start cost
     // ~200 ms of cold start (docs/performance.md).
     validateApiSpec: false,
+    // no multipart/form-data in the spec: without this the library adds a middleware that checks
+    // every request for one
+    fileUploader: false,
     // match on req.url, which the trailing-slash step above has normalised
     useRequestUrl: true,
   }) as unknown as express.RequestHandler[];
+  // The library's first middleware only installs `app.param` handlers, which apply to Express routes
+  // with path parameters; this app has no such route (it dispatches on the operationId below).
+  const pathParams = validator.findIndex((mw) => mw.name === 'pathParamsMiddleware');
+  if (pathParams !== -1) validator.splice(pathParams, 1);
+  const metadata = validator.findIndex((mw) => mw.name === 'metadataMiddleware');
+  if (metadata !== -1) validator[metadata] = memoiseRouteMatch(validator[metadata]!);
   if (rateLimit) {
     // Throttle after authentication and the scope check (the key is known and valid, as DRF's
     // check_throttles after check_permissions), before request validation (invalid requests count).
     const afterSecurity = validator.findIndex((mw) => mw.name === 'securityMiddleware');
     validator.splice(afterSecurity === -1 ? validator.length : afterSecurity + 1, 0, rateLimitMiddleware({ logger, ...rateLimit }));
   }
-  app.use(validator);
 
   // The validator has already matched the request to one operation of the spec (unknown paths and
   // methods were answered 404/405 there): dispatch on its operationId instead of matching the path a
@@ -179,14 +187,16 @@ export function createApp(deps: AppDeps): express.Express {
     if (!(op.operationId in map)) throw new Error(`openapi.yaml operation ${op.operationId} has no handler`);
     routes.set(op.operationId, route(op.operationId as OperationId, map, services, deps.validateResponses !== false));
   }
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  const dispatch: express.RequestHandler = (req, res, next) => {
     const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
     const handle = operationId === undefined ? undefined : routes.get(operationId);
-    if (!handle) return next();
+    if (!handle) return next(notFound());
     return handle(req, res, next);
-  });
+  };
 
-  app.use((_req: Request, _res: Response, next: NextFunction) => next(notFound()));
+  // The whole request path is one Express layer (`inSequence`): the router's per-layer step was
+  // ~6 % of a keyed GET's CPU (docs/performance.md). Only the error handler is a layer of its own.
+  app.use(inSequence(requestLogger(logger), beforeValidator, ...validator, dispatch));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const securityError = (req as AuthedRequest).securityError;
     const apiError: ApiError =

@@ -98,7 +98,7 @@ export class PluginConfigService {
 
   /** `build()` serialized, kept under `key` in `answers` while the store is unchanged (on SQLite). */
   private async answer<T>(key: string, build: () => Promise<T>): Promise<JsonText<T>> {
-    const load = async () => new JsonText<T>(JSON.stringify(await build()));
+    const load = async () => new JsonText<T>(Buffer.from(JSON.stringify(await build()), 'utf8'));
     if (!this.answers) return load();
     return ((await this.answers.get(key, load as () => Promise<JsonText<PluginConfigWire>>)) as JsonText<T> | undefined) ?? load();
   }

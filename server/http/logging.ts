@@ -1,7 +1,7 @@
 /**
  * Structured request logs (pino) and request ids.
  *
- * One line per request, when the response finishes:
+ * One line per request, when the response is closed:
  * `{"level":30,"req":{"id":"…","method":"GET","path":"/api/…/"},"res":{"statusCode":200},"responseTime":3,"msg":"GET /api/…/ 200 3ms"}`.
  * Only these fields are serialized: no headers (so never `Authorization`), no query string (so never
  * `personal_api_key`), and anything that looks like a personal API key (`phx_…`) in the path is
@@ -52,29 +52,33 @@ export function flushLogs(logger: Logger): Promise<void> {
 /**
  * The request-logging middleware; also sets `X-Request-Id` on every response and `req.id`.
  *
- * One pino call per request when its response finishes (or its connection closes first), at level
- * `info` below 400, `warn` for 4xx and `error` for 5xx; skipped entirely when that level is off.
- * This is what pino-http did here, without its per-request child logger: building that child
- * (serializing the request's bindings) was ~14 % of a keyed GET's CPU (docs/performance.md).
+ * One pino call per request, when the response is closed: at level `info` below 400, `warn` for
+ * 4xx and `error` for 5xx; skipped entirely when that level is off. A response whose connection
+ * closed before it was completely sent is logged at `warn` (or `error` for a 5xx) with
+ * `aborted: true`: its status code was set but the client did not get the whole answer.
+ * One `close` listener a request: Node emits `close` on every response, after `finish` when it
+ * completed (two listeners, `finish` and `close`, were ~2 % of a keyed GET). This is what pino-http
+ * did here, without its per-request child logger: building that child (serializing the request's
+ * bindings) was ~14 % of a keyed GET's CPU (docs/performance.md).
  */
 export function requestLogger(logger: Logger): RequestHandler {
-  return (req, res, next) => {
+  return function requestLog(req, res, next) {
     const id = requestIdOf(req);
     res.setHeader('X-Request-Id', id);
     (req as IncomingMessage & { id?: string }).id = id;
     const started = performance.now();
-    const done = () => {
-      res.removeListener('finish', done);
-      res.removeListener('close', done);
+    res.once('close', () => {
       const statusCode = res.statusCode;
-      const level = statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
+      const aborted = !res.writableFinished;
+      const level = statusCode >= 500 ? 'error' : statusCode >= 400 || aborted ? 'warn' : 'info';
       if (!logger.isLevelEnabled(level)) return;
       const responseTime = Math.round(performance.now() - started);
       const path = loggablePath(req);
-      logger[level]({ req: { id, method: req.method, path }, res: { statusCode }, responseTime }, `${req.method} ${path} ${statusCode} ${responseTime}ms`);
-    };
-    res.once('finish', done);
-    res.once('close', done);
+      const line = { req: { id, method: req.method, path }, res: { statusCode }, responseTime };
+      const msg = `${req.method} ${path} ${statusCode} ${responseTime}ms`;
+      if (aborted) logger[level]({ ...line, aborted: true }, `${msg} (aborted)`);
+      else logger[level](line, msg);
+    });
     next();
   };
 }

@@ -1,0 +1,53 @@
+/**
+ * `inSequence(...middlewares)`: several Express middlewares run as one Express layer.
+ *
+ * Why: Express 5's router costs a few microseconds per layer on every request (`next()` walks the
+ * layer stack, re-reads the path through parseurl, matches the layer, resets `req.params`); with the
+ * request log, the pre-validator step, express-openapi-validator's middlewares and the dispatch,
+ * that was ~6 % of a keyed GET's CPU spent deciding to call the next function in a fixed list
+ * (profile in docs/performance.md). Here each middleware is called directly, in order.
+ *
+ * Semantics kept from Express 5 for a list of plain (non-error, non-routing) middlewares:
+ * - `next()` calls the following middleware; after the last one, the outer `next()`;
+ * - `next(err)` (any value other than undefined, `'route'` or `'router'`) skips the rest and calls
+ *   the outer `next(err)`; `'route'` and `'router'` leave the sequence like `next()` after the last;
+ * - a middleware that throws, or returns a promise that rejects, is treated as `next(err)` (a
+ *   rejection with a falsy value becomes an `Error`, as in Express 5);
+ * - a middleware that calls `next` more than once advances only once: the extra calls are ignored.
+ *
+ * Differences: `req.params` is not reset between the middlewares (nothing here reads
+ * Express route params), and error-handling middlewares (four parameters) are not allowed:
+ * `inSequence` throws a TypeError when given one, at build time.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+/** Returns one middleware that runs `middlewares` in order (see the module docstring). */
+export function inSequence(...middlewares: RequestHandler[]): RequestHandler {
+  for (const mw of middlewares) {
+    if (typeof mw !== 'function') throw new TypeError('inSequence: every middleware must be a function');
+    if (mw.length >= 4) throw new TypeError(`inSequence: error-handling middleware ${mw.name || '(anonymous)'} is not supported`);
+  }
+  const count = middlewares.length;
+  return function sequence(req: Request, res: Response, done: NextFunction): void {
+    const step = (index: number): void => {
+      if (index === count) return done();
+      let called = false;
+      const next = (err?: unknown): void => {
+        if (called) return;
+        called = true;
+        if (err !== undefined && err !== 'route' && err !== 'router') return done(err);
+        if (err !== undefined) return done();
+        step(index + 1);
+      };
+      try {
+        const result = middlewares[index]!(req, res, next) as unknown;
+        if (result && typeof (result as Promise<unknown>).then === 'function') {
+          (result as Promise<unknown>).then(undefined, (err: unknown) => next(err ?? new Error('Rejected promise')));
+        }
+      } catch (err) {
+        next(err ?? new Error('Thrown value was falsy'));
+      }
+    };
+    step(0);
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * The request path's plumbing, through real HTTP: `inSequence` (several middlewares as one Express
+ * layer) keeps Express 5's semantics; the memoised route match (validator-tuning fix 3) decides as
+ * the library does on every repetition of a path; the request log writes one line per request, and
+ * marks a response whose connection closed before it was sent.
+ */
+import type { Server } from 'node:http';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../server/app.js';
+import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
+import { inSequence } from '../../server/http/compose.js';
+import { memoiseRouteMatch } from '../../server/http/validator-tuning.js';
+import { migrateToLatest, openStore } from '../../server/storage/db.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+async function listen(app: express.Express): Promise<{ url: string; close(): Promise<void> }> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('inSequence', () => {
+  const calls: string[] = [];
+  let srv: Awaited<ReturnType<typeof listen>>;
+  beforeAll(async () => {
+    const app = express();
+    const mark =
+      (name: string): RequestHandler =>
+      (_req, _res, next) => {
+        calls.push(name);
+        next();
+      };
+    const fail: RequestHandler = (req, _res, next) => {
+      calls.push('fail');
+      const how = req.query.how;
+      if (how === 'next') return next(new Error('by next'));
+      if (how === 'throw') throw new Error('thrown');
+      if (how === 'reject') return Promise.reject(new Error('rejected')) as unknown as void;
+      if (how === 'twice') {
+        next();
+        next(new Error('second call'));
+        return;
+      }
+      if (how === 'route') return next('route');
+      next();
+    };
+    const asyncMark: RequestHandler = async (_req, _res, next) => {
+      await new Promise((r) => setTimeout(r, 1));
+      calls.push('async');
+      next();
+    };
+    app.use(inSequence(mark('a'), fail, asyncMark, mark('b')));
+    app.use((_req: Request, res: Response) => {
+      calls.push('after');
+      res.json({ calls });
+    });
+    app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+      calls.push('error');
+      res.status(500).json({ error: err.message, calls });
+    });
+    srv = await listen(app);
+  });
+  afterAll(() => srv.close());
+
+  async function get(query: string) {
+    calls.length = 0;
+    const r = await fetch(`${srv.url}/x?${query}`);
+    return { status: r.status, body: (await r.json()) as { error?: string; calls: string[] } };
+  }
+
+  it('runs each middleware in order, async ones included, then the next layer', async () => {
+    expect(await get('how=none')).toEqual({ status: 200, body: { calls: ['a', 'fail', 'async', 'b', 'after'] } });
+  });
+
+  it('next(err), a throw and a rejected promise skip the rest and reach the error handler', async () => {
+    for (const [how, message] of [
+      ['next', 'by next'],
+      ['throw', 'thrown'],
+      ['reject', 'rejected'],
+    ]) {
+      expect(await get(`how=${how}`)).toEqual({ status: 500, body: { error: message, calls: ['a', 'fail', 'error'] } });
+    }
+  });
+
+  it("a second call of next is ignored, and next('route') leaves the sequence", async () => {
+    expect(await get('how=twice')).toEqual({ status: 200, body: { calls: ['a', 'fail', 'async', 'b', 'after'] } });
+    expect(await get('how=route')).toEqual({ status: 200, body: { calls: ['a', 'fail', 'after'] } });
+  });
+
+  it('refuses error-handling middlewares and non-functions when built', () => {
+    const errorHandler = (_e: unknown, _q: Request, _s: Response, _n: NextFunction) => undefined;
+    expect(() => inSequence(errorHandler as unknown as RequestHandler)).toThrow(TypeError);
+    expect(() => inSequence(undefined as unknown as RequestHandler)).toThrow(TypeError);
+  });
+});
+
+describe('memoised route match', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+
+  it('every repetition of a path is authenticated, validated and answered as the first', async () => {
+    const team = t.boot.team.id;
+    const catalogUrl = PLUGIN_CATALOG.find((p) => p.key === 'notification-bar')!.url;
+    const notificationBar = t.boot.plugins.find((p) => p.url === catalogUrl)!;
+    const created = await t.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ plugin: notificationBar.id, enabled: true, order: 1, config: {} }),
+    });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { id: number }).id;
+    const retrieve = `/api/environments/${team}/pipeline_frontend_apps_configs/${id}/`;
+    for (let i = 0; i < 3; i++) {
+      const ok = await t.fetch(retrieve);
+      expect(ok.status).toBe(200);
+      expect(((await ok.json()) as { id: number }).id).toBe(id);
+      expect((await t.fetch(retrieve, { key: null })).status).toBe(401);
+      // a non-integer id is no object (404, as DRF), a bad query integer a validation error
+      expect((await t.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/abc/`)).status).toBe(404);
+      expect((await t.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/?limit=abc`)).status).toBe(400);
+      expect((await t.fetch(retrieve, { method: 'DELETE' })).status).toBe(405);
+      expect((await t.fetch(`/api/environments/${team}/no_such_thing/`)).status).toBe(404);
+    }
+  });
+
+  it('gives each request its own path parameters (the validator coerces them in place)', async () => {
+    const seen: unknown[] = [];
+    let libraryCalls = 0;
+    const library: RequestHandler = (req, _res, next) => {
+      libraryCalls++;
+      (req as Request & { openapi?: object }).openapi = { schema: { operationId: 'x' }, expressRoute: '/a/:id/', pathParams: { id: req.url.split('/')[2] } };
+      next();
+    };
+    const memo = memoiseRouteMatch(library, 2);
+    const run = (url: string, method = 'GET') =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        const req = { url, method, params: {} } as unknown as Request & { openapi: { pathParams: Record<string, unknown> } };
+        memo(req, {} as Response, () => {
+          seen.push(req.openapi.pathParams);
+          req.openapi.pathParams.id = Number(req.openapi.pathParams.id); // as ajv's coercion does
+          resolve(req.openapi);
+        });
+      });
+    const first = await run('/a/7/?q=1');
+    const second = await run('/a/7/');
+    expect(libraryCalls).toBe(1);
+    expect(first.pathParams).toEqual({ id: 7 });
+    expect(second.pathParams).toEqual({ id: 7 });
+    expect(seen[0]).not.toBe(seen[1]);
+    // a coerced copy never leaks into the memo: a third request starts from the string again
+    const third = await run('/a/7/');
+    expect(third.pathParams).toEqual({ id: 7 });
+    expect(libraryCalls).toBe(1);
+    // another method is another entry; the memo keeps at most 2 and drops the oldest
+    await run('/a/7/', 'PATCH');
+    await run('/a/8/');
+    expect(libraryCalls).toBe(3);
+    await run('/a/7/');
+    expect(libraryCalls).toBe(4);
+  });
+});
+
+describe('request log', () => {
+  const lines: Record<string, unknown>[] = [];
+  let srv: Awaited<ReturnType<typeof listen>>;
+  let dir: string;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-log-'));
+    const store = openStore({ dataDir: dir });
+    await migrateToLatest(store);
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
+        cb();
+      },
+    });
+    const logger = pino({ level: 'info' }, sink);
+    srv = await listen(createApp({ store, logger, rateLimit: false, slowHealthMs: 400 }));
+  });
+  afterAll(async () => {
+    await srv.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('one line per request with method, path without query, status, time and request id; no key', async () => {
+    lines.length = 0;
+    const r = await fetch(`${srv.url}/api/environments/1/events/?personal_api_key=phx_secret`, { headers: { Authorization: 'Bearer phx_secret', 'X-Request-Id': 'abc-1' } });
+    expect(r.status).toBe(401);
+    await new Promise((res) => setTimeout(res, 50));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, req: { id: 'abc-1', method: 'GET', path: '/api/environments/1/events/' }, res: { statusCode: 401 }, responseTime: expect.any(Number) });
+    expect(lines[0]!.aborted).toBeUndefined();
+    expect(JSON.stringify(lines)).not.toContain('phx_secret');
+  });
+
+  it('a response whose client went away first is logged as aborted, at warn', async () => {
+    lines.length = 0;
+    await new Promise<void>((resolve) => {
+      const req = http.get(`${srv.url}/_health?slow=1`);
+      req.on('error', () => resolve());
+      setTimeout(() => req.destroy(), 50);
+    });
+    await new Promise((res) => setTimeout(res, 100));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, aborted: true, req: { method: 'GET', path: '/_health' } });
+    expect(String(lines[0]!.msg)).toMatch(/\(aborted\)$/);
+  });
+});
