@@ -61,9 +61,45 @@ function requestUrl(req: Request): URL {
  */
 function assertFiniteQuery(query: unknown): void {
   if (!query || typeof query !== 'object') return;
-  for (const [key, value] of Object.entries(query as Record<string, unknown>)) {
+  const q = query as Record<string, unknown>;
+  for (const key in q) {
+    const value = q[key];
     if (typeof value === 'number' && !Number.isFinite(value)) throw validationError('A valid integer is required.', key);
   }
+}
+
+/** What every handler gets; `url` is built on first use (only list operations read it, for their links). */
+class Context {
+  private builtUrl: URL | undefined;
+  constructor(
+    readonly operationId: OperationId,
+    readonly params: Record<string, unknown>,
+    readonly query: unknown,
+    readonly body: unknown,
+    readonly auth: AuthedRequest['auth'],
+    readonly services: Services,
+    private readonly req: Request,
+  ) {}
+
+  get url(): URL {
+    return (this.builtUrl ??= requestUrl(this.req));
+  }
+}
+
+/** The `Content-Type` Express gives JSON (`res.json`), sent with already-serialized bodies. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Sends a JSON body that is already bytes or text, without Express's `res.send` (which, for a body
+ * that is already serialized, only re-derives the content type, checks freshness against
+ * validators this API never sets, and encodes the text again).
+ */
+function sendSerialized(res: Response, status: number, body: string | Buffer): void {
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  res.statusCode = status;
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  res.setHeader('Content-Length', bytes.length);
+  res.end(bytes);
 }
 
 /** Adapts one typed handler to Express: builds the context, sends the reply, forwards errors. */
@@ -77,22 +113,11 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       assertFiniteQuery(req.query);
-      const openapi = (req as Request & { openapi?: { pathParams?: Record<string, unknown> } }).openapi;
+      const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, unknown> } }).openapi?.pathParams;
       // The same coercion lets `Infinity` through as an integer id: it names no object (404, as DRF).
-      for (const v of Object.values(openapi?.pathParams ?? {})) if (typeof v === 'number' && !Number.isFinite(v)) throw notFound();
-      let url: URL | undefined;
-      const ctx = {
-        operationId,
-        params: { ...req.params, ...(openapi?.pathParams ?? {}) },
-        query: req.query,
-        body: req.body,
-        auth: (req as AuthedRequest).auth,
-        services,
-        // built on first use: only list operations read it (for their `next`/`previous` links)
-        get url() {
-          return (url ??= requestUrl(req));
-        },
-      } as unknown as HandlerContext<OperationId>;
+      if (pathParams) for (const k in pathParams) if (typeof pathParams[k] === 'number' && !Number.isFinite(pathParams[k])) throw notFound();
+      const params = pathParams ? { ...req.params, ...pathParams } : { ...req.params };
+      const ctx = new Context(operationId, params, req.query, req.body, (req as AuthedRequest).auth, services, req) as unknown as HandlerContext<OperationId>;
       const reply = await handler(ctx);
       if (reply.headers) res.set(reply.headers);
       res.status(reply.status);
@@ -100,9 +125,11 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
       else if (reply.body instanceof JsonText) {
         // already serialized: sent as is, or through res.json so the response validator sees it
         if (validatesResponses) res.json(JSON.parse(reply.body.toString()));
-        else res.type('application/json').send(reply.body.text);
-      } else if (!reply.contentType || reply.contentType === 'application/json') res.json(reply.body);
-      else res.type(reply.contentType).send(reply.body);
+        else sendSerialized(res, reply.status, reply.body.text);
+      } else if (!reply.contentType || reply.contentType === 'application/json') {
+        if (validatesResponses) res.json(reply.body);
+        else sendSerialized(res, reply.status, JSON.stringify(reply.body));
+      } else res.type(reply.contentType).send(reply.body);
     } catch (err) {
       next(err);
     }

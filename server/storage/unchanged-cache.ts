@@ -16,8 +16,12 @@ export class UnchangedStoreCache<V> {
     private readonly max = 10_000,
   ) {}
 
-  /** The value for `key`: kept, or loaded by `load` (not kept when undefined or when the store changed meanwhile). */
-  async get(key: string, load: () => Promise<V | undefined>, usable: (v: V) => boolean = () => true): Promise<V | undefined> {
+  /**
+   * The value for `key`: kept (returned as it is, not wrapped in a promise: a kept key or project
+   * access is read on every request), or loaded by `load` (not kept when undefined or when the
+   * store changed meanwhile).
+   */
+  get(key: string, load: () => Promise<V | undefined>, usable: (v: V) => boolean = () => true): V | Promise<V | undefined> {
     const mark = this.changeCounter();
     if (mark !== this.mark) {
       this.entries.clear();
@@ -25,6 +29,10 @@ export class UnchangedStoreCache<V> {
     }
     const kept = this.entries.get(key);
     if (kept !== undefined && usable(kept)) return kept;
+    return this.loadAndKeep(key, load, mark);
+  }
+
+  private async loadAndKeep(key: string, load: () => Promise<V | undefined>, mark: number): Promise<V | undefined> {
     const value = await load();
     if (value !== undefined && this.changeCounter() === mark) {
       if (this.entries.size >= this.max) this.entries.clear();

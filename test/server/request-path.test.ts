@@ -175,6 +175,32 @@ describe('memoised route match', () => {
   });
 });
 
+describe('answers without response validation (production)', () => {
+  let prod: TestServer;
+  beforeAll(async () => {
+    prod = await startTestServer({ validateResponses: false });
+  });
+  afterAll(() => prod.close());
+
+  it('serialized and object bodies are sent with the JSON content type and their exact length', async () => {
+    const team = prod.boot.team.id;
+    const catalogUrl = PLUGIN_CATALOG.find((p) => p.key === 'notification-bar')!.url;
+    const plugin = prod.boot.plugins.find((p) => p.url === catalogUrl)!.id;
+    const created = await prod.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ plugin, enabled: true, order: 1, config: { notification: 'Olá — ünïcode ✓' } }),
+    });
+    expect(created.status).toBe(201);
+    for (const res of [created, await prod.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/${((await created.clone().json()) as { id: number }).id}/`)]) {
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
+      expect(JSON.parse(bytes.toString('utf8'))).toMatchObject({ plugin, config: { notification: 'Olá — ünïcode ✓' } });
+    }
+  });
+});
+
 describe('request log', () => {
   const lines: Record<string, unknown>[] = [];
   let srv: Awaited<ReturnType<typeof listen>>;
