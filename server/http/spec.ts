@@ -94,9 +94,12 @@ export function listOperations(doc: OpenApiDocument): SpecOperation[] {
 
 /**
  * A copy of `doc` for a request-only validator: every operation keeps its status codes and their
- * descriptions but not their bodies' schemas. express-openapi-validator compiles every response
- * schema at start-up even when responses are not validated (~80 ms of cold start); with response
- * validation off (production) nothing reads them. `components` are kept whole.
+ * descriptions but not their bodies' schemas, and `components` keep only what the rest still
+ * references (transitively; `securitySchemes` are kept whole). express-openapi-validator compiles
+ * every response schema at start-up even when responses are not validated (~80 ms of cold start),
+ * and compiles every component schema with ajv just to resolve `$ref`s (`SchemaPreprocessor`,
+ * ~150 ms of cold start); with response validation off (production) nothing reads the schemas only
+ * responses use. `doc` is not changed.
  */
 export function withoutResponseSchemas(doc: OpenApiDocument): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
@@ -111,5 +114,48 @@ export function withoutResponseSchemas(doc: OpenApiDocument): OpenApiDocument {
     }
     paths[p] = copy;
   }
-  return { ...doc, paths };
+  return onlyReferencedComponents({ ...doc, paths });
+}
+
+/** The local `$ref`s (`#/components/<section>/<name>`) found anywhere in `value`. */
+function collectRefs(value: unknown, into: Set<string>): void {
+  if (Array.isArray(value)) {
+    for (const v of value) collectRefs(v, into);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith('#/components/')) into.add(v);
+      else collectRefs(v, into);
+    }
+  }
+}
+
+/** `doc` with each `components` section reduced to the entries referenced from outside it, transitively. */
+function onlyReferencedComponents(doc: OpenApiDocument): OpenApiDocument {
+  const components = (doc.components ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  const { components: _omit, ...rest } = doc as OpenApiDocument & { components?: unknown };
+  const pending = new Set<string>();
+  collectRefs(rest, pending);
+  const kept = new Set<string>();
+  while (pending.size) {
+    const ref = pending.values().next().value!;
+    pending.delete(ref);
+    if (kept.has(ref)) continue;
+    kept.add(ref);
+    // '#/components/<section>/<name>[/deeper…]': the whole entry is kept
+    const [section, name] = ref.slice('#/components/'.length).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const entry = section && name !== undefined ? components[section]?.[name] : undefined;
+    if (entry !== undefined) collectRefs(entry, pending);
+  }
+  const keptEntries = new Set([...kept].map((ref) => ref.slice('#/components/'.length).split('/').slice(0, 2).join('/')));
+  const reduced: Record<string, Record<string, unknown>> = {};
+  for (const [section, entries] of Object.entries(components)) {
+    if (!entries) continue;
+    if (section === 'securitySchemes') {
+      reduced[section] = entries;
+      continue;
+    }
+    const names = Object.keys(entries).filter((name) => keptEntries.has(`${section}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`));
+    if (names.length) reduced[section] = Object.fromEntries(names.map((n) => [n, entries[n]]));
+  }
+  return { ...doc, components: reduced } as OpenApiDocument;
 }

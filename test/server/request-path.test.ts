@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
 import { inSequence } from '../../server/http/compose.js';
+import { listOperations, loadSpec } from '../../server/http/spec.js';
 import { memoiseRouteMatch } from '../../server/http/validator-tuning.js';
 import { migrateToLatest, openStore } from '../../server/storage/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -198,6 +199,51 @@ describe('answers without response validation (production)', () => {
       expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
       expect(JSON.parse(bytes.toString('utf8'))).toMatchObject({ plugin, config: { notification: 'Olá — ünïcode ✓' } });
     }
+  });
+});
+
+describe('production validator (request-only spec) decides as the full one', () => {
+  let t: TestServer;
+  let prodUrl: string;
+  let closeProd: () => Promise<void>;
+  beforeAll(async () => {
+    t = await startTestServer();
+    // a second app on the same store, configured as production: request-only spec, no response validation
+    const prod = await listen(createApp({ store: t.store, validateResponses: false, rateLimit: false }));
+    prodUrl = prod.url;
+    closeProd = prod.close;
+  });
+  afterAll(async () => {
+    await closeProd();
+    await t.close();
+  });
+
+  it('every operation answers the same status and body to malformed and read requests', async () => {
+    const team = t.boot.team.id;
+    const bodies = ['{}', '[]', '"x"', '{"name": 5, "order": "a", "enabled": "no", "config": 3}', '{"tiles": "x", "tile": {"id": "a"}, "toDashboard": null}', '{"user_uuid": 5, "level": 9}', '{"template": {"tiles": [{"type": 1}]}}', '{"job": {"type": 5}}', '{"orders": {"a": "b"}}'];
+    const queries = ['', '?limit=abc', '?limit=-1&offset=x', '?event=$pageview&limit=2', '?properties=notjson', '?before=yesterday&after=1', '?key=$browser', '?format=csv&limit=1'];
+    let compared = 0;
+    for (const op of listOperations(loadSpec())) {
+      const concrete = op.path
+        .replace('{project_id}', String(team))
+        .replace('{parent_membership__user__uuid}', t.boot.user.uuid)
+        .replace('{id}', '1');
+      const requests: { url: string; init: RequestInit }[] =
+        op.method === 'get'
+          ? queries.map((q) => ({ url: concrete + q, init: {} }))
+          : bodies.map((body) => ({ url: concrete, init: { method: op.method.toUpperCase(), headers: { 'Content-Type': 'application/json' }, body } }));
+      for (const { url, init } of requests) {
+        const headers = { ...(init.headers as Record<string, string> | undefined), Authorization: `Bearer ${t.boot.key}` };
+        const a = await fetch(t.url + url, { ...init, headers });
+        const b = await fetch(prodUrl + url, { ...init, headers });
+        const [ta, tb] = [await a.text(), await b.text()];
+        // writes that succeed change the store between the two requests: compare only refusals and reads
+        if (a.status < 400 && op.method !== 'get') continue;
+        expect({ op: op.operationId, url, body: init.body, status: b.status, text: tb }).toEqual({ op: op.operationId, url, body: init.body, status: a.status, text: ta });
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
   });
 });
 
