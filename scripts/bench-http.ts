@@ -30,13 +30,9 @@
  * the markers `<!-- bench:http:begin -->` and `<!-- bench:http:end -->`. `--cpu-prof DIR` runs B
  * under `node --cpu-prof` (profile written into DIR when B exits).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { bootstrap } from '../server/bootstrap.js';
 import { generateDemoEvents } from '../server/events/demo.js';
@@ -45,175 +41,20 @@ import { migrateToLatest, openStore } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
 import type { CapturedRoute } from './bench-http-bare.js';
+import { autocannon, canPin, freePort, median, request, rssMb, positive, ROOT, spread, startTarget, type RunResult, type Running, type Scenario } from './bench-lib.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PROJECT = 1;
 
 type TargetName = 'A' | 'B' | 'C';
 const TARGETS: TargetName[] = ['A', 'B', 'C'];
 const TARGET_LABEL: Record<TargetName, string> = { A: 'A bare Express 5', B: 'B envapi', C: 'C Prism mock' };
 
-/** One benchmarked request. */
-interface Scenario {
-  name: string;
-  label: string;
-  method: 'GET' | 'PATCH';
-  /** path with the query string */
-  url: string;
-  body?: string;
-  group: 'keyed' | 'events' | 'write';
-}
-
-/** One autocannon run's figures. */
-interface RunResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  bytesPerRequest: number;
-  failed?: string;
-}
-
-/** A started target server. */
-interface Running {
-  name: TargetName;
-  child: ChildProcess;
-  port: number;
-  coldStartMs: number;
-  stop(): Promise<void>;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (!s.length) return NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-/** `median (min–max)` of `xs`, with `digits` decimals. */
-function spread(xs: number[], digits = 0): string {
-  const f = (x: number) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  if (!xs.length) return '—';
-  return `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
-}
-
-/** Resident memory of a process in MB (VmRSS), or NaN without /proc. */
-function rssMb(pid: number | undefined): number {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024);
-  } catch {
-    return NaN;
-  }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** One HTTP exchange; resolves with status, content type and body bytes (never rejects on status). */
-function request(port: number, method: string, url: string, headers: Record<string, string>, body?: string): Promise<{ status: number; contentType: string; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: url, headers: { ...headers, ...(body ? { 'Content-Length': Buffer.byteLength(body) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** Whether `taskset` can pin processes here (present, and 2+ cores). */
-function canPin(): boolean {
-  if (os.cpus().length < 2) return false;
-  return spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-}
-
-/** `[command, ...args]` run on `core` with taskset when pinning is on. */
-function pinned(pin: boolean, core: number, argv: string[]): [string, string[]] {
-  return pin ? ['taskset', ['-c', String(core), ...argv]] : [argv[0]!, argv.slice(1)];
-}
-
-/**
- * Spawns a target and waits for its first 200 on `probe` (GET with `headers`), polling every 5 ms.
- * Rejects with the process's stderr when it exits first or is not ready within 60 s.
- */
-async function startTarget(name: TargetName, argv: string[], env: NodeJS.ProcessEnv, port: number, probe: string, headers: Record<string, string>, pin: boolean): Promise<Running> {
-  const [cmd, args] = pinned(pin, 0, argv);
-  const t0 = performance.now();
-  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  let exited = false;
-  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
-  for (;;) {
-    if (exited) throw new Error(`${TARGET_LABEL[name]} exited before answering:\n${stderr}`);
-    if (performance.now() - t0 > 60_000) {
-      child.kill('SIGKILL');
-      throw new Error(`${TARGET_LABEL[name]} did not answer 200 within 60 s:\n${stderr}`);
-    }
-    const r = await request(port, 'GET', probe, headers).catch(() => undefined);
-    if (r?.status === 200) break;
-    if (r && r.status !== 200 && r.status !== 404 && r.status !== 503) throw new Error(`${TARGET_LABEL[name]} answered ${r.status} to ${probe}: ${r.body.toString().slice(0, 300)}`);
-    await new Promise((res) => setTimeout(res, 5));
-  }
-  const coldStartMs = performance.now() - t0;
-  return {
-    name,
-    child,
-    port,
-    coldStartMs,
-    async stop() {
-      if (!exited) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        await exit;
-        clearTimeout(timer);
-      }
-    },
-  };
-}
-
-/** Runs autocannon (its own process, core 1) against one target; parses its JSON result. */
-function autocannon(pin: boolean, port: number, s: Scenario, headers: Record<string, string>, connections: number, seconds: number): Promise<RunResult> {
-  const argv = [process.execPath, path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-n', '-c', String(connections), '-d', String(seconds), '-m', s.method];
-  for (const [k, v] of Object.entries(headers)) argv.push('-H', `${k}=${v}`);
-  if (s.body) argv.push('-H', 'Content-Type=application/json', '-b', s.body);
-  argv.push(`http://127.0.0.1:${port}${s.url}`);
-  const [cmd, args] = pinned(pin, 1, argv);
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`));
-      const r = JSON.parse(out) as {
-        requests: { average: number };
-        latency: { p50: number; p99: number };
-        throughput: { average: number };
-        non2xx: number;
-        errors: number;
-        timeouts: number;
-      };
-      const failures = [r.non2xx && `${r.non2xx} non-2xx`, r.errors && `${r.errors} errors`, r.timeouts && `${r.timeouts} timeouts`].filter(Boolean);
-      resolve({
-        rps: r.requests.average,
-        p50: r.latency.p50,
-        p99: r.latency.p99,
-        bytesPerRequest: r.requests.average ? r.throughput.average / r.requests.average : 0,
-        ...(failures.length ? { failed: failures.join(', ') } : {}),
-      });
-    });
-  });
+/** The node flags of `npm start` (package.json: `… node [flags] dist/server/main.js`). */
+function startNodeFlags(): string[] {
+  const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  const m = /\bnode((?:\s+--?[\w-]+(?:=\S+)?)*)\s+dist\/server\/main\.js/.exec(start);
+  if (!m) throw new Error(`package.json's start script does not run node … dist/server/main.js: ${start}`);
+  return m[1]!.trim().split(/\s+/).filter(Boolean);
 }
 
 /** Makes (or reuses) the SQLite store: `events` demo events in project 1, and a key with scope `*`. */
@@ -282,12 +123,12 @@ async function run(o: Options): Promise<void> {
     delete envB.DATABASE_URL;
     delete envB.REDIS_URL;
     delete envB.VALIDATE_RESPONSES;
-    // what `npm start` runs after its build step (`npm run bench:http` builds first)
-    const argvB = [process.execPath, ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), 'dist/server/main.js'];
+    // what `npm start` runs after its build step (`npm run bench:http` builds first), with its node flags
+    const argvB = [process.execPath, ...startNodeFlags(), ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), 'dist/server/main.js'];
     const base = `/api/environments/${PROJECT}`;
 
     // Fixtures through B's API: a frontend-app config and a destination config.
-    const boot = await startTarget('B', argvB, envB, ports.B, `${base}/pipeline_frontend_apps_configs/`, auth, pin);
+    const boot = await startTarget('B', argvB, envB, ports.B, `${base}/pipeline_frontend_apps_configs/`, auth, pin, TARGET_LABEL.B);
     const post = async (plugin: string, body: Record<string, unknown>) => {
       const { PLUGIN_CATALOG } = await import('../server/domain/plugin-catalog.js');
       const r = await request(ports.B, 'POST', `${base}/pipeline_frontend_apps_configs/`, { ...auth, 'Content-Type': 'application/json' }, JSON.stringify({ plugin: PLUGIN_CATALOG.findIndex((p) => p.key === plugin) + 1, ...body }));
@@ -323,10 +164,10 @@ async function run(o: Options): Promise<void> {
     fs.writeFileSync(routesFile, JSON.stringify(routes));
 
     const launch: Record<TargetName, () => Promise<Running>> = {
-      A: () => startTarget('A', [process.execPath, '--import', 'tsx', 'scripts/bench-http-bare.ts', '--routes', routesFile, '--port', String(ports.A)], process.env, ports.A, scenarios[0]!.url, auth, pin),
-      B: () => startTarget('B', argvB, envB, ports.B, scenarios[0]!.url, auth, pin),
+      A: () => startTarget('A', [process.execPath, '--import', 'tsx', 'scripts/bench-http-bare.ts', '--routes', routesFile, '--port', String(ports.A)], process.env, ports.A, scenarios[0]!.url, auth, pin, TARGET_LABEL.A),
+      B: () => startTarget('B', argvB, envB, ports.B, scenarios[0]!.url, auth, pin, TARGET_LABEL.B),
       C: () =>
-        startTarget('C', [path.join(ROOT, 'node_modules/.bin/prism'), 'mock', 'openapi.yaml', '--port', String(ports.C), '--host', '127.0.0.1'], { ...process.env, NO_COLOR: '1' }, ports.C, scenarios[0]!.url, auth, pin),
+        startTarget('C', [path.join(ROOT, 'node_modules/.bin/prism'), 'mock', 'openapi.yaml', '--port', String(ports.C), '--host', '127.0.0.1'], { ...process.env, NO_COLOR: '1' }, ports.C, scenarios[0]!.url, auth, pin, TARGET_LABEL.C),
     };
 
     // Cold starts: spawn → first 200, interleaved, --reps times each.
@@ -421,11 +262,6 @@ async function run(o: Options): Promise<void> {
   }
 }
 
-const positive = (name: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(v)}`);
-  return n;
-};
 
 new Command('bench-http')
   .description('HTTP benchmark: bare Express 5 (A), envapi (B) and the Prism mock (C), interleaved, with autocannon')

@@ -136,6 +136,18 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
   };
 }
 
+/** `mw` until it has once called `next()` without an error; from then on, only `next()`. */
+function untilFirstSuccess(mw: express.RequestHandler): express.RequestHandler {
+  let passed = false;
+  return (req, res, next) => {
+    if (passed) return next();
+    return mw(req, res, (err?: unknown) => {
+      if (err === undefined) passed = true;
+      next(err);
+    });
+  };
+}
+
 /** Builds the application. Throws at build time if the spec has an operation without a handler. */
 export function createApp(deps: AppDeps): express.Express {
   const spec = deps.spec ?? loadSpec();
@@ -193,10 +205,11 @@ export function createApp(deps: AppDeps): express.Express {
     // match on req.url, which the trailing-slash step above has normalised
     useRequestUrl: true,
   }) as unknown as express.RequestHandler[];
-  // The library's first middleware only installs `app.param` handlers, which apply to Express routes
-  // with path parameters; this app has no such route (it dispatches on the operationId below).
+  // The library's first middleware installs `app.param` handlers (for Express routes with path
+  // parameters, which this app does not have: it dispatches on the operationId below) and reports a
+  // spec that failed to load. Both are done once it has passed: after that it is skipped.
   const pathParams = validator.findIndex((mw) => mw.name === 'pathParamsMiddleware');
-  if (pathParams !== -1) validator.splice(pathParams, 1);
+  if (pathParams !== -1) validator[pathParams] = untilFirstSuccess(validator[pathParams]!);
   const metadata = validator.findIndex((mw) => mw.name === 'metadataMiddleware');
   if (metadata !== -1) validator[metadata] = memoiseRouteMatch(validator[metadata]!);
   if (rateLimit) {

@@ -247,6 +247,31 @@ describe('production validator (request-only spec) decides as the full one', () 
   });
 });
 
+describe('a spec the validator cannot load', () => {
+  it("answers 500 with the loader's own error (not a TypeError further down)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-badspec-'));
+    const store = openStore({ dataDir: dir });
+    await migrateToLatest(store);
+    const spec = structuredClone(loadSpec());
+    const first = Object.values(spec.paths)[0] as Record<string, { requestBody?: unknown }>;
+    const op = Object.values(first).find((o) => o && typeof o === 'object' && 'responses' in o)!;
+    op.requestBody = { content: { 'application/json': { schema: { $ref: '#/components/schemas/NoSuchSchema' } } } };
+    const errors: unknown[] = [];
+    const srv = await listen(createApp({ store, spec, rateLimit: false, validateResponses: false, onServerError: (e) => errors.push(e) }));
+    try {
+      const res = await fetch(`${srv.url}/api/projects/`, { headers: { Authorization: 'Bearer phx_x' } });
+      expect(res.status).toBe(500);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).not.toBeInstanceOf(TypeError);
+      expect(String((errors[0] as Error).message)).toMatch(/NoSuchSchema/);
+    } finally {
+      await srv.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('request log', () => {
   const lines: Record<string, unknown>[] = [];
   let srv: Awaited<ReturnType<typeof listen>>;
@@ -291,5 +316,18 @@ describe('request log', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 40, aborted: true, req: { method: 'GET', path: '/_health' } });
     expect(String(lines[0]!.msg)).toMatch(/\(aborted\)$/);
+  });
+});
+
+describe('server process flags', () => {
+  it('npm start and cluster workers run with SERVER_NODE_FLAGS; a flag given explicitly wins', async () => {
+    const { SERVER_NODE_FLAGS, withServerHeapFlags } = await import('../../server/main.js');
+    const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    for (const flag of SERVER_NODE_FLAGS) {
+      expect(pkg.scripts.start).toContain(`node ${flag}`);
+      expect(pkg.scripts.dev).toContain(flag);
+    }
+    expect(withServerHeapFlags(['--import', 'tsx'])).toEqual([...SERVER_NODE_FLAGS, '--import', 'tsx']);
+    expect(withServerHeapFlags(['--max-semi-space-size=32'])).toEqual(['--max-semi-space-size=32']);
   });
 });
