@@ -37,6 +37,7 @@ import { Command } from 'commander';
 import { bootstrap } from '../server/bootstrap.js';
 import { generateDemoEvents } from '../server/events/demo.js';
 import { importEvents } from '../server/events/import.js';
+import { SERVER_NODE_FLAGS } from '../server/main.js';
 import { migrateToLatest, openStore } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
@@ -48,14 +49,6 @@ const PROJECT = 1;
 type TargetName = 'A' | 'B' | 'C';
 const TARGETS: TargetName[] = ['A', 'B', 'C'];
 const TARGET_LABEL: Record<TargetName, string> = { A: 'A bare Express 5', B: 'B envapi', C: 'C Prism mock' };
-
-/** The node flags of `npm start` (package.json: `… node [flags] dist/server/main.js`). */
-function startNodeFlags(): string[] {
-  const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
-  const m = /\bnode((?:\s+--?[\w-]+(?:=\S+)?)*)\s+dist\/server\/main\.js/.exec(start);
-  if (!m) throw new Error(`package.json's start script does not run node … dist/server/main.js: ${start}`);
-  return m[1]!.trim().split(/\s+/).filter(Boolean);
-}
 
 /** Makes (or reuses) the SQLite store: `events` demo events in project 1, and a key with scope `*`. */
 async function prepareStore(dataDir: string, events: number, seed: number): Promise<{ key: string; imported: string }> {
@@ -123,8 +116,9 @@ async function run(o: Options): Promise<void> {
     delete envB.DATABASE_URL;
     delete envB.REDIS_URL;
     delete envB.VALIDATE_RESPONSES;
-    // what `npm start` runs after its build step (`npm run bench:http` builds first), with its node flags
-    const argvB = [process.execPath, ...startNodeFlags(), ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), 'dist/server/main.js'];
+    // what `npm start` runs after its build step (`npm run bench:http` builds first), with its node
+    // flags (SERVER_NODE_FLAGS; a test checks that package.json's start script passes them)
+    const argvB = [process.execPath, ...SERVER_NODE_FLAGS, ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), 'dist/server/main.js'];
     const base = `/api/environments/${PROJECT}`;
 
     // Fixtures through B's API: a frontend-app config and a destination config.

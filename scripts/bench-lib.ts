@@ -2,7 +2,7 @@
  * Helpers shared by the HTTP benchmarks (`scripts/bench-http.ts`, `scripts/bench-pair.ts`): free
  * ports, pinning to a core with `taskset`, starting a server and waiting for its first 200, one
  * autocannon run in its own process (parsed from its `--json` output), resident memory, medians.
- * Not a test; nothing here is imported by the server.
+ * Not a test; nothing here is imported by the server (the test helpers take `freePort` from here).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

@@ -7,8 +7,8 @@
  *        [--reps 5] [--duration 8] [--warmup 2] [--connections 16] [--key phx_…]
  *
  * `--old` and `--new` are build output folders inside the project (each with `server/main.js`;
- * e.g. `npm run build && cp -r dist dist-old`, change, `npm run build`). Both servers run in
- * production mode (`NODE_ENV=production`, request log on to /dev/null, rate limits off) on the same
+ * e.g. `npm run build && cp -r dist dist-old`, change, `npm run build`). Both servers run as `npm
+ * start` runs them (its node flags, `NODE_ENV=production`), request log on to /dev/null, rate limits off, on the same
  * SQLite data directory, both pinned to core 0 (`taskset`); each is loaded by its own autocannon
  * (`--connections` each) on core 1, the two runs at the same time. Both servers are always busy
  * and the kernel shares core 0 evenly between them, so the ratio of their req/s is the inverse of
@@ -23,6 +23,7 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
+import { SERVER_NODE_FLAGS } from '../server/main.js';
 import { openStore } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
@@ -71,7 +72,7 @@ async function run(o: Options): Promise<void> {
       delete env.REDIS_URL;
       delete env.VALIDATE_RESPONSES;
       const main = path.relative(ROOT, path.join(builds[name], 'server/main.js'));
-      const target = await startTarget(name, [process.execPath, main], env, port, '/_health', headers, pin, `${name} (${main})`);
+      const target = await startTarget(name, [process.execPath, ...SERVER_NODE_FLAGS, main], env, port, '/_health', headers, pin, `${name} (${main})`);
       running.push(target);
       return target;
     };

@@ -94,9 +94,8 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * that is already serialized, only re-derives the content type, checks freshness against
  * validators this API never sets, and encodes the text again).
  */
-function sendSerialized(res: Response, status: number, body: string | Buffer): void {
+function sendSerialized(res: Response, body: string | Buffer): void {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  res.statusCode = status;
   res.setHeader('Content-Type', JSON_CONTENT_TYPE);
   res.setHeader('Content-Length', bytes.length);
   res.end(bytes);
@@ -121,15 +120,13 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
       const reply = await handler(ctx);
       if (reply.headers) res.set(reply.headers);
       res.status(reply.status);
-      if (reply.body === undefined) res.end();
-      else if (reply.body instanceof JsonText) {
-        // already serialized: sent as is, or through res.json so the response validator sees it
-        if (validatesResponses) res.json(JSON.parse(reply.body.toString()));
-        else sendSerialized(res, reply.status, reply.body.text);
-      } else if (!reply.contentType || reply.contentType === 'application/json') {
-        if (validatesResponses) res.json(reply.body);
-        else sendSerialized(res, reply.status, JSON.stringify(reply.body));
-      } else res.type(reply.contentType).send(reply.body);
+      const { body } = reply;
+      if (body === undefined) res.end();
+      else if (reply.contentType && reply.contentType !== 'application/json') res.type(reply.contentType).send(body);
+      // JSON goes through res.json when the response validator must see it (tests, development);
+      // otherwise it is written as is (a JsonText is already serialized)
+      else if (validatesResponses) res.json(body instanceof JsonText ? JSON.parse(body.toString()) : body);
+      else sendSerialized(res, body instanceof JsonText ? body.text : JSON.stringify(body));
     } catch (err) {
       next(err);
     }

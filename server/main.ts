@@ -167,7 +167,7 @@ export function workersRefusal(config: ServerConfig, workers: number): string | 
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=8'];
 
 /** `execArgv` with `SERVER_NODE_FLAGS` added where the same flag is not already given. */
-export function withServerHeapFlags(execArgv: string[]): string[] {
+export function withServerNodeFlags(execArgv: string[]): string[] {
   const missing = SERVER_NODE_FLAGS.filter((f) => !execArgv.some((a) => a.split('=')[0] === f.split('=')[0]));
   return [...missing, ...execArgv];
 }
@@ -193,7 +193,7 @@ export async function serveCluster(config: ServerConfig, workers: number, print:
   cluster.setupPrimary({
     exec,
     args: [],
-    execArgv: withServerHeapFlags(runsAsIs ? process.execArgv : [...process.execArgv, '--import', 'tsx']),
+    execArgv: withServerNodeFlags(runsAsIs ? process.execArgv : [...process.execArgv, '--import', 'tsx']),
   });
   // the workers read the same settings from the environment, with the command line's overrides
   const env: Record<string, string> = { PORT: String(config.port), HOST: config.host, DATA_DIR: config.dataDir };

@@ -135,26 +135,19 @@ function onlyReferencedComponents(doc: OpenApiDocument): OpenApiDocument {
   const { components: _omit, ...rest } = doc as OpenApiDocument & { components?: unknown };
   const pending = new Set<string>();
   collectRefs(rest, pending);
+  // kept entries as `section/name` (JSON-pointer escapes undone); a deeper pointer keeps its whole entry
   const kept = new Set<string>();
-  while (pending.size) {
-    const ref = pending.values().next().value!;
-    pending.delete(ref);
-    if (kept.has(ref)) continue;
-    kept.add(ref);
-    // '#/components/<section>/<name>[/deeper…]': the whole entry is kept
+  for (const ref of pending) {
     const [section, name] = ref.slice('#/components/'.length).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-    const entry = section && name !== undefined ? components[section]?.[name] : undefined;
+    if (section === undefined || name === undefined || kept.has(`${section}/${name}`)) continue;
+    kept.add(`${section}/${name}`);
+    const entry = components[section]?.[name];
     if (entry !== undefined) collectRefs(entry, pending);
   }
-  const keptEntries = new Set([...kept].map((ref) => ref.slice('#/components/'.length).split('/').slice(0, 2).join('/')));
   const reduced: Record<string, Record<string, unknown>> = {};
   for (const [section, entries] of Object.entries(components)) {
     if (!entries) continue;
-    if (section === 'securitySchemes') {
-      reduced[section] = entries;
-      continue;
-    }
-    const names = Object.keys(entries).filter((name) => keptEntries.has(`${section}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`));
+    const names = section === 'securitySchemes' ? Object.keys(entries) : Object.keys(entries).filter((name) => kept.has(`${section}/${name}`));
     if (names.length) reduced[section] = Object.fromEntries(names.map((n) => [n, entries[n]]));
   }
   return { ...doc, components: reduced } as OpenApiDocument;

@@ -1,6 +1,6 @@
 /**
  * Three fixes of express-openapi-validator 5.6.2 inefficiencies found by profiling (figures in
- * docs/performance.md). Both change how much work the library does, never what it decides; the
+ * docs/performance.md). Each changes how much work the library does, never what it decides; the
  * whole HTTP suite runs through them. Drop each when the library does it itself.
  *
  * 1. `installRouteRegexpCache()`: compiles each route of the spec to a regular expression once,

@@ -78,17 +78,8 @@ export function spawnListening(args: string[], env: NodeJS.ProcessEnv, opts: { t
   });
 }
 
-/** A TCP port nothing listens on right now on 127.0.0.1 (bound, then released). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** A TCP port nothing listens on right now on 127.0.0.1 (the benchmarks' helper). */
+export { freePort } from '../../scripts/bench-lib.js';
 
 /** PING over a raw socket: true when a Redis at host:port answers +PONG within `timeoutMs`. */
 export function redisPong(host: string, port: number, timeoutMs = 1_000): Promise<boolean> {

@@ -141,6 +141,8 @@ describe('memoised route match', () => {
 
   it('gives each request its own path parameters (the validator coerces them in place)', async () => {
     const seen: unknown[] = [];
+    // the id each request got before the validator's coercion
+    const received: unknown[] = [];
     let libraryCalls = 0;
     const library: RequestHandler = (req, _res, next) => {
       libraryCalls++;
@@ -153,6 +155,7 @@ describe('memoised route match', () => {
         const req = { url, method, params: {} } as unknown as Request & { openapi: { pathParams: Record<string, unknown> } };
         memo(req, {} as Response, () => {
           seen.push(req.openapi.pathParams);
+          received.push(req.openapi.pathParams.id);
           req.openapi.pathParams.id = Number(req.openapi.pathParams.id); // as ajv's coercion does
           resolve(req.openapi);
         });
@@ -167,6 +170,7 @@ describe('memoised route match', () => {
     const third = await run('/a/7/');
     expect(third.pathParams).toEqual({ id: 7 });
     expect(libraryCalls).toBe(1);
+    expect(received).toEqual(['7', '7', '7']);
     // another method is another entry; the memo keeps at most 2 and drops the oldest
     await run('/a/7/', 'PATCH');
     await run('/a/8/');
@@ -276,9 +280,10 @@ describe('request log', () => {
   const lines: Record<string, unknown>[] = [];
   let srv: Awaited<ReturnType<typeof listen>>;
   let dir: string;
+  let store: ReturnType<typeof openStore>;
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-log-'));
-    const store = openStore({ dataDir: dir });
+    store = openStore({ dataDir: dir });
     await migrateToLatest(store);
     const sink = new Writable({
       write(chunk: Buffer, _enc, cb) {
@@ -291,6 +296,7 @@ describe('request log', () => {
   });
   afterAll(async () => {
     await srv.close();
+    await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -321,13 +327,13 @@ describe('request log', () => {
 
 describe('server process flags', () => {
   it('npm start and cluster workers run with SERVER_NODE_FLAGS; a flag given explicitly wins', async () => {
-    const { SERVER_NODE_FLAGS, withServerHeapFlags } = await import('../../server/main.js');
+    const { SERVER_NODE_FLAGS, withServerNodeFlags } = await import('../../server/main.js');
     const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     for (const flag of SERVER_NODE_FLAGS) {
       expect(pkg.scripts.start).toContain(`node ${flag}`);
       expect(pkg.scripts.dev).toContain(flag);
     }
-    expect(withServerHeapFlags(['--import', 'tsx'])).toEqual([...SERVER_NODE_FLAGS, '--import', 'tsx']);
-    expect(withServerHeapFlags(['--max-semi-space-size=32'])).toEqual(['--max-semi-space-size=32']);
+    expect(withServerNodeFlags(['--import', 'tsx'])).toEqual([...SERVER_NODE_FLAGS, '--import', 'tsx']);
+    expect(withServerNodeFlags(['--max-semi-space-size=32'])).toEqual(['--max-semi-space-size=32']);
   });
 });
