@@ -19,8 +19,12 @@
  *
  * Without `--key`, a key with scope `*` is made for the store's first user. The data directory
  * must hold an envapi store (run `npx envapi migrate --data-dir DIR` or `npm run bench:http
- * -- --keep DIR` first).
+ * -- --keep DIR` first). With `--copy-store` each server gets its own copy of the data directory
+ * (in a temporary directory, removed at the end): for writes, since on one shared store each
+ * server's commits are the other's foreign commits, which empty its caches.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { SERVER_NODE_FLAGS } from '../server/main.js';
@@ -41,6 +45,7 @@ interface Options {
   duration: number;
   warmup: number;
   connections: number;
+  copyStore: boolean;
 }
 
 /** A key with scope `*` for the store's first user. */
@@ -64,10 +69,13 @@ async function run(o: Options): Promise<void> {
   const scenario: Scenario = { name: 'pair', label: o.url, method: o.method, url: o.url, body: o.body, group: 'keyed' };
   const builds = { old: path.resolve(o.old), new: path.resolve(o.new) };
   const running: Running[] = [];
+  const copies = o.copyStore ? fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-pair-')) : undefined;
   try {
     const start = async (name: 'old' | 'new') => {
       const port = await freePort();
-      const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off' };
+      const ownDir = copies ? path.join(copies, name) : dataDir;
+      if (copies) fs.cpSync(dataDir, ownDir, { recursive: true });
+      const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DATA_DIR: ownDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off' };
       delete env.DATABASE_URL;
       delete env.REDIS_URL;
       delete env.VALIDATE_RESPONSES;
@@ -93,6 +101,7 @@ async function run(o: Options): Promise<void> {
     console.log(`${o.method} ${o.url}: old ${spread(rps.old)} req/s, new ${spread(rps.new)} req/s; new/old ${spread(ratios, 3)} (median ${median(ratios).toFixed(3)})`);
   } finally {
     await Promise.all(running.map((r) => r.stop()));
+    if (copies) fs.rmSync(copies, { recursive: true, force: true });
   }
 }
 
@@ -100,11 +109,12 @@ new Command('bench-pair')
   .description('paired benchmark: two envapi builds on one core at once; the ratio of their req/s is the inverse ratio of their CPU per request')
   .requiredOption('--old <dir>', 'build folder of the baseline (with server/main.js)')
   .requiredOption('--new <dir>', 'build folder of the change (with server/main.js)')
-  .requiredOption('--data-dir <dir>', 'SQLite data directory both servers use')
+  .requiredOption('--data-dir <dir>', 'SQLite data directory both servers use (or copy, with --copy-store)')
   .requiredOption('--url <path>', 'path and query of the request')
   .option('--method <method>', 'GET or PATCH', (v) => v.toUpperCase(), 'GET')
   .option('--body <json>', 'JSON request body (sent with Content-Type: application/json)')
   .option('--key <key>', 'personal API key (default: a new one with scope * for the first user)')
+  .option('--copy-store', 'give each server its own copy of the data directory (for writes)', false)
   .option('--reps <n>', 'measured runs', positive('--reps'), 5)
   .option('--duration <s>', 'seconds per measured run', positive('--duration'), 8)
   .option('--warmup <s>', 'seconds of discarded warm-up before each run', positive('--warmup'), 2)

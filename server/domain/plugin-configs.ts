@@ -79,21 +79,32 @@ function secretKeys(plugin: Plugin): Set<string> {
   return new Set(secretFieldKeys(schemaOf(plugin)));
 }
 
+/**
+ * The tables a kept `retrieve` or `list` answer is built from: the configs, the plugins, the
+ * organization (name in `plugin_info`, plugins access level) and the team (the project's id).
+ */
+export const ANSWER_READS: readonly string[] = [
+  ...PluginConfigsRepository.READS,
+  ...PluginsRepository.LIST_FOR_ORGANIZATION_READS,
+  ...AccountsRepository.FIND_ORGANIZATION_READS,
+  'teams',
+];
+
 /** Plugin config operations of one store. */
 export class PluginConfigService {
-  /** An organization's plugins of one kind, while the SQLite store is unchanged (`Store.changeCounter`). */
+  /** An organization's plugins of one kind, while the plugins table is unchanged (on SQLite: `Store.changeCounter`). */
   private readonly pluginsByKind: UnchangedStoreCache<Map<number, Plugin>> | undefined;
   /**
-   * Answers of `retrieve` and `list`, serialized, while the SQLite store is unchanged: they depend
-   * only on stored rows (the project's configs, the organization's plugins and name), never on who
-   * asks, so any write drops them (`Store.changeCounter`). A keyed GET then costs no query and no
-   * JSON encoding (docs/performance.md).
+   * Answers of `retrieve` and `list`, serialized, while the tables they come from are unchanged
+   * (on SQLite: `Store.changeCounter`, `ANSWER_READS`): they depend only on stored rows (the
+   * project's configs, the organization's plugins, name and plugins access level), never on who
+   * asks. A keyed GET then costs no query and no JSON encoding (docs/performance.md).
    */
   private readonly answers: UnchangedStoreCache<JsonText<PluginConfigWire> | JsonText<PaginatedPluginConfigWire>> | undefined;
 
   constructor(private readonly store: Store) {
-    this.pluginsByKind = store.changeCounter && new UnchangedStoreCache(store.changeCounter, 1_000);
-    this.answers = store.changeCounter && new UnchangedStoreCache(store.changeCounter, 10_000);
+    this.pluginsByKind = store.changeCounter && new UnchangedStoreCache(store.changeCounter, { reads: PluginsRepository.LIST_FOR_ORGANIZATION_READS, max: 1_000 });
+    this.answers = store.changeCounter && new UnchangedStoreCache(store.changeCounter, { reads: ANSWER_READS, max: 10_000 });
   }
 
   /** `build()` serialized, kept under `key` in `answers` while the store is unchanged (on SQLite). */

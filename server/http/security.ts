@@ -75,13 +75,16 @@ function checksOwnAccess(req: Request): boolean {
  * Builds the handler. It resolves to `true` with `req.auth` set, or throws an `ApiError` (also kept
  * on `req.securityError` so the error handler can send PostHog's exact body). On SQLite the key
  * lookup and the project access are kept in `UnchangedStoreCache`s (they were two queries and
- * ~150 µs of every request; docs/performance.md); PostgreSQL reads them on every request.
+ * ~150 µs of every request; docs/performance.md) until a table they read is written (a write to
+ * plugin configs or dashboards keeps them); PostgreSQL reads them on every request.
  */
 export function personalApiKeyHandler(store: Store) {
   const accounts = new AccountsRepository(store.db);
   const keys = new ApiKeysRepository(store.db);
-  const keyCache = store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<ApiKeysRepository['authenticate']>>>>(store.changeCounter);
-  const accessCache = store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<AccountsRepository['projectAccessOf']>>>>(store.changeCounter);
+  const keyCache =
+    store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<ApiKeysRepository['authenticate']>>>>(store.changeCounter, { reads: ApiKeysRepository.AUTHENTICATE_READS });
+  const accessCache =
+    store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<AccountsRepository['projectAccessOf']>>>>(store.changeCounter, { reads: AccountsRepository.PROJECT_ACCESS_READS });
   // a kept key is used until its last_used_at is due for its hourly refresh, which goes to the store
   const authenticate = (req: Request, token: string) =>
     keyCache ? keyCache.get(hashOnConnection(req, token), () => keys.authenticate(token), (f) => !lastUsedIsStale(f.key)) : keys.authenticate(token);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from 'kysely';
 import type PgModule from 'pg';
+import { ChangeTracker } from './change-tracker.js';
 import type { DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -32,13 +33,16 @@ export interface Store {
   /** Human-readable location (file path or URL without password). */
   location: string;
   /**
-   * SQLite only: a number that changes whenever the database may have changed since it was last
-   * read (a write through this store, counted as each writing statement is prepared, or a commit
-   * by any other connection or process, seen through `PRAGMA data_version`). Equal numbers mean
-   * nothing was written in between, so what was read then is still what the store holds; caches
-   * keyed on it are never stale. Undefined on PostgreSQL, which has no such cheap signal.
+   * SQLite only: a number that changes whenever any of `tables` (every table when undefined) may
+   * have changed since it was last read: a write through this store, counted per table as each
+   * writing statement is prepared (with the tables its foreign-key actions reach; a statement whose
+   * target is unknown counts for all, see `ChangeTracker`), or a commit by any other connection or
+   * process, seen through `PRAGMA data_version`, which counts for all. Equal numbers mean none of
+   * those tables was written in between, so what was read from them then is still what the store
+   * holds; caches keyed on it are never stale. Undefined on PostgreSQL, which has no such cheap
+   * signal.
    */
-  changeCounter?: () => number;
+  changeCounter?: (tables?: readonly string[]) => number;
   /**
    * SQLite only: runs a compiled read-only query (a SELECT) and returns its rows as arrays of
    * column values in the select list's order (better-sqlite3's raw mode), without building one
@@ -83,28 +87,28 @@ export function openStore(config: StorageConfig): Store {
   sqlite.function('icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
     text === null || text === undefined || typeof needle !== 'string' ? 0 : String(text).toLowerCase().includes(needle.toLowerCase()) ? 1 : 0,
   );
-  const changes = { local: 0 };
+  const changes = new ChangeTracker(sqlite);
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   let lastDataVersion = dataVersion.get() as number;
   // Other processes' commits are looked for once per turn of the event loop: every request handled
   // in the same turn shares one `PRAGMA data_version` (it was ~10 µs a call and 3–4 calls a request).
   // A commit by another process is seen from the next turn on, so a request sent after the commit
-  // returned always sees it. Writes through this store count at once (`changes.local`).
+  // returned always sees it. Writes through this store count at once (`changes.willWrite`).
   let versionReadThisTurn = false;
   const nextTurn = () => {
     versionReadThisTurn = false;
   };
-  const changeCounter = () => {
+  const changeCounter = (tables?: readonly string[]) => {
     if (!versionReadThisTurn) {
       versionReadThisTurn = true;
       setImmediate(nextTurn);
       const v = dataVersion.get() as number;
       if (v !== lastDataVersion) {
         lastDataVersion = v;
-        changes.local += 1;
+        changes.changedAnything();
       }
     }
-    return changes.local;
+    return changes.counter(tables);
   };
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, changes) }) });
   // raw-mode statements are kept apart: raw mode is a setting of the statement object
@@ -126,17 +130,17 @@ const STATEMENT_CACHE_SIZE = 500;
  * Kysely's SQLite driver prepares every query anew; this keeps prepared statements by SQL text so
  * a repeated query shape (every request's key lookup, the events list) is compiled once. Safe
  * because the driver runs one query at a time per connection and never keeps an iterator open.
- * Every statement that is not read-only (better-sqlite3's `readonly`) adds one to `changes.local`
+ * Every statement that is not read-only (better-sqlite3's `readonly`) is reported to `changes`
  * (see `Store.changeCounter`).
  */
-function withStatementCache(sqlite: SQLite.Database, changes: { local: number }): SqliteDatabase {
+function withStatementCache(sqlite: SQLite.Database, changes: ChangeTracker): SqliteDatabase {
   const cachedStatement = statementCache(sqlite);
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
       const stmt = cachedStatement(sql);
       // Kysely prepares before every execution: a statement that may write moves the change counter
-      if (!stmt.readonly) changes.local += 1;
+      if (!stmt.readonly) changes.willWrite(sql);
       return stmt;
     },
   };

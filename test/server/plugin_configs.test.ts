@@ -699,6 +699,30 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/{id}
     expect(response.status).toBe(403);
     expect(error).toEqual(missingScope('plugin:read'));
   });
+
+  it('after a write to a table the answer comes from (organization, plugin, config), the next retrieve and list show it', async () => {
+    const get = () => unwrap(t.client.GET(FRONTEND_APP, { params: { path: { project_id: '1', id: app.id } } }));
+    const listed = async () => (await list(1, { limit: 100 })).results.find((c) => c.id === app.id);
+    const org = t.boot.organization;
+    expect((await get()).plugin_info?.organization_name).toBe(org.name);
+    await listed();
+    try {
+      await t.store.db.updateTable('organizations').set({ name: 'Renamed Org' }).where('id', '=', org.id).execute();
+      expect((await get()).plugin_info?.organization_name).toBe('Renamed Org');
+      // as `PluginsRepository.install` does, a change of a plugin moves its updated_at
+      await t.store.db.updateTable('plugins').set({ description: 'A new description', updated_at: new Date().toISOString() }).where('id', '=', plugin['notification-bar']).execute();
+      expect((await get()).plugin_info?.description).toBe('A new description');
+      expect((await listed())?.description).toBe('A new description');
+      await t.store.db.updateTable('plugin_configs').set({ order: 42 }).where('id', '=', app.id).execute();
+      expect((await get()).order).toBe(42);
+      expect((await listed())?.order).toBe(42);
+      // a write to a table answers do not read (the activity log) leaves them right too
+      await patch(destination.id, { name: 'Renamed destination' });
+      expect((await get()).order).toBe(42);
+    } finally {
+      await t.store.db.updateTable('organizations').set({ name: org.name }).where('id', '=', org.id).execute();
+    }
+  });
 });
 
 // ------------------------------------------------------------------------------------------ PATCH

@@ -98,6 +98,11 @@ function newProjectToken(): string {
 export class AccountsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** The tables `projectAccessOf` reads (for caches of its answers: `UnchangedStoreCache`). */
+  static readonly PROJECT_ACCESS_READS = ['teams', 'organizations', 'organization_memberships', 'explicit_team_memberships'] as const;
+  /** The tables `findOrganization` reads. */
+  static readonly FIND_ORGANIZATION_READS = ['organizations'] as const;
+
   /** Creates an organization with a random UUID id; `plugins_access_level` defaults to 9 (ROOT). */
   async createOrganization(input: { name: string; plugins_access_level?: number }): Promise<Organization> {
     const row = {

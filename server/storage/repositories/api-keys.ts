@@ -78,6 +78,9 @@ function toKey(r: KeyRow): PersonalApiKey {
 export class ApiKeysRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** The tables `authenticate` reads (for caches of its answers: `UnchangedStoreCache`). */
+  static readonly AUTHENTICATE_READS = ['personal_api_keys', 'users'] as const;
+
   /** Creates a key and returns it with its plain value, which is never retrievable again. */
   async create(input: { user_id: number; label: string; scopes: string[]; scoped_teams: number[] | null }): Promise<{ key: string; record: PersonalApiKey }> {
     const key = generatePersonalApiKey();

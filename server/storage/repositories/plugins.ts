@@ -66,6 +66,9 @@ export function toPlugin(r: Selectable<PluginTable>): Plugin {
 export class PluginsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** The tables `listForOrganization` reads (for caches of its answers: `UnchangedStoreCache`). */
+  static readonly LIST_FOR_ORGANIZATION_READS = ['plugins'] as const;
+
   /** Installs a plugin in its organization, or updates the one with the same url. */
   async install(input: PluginInput): Promise<{ plugin: Plugin; created: boolean }> {
     const now = nowIso();

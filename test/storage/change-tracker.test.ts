@@ -1,0 +1,145 @@
+/**
+ * Per-table change counting on SQLite (`Store.changeCounter`, server/storage/change-tracker.ts),
+ * which decides how long the key, project-access, plugin and answer caches keep what they read:
+ * a write moves the counters of its table and of the tables its foreign-key actions reach; a
+ * commit by another connection, DDL, a write whose target cannot be read off its text and a write
+ * to a table with a trigger move every counter. Then the lists of tables the server's caches
+ * declare (`reads`) are checked against the SQL their loads actually run: a table left out of a
+ * list would let a stale key or membership through.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
+import { ANSWER_READS, PluginConfigService } from '../../server/domain/plugin-configs.js';
+import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
+import { AccountsRepository } from '../../server/storage/repositories/accounts.js';
+import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
+import { PluginConfigsRepository } from '../../server/storage/repositories/plugin-configs.js';
+import { PluginsRepository } from '../../server/storage/repositories/plugins.js';
+import type { Database } from '../../server/storage/schema.js';
+
+let dir: string;
+let store: Store;
+let boot: BootstrapResult;
+const counter = (tables?: readonly string[]) => store.changeCounter!(tables);
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-changes-'));
+  store = openStore({ dataDir: dir });
+  await migrateToLatest(store);
+  boot = await bootstrap(store);
+});
+
+afterAll(async () => {
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs `write` in a later turn of the event loop and tells which of the counters moved. */
+async function moved(write: () => Promise<unknown>, tables: string[][]): Promise<boolean[]> {
+  await nextTurn();
+  const before = tables.map((t) => counter(t));
+  const total = counter();
+  await write();
+  await nextTurn();
+  expect(counter(), 'every change moves the all-tables counter').toBeGreaterThan(total);
+  return tables.map((t, i) => counter(t) !== before[i]);
+}
+
+describe('Store.changeCounter per table (SQLite)', () => {
+  it('a write to plugin_configs moves its counter and leaves the key and access tables’ counters', async () => {
+    const id = Number((await sql<{ id: number }>`insert into plugin_configs (team_id, plugin_id, enabled, "order", config, web_token, deleted, created_at, updated_at) values (${boot.team!.id}, ${boot.plugins![0]!.id}, 0, 1, '{}', 'tok', 0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z') returning id`.execute(store.db)).rows[0]!.id);
+    expect(await moved(() => store.db.updateTable('plugin_configs').set({ order: 2 }).where('id', '=', id).execute(), [['plugin_configs'], [...ApiKeysRepository.AUTHENTICATE_READS], [...AccountsRepository.PROJECT_ACCESS_READS]])).toEqual([true, false, false]);
+    expect(await moved(() => store.db.insertInto('activity_log').values({ id: 'a1', team_id: boot.team!.id, organization_id: boot.organization!.id, user_id: null, is_system: 0, scope: 'Plugin', item_id: '1', activity: 'updated', detail: '{}', created_at: '2026-01-01T00:00:00.000Z' }).execute(), [ANSWER_READS as string[], [...ApiKeysRepository.AUTHENTICATE_READS]])).toEqual([false, false]);
+  });
+
+  it('a write to personal_api_keys moves the key counter only', async () => {
+    expect(await moved(() => store.db.updateTable('personal_api_keys').set({ label: 'renamed' }).execute(), [[...ApiKeysRepository.AUTHENTICATE_READS], [...AccountsRepository.PROJECT_ACCESS_READS], ANSWER_READS as string[]])).toEqual([true, false, false]);
+  });
+
+  it('a delete from teams moves explicit_team_memberships too (ON DELETE CASCADE)', async () => {
+    const team = await new AccountsRepository(store.db).createTeam({ organization_id: boot.organization!.id, name: 'Doomed' });
+    expect(await moved(() => store.db.deleteFrom('teams').where('id', '=', team.id).execute(), [['explicit_team_memberships'], ['personal_api_keys']])).toEqual([true, false]);
+  });
+
+  it('a commit by another connection moves every counter', async () => {
+    const other = new SQLite(path.join(dir, 'envapi.sqlite3'));
+    try {
+      expect(await moved(async () => other.prepare(`update plugins set description = 'changed elsewhere'`).run(), [['personal_api_keys'], ['teams'], ['activity_log']])).toEqual([true, true, true]);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('a write whose target is not read off its text, or DDL, moves every counter', async () => {
+    expect(await moved(() => sql`update teams set name = name where id = -1`.execute(store.db), [['personal_api_keys'], ['users']])).toEqual([true, true]);
+    expect(await moved(() => sql`with x as (select 1) update "activity_log" set scope = scope where id = 'none'`.execute(store.db), [['personal_api_keys']])).toEqual([true]);
+    expect(await moved(() => sql`create table scratch (a integer)`.execute(store.db), [['personal_api_keys']])).toEqual([true]);
+  });
+
+  it('once a table has a trigger, a write to it moves every counter', async () => {
+    await sql`create trigger scratch_touch after insert on scratch begin update users set first_name = first_name where id = -1; end`.execute(store.db);
+    expect(await moved(() => store.db.insertInto('scratch' as never).values({ a: 1 } as never).execute(), [['personal_api_keys'], ['users']])).toEqual([true, true]);
+  });
+
+  it('a read-only statement and an empty transaction move nothing', async () => {
+    await nextTurn();
+    const total = counter();
+    await store.db.transaction().execute(async (trx) => trx.selectFrom('teams').selectAll().execute());
+    await nextTurn();
+    expect(counter()).toBe(total);
+  });
+});
+
+describe('the tables the caches declare cover what their loads read', () => {
+  /** Table names after `from` and `join` in the SQL a load runs. */
+  async function tablesRead(run: (db: Kysely<Database>, logged: Store) => Promise<unknown>): Promise<Set<string>> {
+    const statements: string[] = [];
+    const connection = new SQLite(path.join(dir, 'envapi.sqlite3'));
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }), log: (e) => void statements.push(e.query.sql) });
+    try {
+      // a store without changeCounter, so that nothing is served from a cache
+      await run(db, { db, dialect: 'sqlite', location: 'logged', close: () => db.destroy() });
+    } finally {
+      await db.destroy();
+    }
+    expect(statements.length).toBeGreaterThan(0);
+    const tables = new Set<string>();
+    for (const s of statements) for (const m of s.matchAll(/\b(?:from|join)\s+"([^"]+)"/gi)) tables.add(m[1]!);
+    return tables;
+  }
+
+  it('the key lookup (ApiKeysRepository.AUTHENTICATE_READS)', async () => {
+    const read = await tablesRead((db) => new ApiKeysRepository(db).authenticate(boot.key!));
+    expect([...read].sort()).toEqual([...ApiKeysRepository.AUTHENTICATE_READS].sort());
+  });
+
+  it('the project access (AccountsRepository.PROJECT_ACCESS_READS)', async () => {
+    const read = await tablesRead((db) => new AccountsRepository(db).projectAccessOf(boot.team!.id, boot.user!.id));
+    expect([...read].sort()).toEqual([...AccountsRepository.PROJECT_ACCESS_READS].sort());
+  });
+
+  it('an organization’s plugins (PluginsRepository.LIST_FOR_ORGANIZATION_READS)', async () => {
+    const read = await tablesRead((db) => new PluginsRepository(db).listForOrganization(boot.organization!.id));
+    expect([...read].sort()).toEqual([...PluginsRepository.LIST_FOR_ORGANIZATION_READS].sort());
+  });
+
+  it('plugin config retrieve and list answers (ANSWER_READS)', async () => {
+    const access = (await new AccountsRepository(store.db).projectAccessOf(boot.team!.id, boot.user!.id))!;
+    const project = { team: access.team, organization: access.organization!, membership: access.membership!, level: 8 };
+    const config = await new PluginConfigsRepository(store.db).create({ team_id: boot.team!.id, plugin_id: boot.plugins!.find((p) => p.url.includes('notification-bar'))!.id, enabled: true, order: 1, config: {}, web_token: 'tok2', name: null, description: null, deleted: false });
+    const read = await tablesRead(async (db, logged) => {
+      const service = new PluginConfigService(logged);
+      await service.retrieve(project, 'frontend_app', config.id);
+      await service.list(project, 'frontend_app', { limit: 100, offset: 0 }, new URL('http://x/api/environments/1/pipeline_frontend_apps_configs/'));
+      await new AccountsRepository(db).findOrganization(boot.organization!.id);
+    });
+    // the project's team and organization are baked into the answers too (ids, name, access level)
+    for (const t of [...read, 'teams', 'organizations']) expect(ANSWER_READS).toContain(t);
+  });
+});
