@@ -1,7 +1,8 @@
 /**
  * `createApp(deps)`: the Express application, without `listen()`.
  *
- * Pipeline, one Express layer (`inSequence`) then the error handler: request log + request id
+ * Pipeline, one sequence of middlewares (`inSequence`) served without Express's router
+ * (`handleWithoutRouter`), then the error handler: request log + request id
  * (pino) → one middleware for `/_health`, `/_readyz` (outside the spec and auth), trailing-slash
  * normalisation and the JSON body (1 MiB; skipped without a body) → express-openapi-validator
  * (route match, memoised per method and path; security with scopes read from the spec, then the
@@ -15,7 +16,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import { createServices, type Services } from './domain/services.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
-import { inSequence } from './http/compose.js';
+import { handleWithoutRouter, inSequence } from './http/compose.js';
 import { ApiError, notFound, toApiError, validationError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
 import { JsonText } from './http/json-text.js';
@@ -231,15 +232,16 @@ export function createApp(deps: AppDeps): express.Express {
     return handle(req, res, next);
   };
 
-  // The whole request path is one Express layer (`inSequence`): the router's per-layer step was
-  // ~6 % of a keyed GET's CPU (docs/performance.md). Only the error handler is a layer of its own.
-  app.use(inSequence(requestLogger(logger), beforeValidator, ...validator, dispatch));
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  // The whole request path is one sequence of middlewares (`inSequence`), served without Express's
+  // router (`handleWithoutRouter`): the router's per-layer step, then its per-request closures,
+  // were ~6 % of a keyed GET's CPU each time (docs/performance.md).
+  const onError = (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const securityError = (req as AuthedRequest).securityError;
     const apiError: ApiError =
       securityError ?? toApiError(err, { method: req.method, contentType: req.headers['content-type'], body: req.body, query: req.query, params: req.params });
     if (apiError.status >= 500) onServerError(err, req);
     res.status(apiError.status).set(apiError.headers).json(apiError.body);
-  });
+  };
+  handleWithoutRouter(app, inSequence(requestLogger(logger), beforeValidator, ...validator, dispatch), onError, notFound, onServerError);
   return app;
 }

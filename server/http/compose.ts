@@ -1,5 +1,6 @@
 /**
- * `inSequence(...middlewares)`: several Express middlewares run as one Express layer.
+ * `inSequence(...middlewares)`: several Express middlewares run as one Express layer; and
+ * `handleWithoutRouter`, which serves an app through one such sequence without Express's router.
  *
  * Why: Express 5's router costs a few microseconds per layer on every request (`next()` walks the
  * layer stack, re-reads the path through parseurl, matches the layer, resets `req.params`); with the
@@ -19,7 +20,8 @@
  * Express route params), and error-handling middlewares (four parameters) are not allowed:
  * `inSequence` throws a TypeError when given one, at build time.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Returns one middleware that runs `middlewares` in order (see the module docstring). */
 export function inSequence(...middlewares: RequestHandler[]): RequestHandler {
@@ -49,5 +51,63 @@ export function inSequence(...middlewares: RequestHandler[]): RequestHandler {
       }
     };
     step(0);
+  };
+}
+
+/**
+ * Makes `app` answer every request with `pipeline`, then `onError` for an error it passes on,
+ * without Express's router (the app then has no routes or `app.use` layers of its own).
+ *
+ * Why: with the whole request path in one middleware (`inSequence`), the router had only that
+ * layer and the error handler to walk, yet its `handle`/`next` (closures, the path re-read through
+ * parseurl, layer matching) and the `finalhandler` built for every request were ~6 % of a keyed
+ * GET's CPU and ~20 % of its allocations (paired run and allocation profile, docs/performance.md).
+ *
+ * What Express 5's `app.handle` and router do for one layer mounted at `/` is kept: `req.res`,
+ * `res.req`, the app's request/response prototypes (so `req.app`, `req.query`, `res.json`… work),
+ * `res.locals`, `req.originalUrl`, `req.baseUrl` `''`, `req.params` `{}`. `pipeline` ending with
+ * `next()` (nothing answered) gives `onError` a 404 from `notFoundError`. An error thrown by
+ * `onError` itself ends as finalhandler ends it: the connection is destroyed when the headers are
+ * already sent, otherwise a bare 500; it is reported to `onUnhandled`.
+ */
+export function handleWithoutRouter(
+  app: Express,
+  pipeline: RequestHandler,
+  onError: ErrorRequestHandler,
+  notFoundError: () => unknown,
+  onUnhandled: (err: unknown, req: Request) => void,
+): void {
+  const request = app.request;
+  const response = app.response;
+  const fail = (err: unknown, req: Request, res: Response) => {
+    onUnhandled(err, req);
+    if (res.headersSent) {
+      req.socket.destroy();
+      return;
+    }
+    res.statusCode = 500;
+    res.end();
+  };
+  (app as Express & { handle: (req: IncomingMessage, res: ServerResponse) => void }).handle = (rawReq, rawRes) => {
+    const req = rawReq as Request;
+    const res = rawRes as Response;
+    req.res = res;
+    res.req = req;
+    Object.setPrototypeOf(req, request);
+    Object.setPrototypeOf(res, response);
+    res.locals ??= Object.create(null) as Response['locals'];
+    req.originalUrl ??= req.url;
+    req.baseUrl = '';
+    req.params = {};
+    pipeline(req, res, (err?: unknown) => {
+      try {
+        const result = onError(err === undefined ? notFoundError() : err, req, res, (next?: unknown) => {
+          if (next !== undefined) fail(next, req, res);
+        }) as unknown;
+        if (result && typeof (result as Promise<unknown>).then === 'function') (result as Promise<unknown>).then(undefined, (e: unknown) => fail(e, req, res));
+      } catch (e) {
+        fail(e, req, res);
+      }
+    });
   };
 }

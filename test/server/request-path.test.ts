@@ -1,6 +1,7 @@
 /**
  * The request path's plumbing, through real HTTP: `inSequence` (several middlewares as one Express
- * layer) keeps Express 5's semantics; the memoised route match (validator-tuning fix 3) decides as
+ * layer) keeps Express 5's semantics; `handleWithoutRouter` gives the sequence what Express's
+ * `app.handle` and router would, and ends errors as they would; the memoised route match (validator-tuning fix 3) decides as
  * the library does on every repetition of a path; the request log writes one line per request, and
  * marks a response whose connection closed before it was sent.
  */
@@ -16,7 +17,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
-import { inSequence } from '../../server/http/compose.js';
+import { handleWithoutRouter, inSequence } from '../../server/http/compose.js';
 import { listOperations, loadSpec } from '../../server/http/spec.js';
 import { memoiseRouteMatch } from '../../server/http/validator-tuning.js';
 import { migrateToLatest, openStore } from '../../server/storage/db.js';
@@ -104,6 +105,64 @@ describe('inSequence', () => {
     const errorHandler = (_e: unknown, _q: Request, _s: Response, _n: NextFunction) => undefined;
     expect(() => inSequence(errorHandler as unknown as RequestHandler)).toThrow(TypeError);
     expect(() => inSequence(undefined as unknown as RequestHandler)).toThrow(TypeError);
+  });
+});
+
+describe('handleWithoutRouter', () => {
+  const unhandled: string[] = [];
+  let srv: Awaited<ReturnType<typeof listen>>;
+  beforeAll(async () => {
+    const app = express();
+    app.set('etag', false);
+    const pipeline: RequestHandler = (req, res, next) => {
+      const how = req.query.how;
+      if (how === 'answer') {
+        res.locals.seen = 'locals';
+        return void res.status(201).json({ app: req.app === app, originalUrl: req.originalUrl, baseUrl: req.baseUrl, params: req.params, query: req.query, locals: res.locals.seen, ip: req.ip });
+      }
+      if (how === 'pass') return next();
+      if (how === 'sent-then-fail') {
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('partial');
+        return next(new Error('after the headers'));
+      }
+      if (how === 'handler-throws') return next(new Error('handler throws'));
+      if (how === 'handler-rejects') return next(new Error('handler rejects'));
+      next(new Error('plain'));
+    };
+    const onError = (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+      const message = err instanceof Error ? err.message : String(err);
+      if (message === 'handler throws' || message === 'after the headers') throw new Error(`onError: ${message}`);
+      if (message === 'handler rejects') return Promise.reject(new Error(`onError: ${message}`));
+      res.status(message === 'not found' ? 404 : 500).json({ error: message, url: req.originalUrl });
+    };
+    handleWithoutRouter(app, pipeline, onError as never, () => new Error('not found'), (err) => unhandled.push((err as Error).message));
+    srv = await listen(app);
+  });
+  afterAll(() => srv.close());
+
+  it('gives the pipeline what Express does: prototypes (req.app, req.query, res.json), res.locals, originalUrl, baseUrl, params', async () => {
+    const r = await fetch(`${srv.url}/a/b?how=answer&x=1`);
+    expect(r.status).toBe(201);
+    expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await r.json()).toEqual({ app: true, originalUrl: '/a/b?how=answer&x=1', baseUrl: '', params: {}, query: { how: 'answer', x: '1' }, locals: 'locals', ip: '127.0.0.1' });
+  });
+
+  it('an error reaches the error handler; a pipeline that answers nothing gives it the not-found error', async () => {
+    let r = await fetch(`${srv.url}/e?how=fail`);
+    expect([r.status, await r.json()]).toEqual([500, { error: 'plain', url: '/e?how=fail' }]);
+    r = await fetch(`${srv.url}/e?how=pass`);
+    expect([r.status, await r.json()]).toEqual([404, { error: 'not found', url: '/e?how=pass' }]);
+  });
+
+  it('an error handler that throws or rejects ends in a bare 500, reported; after the headers, the connection is destroyed', async () => {
+    unhandled.length = 0;
+    for (const how of ['handler-throws', 'handler-rejects']) {
+      const r = await fetch(`${srv.url}/e?how=${how}`);
+      expect([r.status, await r.text()], how).toEqual([500, '']);
+    }
+    await expect(fetch(`${srv.url}/e?how=sent-then-fail`).then((r) => r.text())).rejects.toThrow();
+    expect(unhandled).toEqual(['onError: handler throws', 'onError: handler rejects', 'onError: after the headers']);
   });
 });
 
