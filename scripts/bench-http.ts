@@ -42,7 +42,7 @@ import { migrateToLatest, openStore } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
 import type { CapturedRoute } from './bench-http-bare.js';
-import { autocannon, canPin, freePort, median, request, rssMb, positive, ROOT, spread, startTarget, type RunResult, type Running, type Scenario } from './bench-lib.js';
+import { autocannon, canPin, freePorts, median, request, rssMb, positive, ROOT, spread, startTarget, type RunResult, type Running, type Scenario } from './bench-lib.js';
 
 const PROJECT = 1;
 
@@ -111,7 +111,8 @@ async function run(o: Options): Promise<void> {
   try {
     const { key, imported } = await prepareStore(dataDir, o.events, o.seed);
     const auth = { Authorization: `Bearer ${key}` };
-    const ports: Record<TargetName, number> = { A: await freePort(), B: await freePort(), C: await freePort() };
+    const [portA, portB, portC] = await freePorts(3);
+    const ports: Record<TargetName, number> = { A: portA!, B: portB!, C: portC! };
     const envB: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(ports.B), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off' };
     delete envB.DATABASE_URL;
     delete envB.REDIS_URL;
@@ -187,8 +188,11 @@ async function run(o: Options): Promise<void> {
       for (let rep = 0; rep < o.reps; rep++) {
         for (const t of TARGETS) {
           const port = byName[t].port;
+          // a target that exited (say, it could not bind its port) must not be measured through whatever answers there
+          byName[t].assertAlive();
           await autocannon(pin, port, s, auth, o.connections, o.warmup);
           const r = await autocannon(pin, port, s, auth, o.connections, o.duration);
+          byName[t].assertAlive();
           res[t].push(r);
           console.error(`${s.name} rep ${rep + 1} ${t}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failed ? ` FAILED (${r.failed})` : ''}`);
         }

@@ -41,6 +41,8 @@ export interface Running {
   child: ChildProcess;
   port: number;
   coldStartMs: number;
+  /** Throws, with the end of its stderr, when the process has exited (e.g. it could not bind its port). */
+  assertAlive(): void;
   stop(): Promise<void>;
 }
 
@@ -71,14 +73,29 @@ export function rssMb(pid: number | undefined): number {
 
 /** A TCP port free on 127.0.0.1 now. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
+  return (await freePorts(1))[0]!;
+}
+
+/**
+ * `n` distinct free ports on 127.0.0.1: all are held open at once before any is released (ports
+ * taken one after the other may repeat: two targets were once given the same port, and the second
+ * one's probe was answered by the first).
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const srv = net.createServer();
+          srv.once('error', reject);
+          srv.listen(0, '127.0.0.1', () => resolve(srv));
+        }),
+    ),
+  );
+  const ports = servers.map((srv) => (srv.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((srv) => new Promise((resolve) => srv.close(resolve))));
+  return ports;
 }
 
 /** One HTTP exchange; resolves with status, content type and body bytes (never rejects on status). */
@@ -134,6 +151,9 @@ export async function startTarget(name: string, argv: string[], env: NodeJS.Proc
     child,
     port,
     coldStartMs,
+    assertAlive() {
+      if (exited) throw new Error(`${label} has exited:\n${stderr}`);
+    },
     async stop() {
       if (!exited) {
         child.kill('SIGTERM');

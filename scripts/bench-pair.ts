@@ -92,6 +92,8 @@ async function run(o: Options): Promise<void> {
       const both = (seconds: number) => Promise.all([autocannon(pin, oldT.port, scenario, headers, o.connections, seconds), autocannon(pin, newT.port, scenario, headers, o.connections, seconds)]);
       await both(o.warmup);
       const [a, b] = await both(o.duration);
+      oldT.assertAlive();
+      newT.assertAlive();
       for (const r of [a, b]) if (r.failed) throw new Error(`rep ${rep + 1}: ${r.failed} (check --url, --method and --body)`);
       rps.old.push(a.rps);
       rps.new.push(b.rps);
