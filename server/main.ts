@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import type { Redis as RedisClient } from 'ioredis';
 import { createApp } from './app.js';
+import { createHttpServer } from './http/compose.js';
 import { defaultLogger, flushLogs } from './http/logging.js';
 import { redisClientOptions } from './http/rate-limit.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.js';
@@ -99,7 +100,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
     slowHealthMs: config.testSlowMs || undefined,
   });
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
+    const s = createHttpServer(app).listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
   });
   // Responses in flight, so that shutdown can close each connection once its response is sent

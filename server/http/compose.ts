@@ -1,6 +1,7 @@
 /**
- * `inSequence(...middlewares)`: several Express middlewares run as one Express layer; and
- * `handleWithoutRouter`, which serves an app through one such sequence without Express's router.
+ * `inSequence(...middlewares)`: several Express middlewares run as one Express layer;
+ * `handleWithoutRouter`, which serves an app through one such sequence without Express's router;
+ * and `createHttpServer`, whose requests and responses are born with the app's prototypes.
  *
  * Why: Express 5's router costs a few microseconds per layer on every request (`next()` walks the
  * layer stack, re-reads the path through parseurl, matches the layer, resets `req.params`); with the
@@ -20,7 +21,7 @@
  * Express route params), and error-handling middlewares (four parameters) are not allowed:
  * `inSequence` throws a TypeError when given one, at build time.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Returns one middleware that runs `middlewares` in order (see the module docstring). */
@@ -93,8 +94,9 @@ export function handleWithoutRouter(
     const res = rawRes as Response;
     req.res = res;
     res.req = req;
-    Object.setPrototypeOf(req, request);
-    Object.setPrototypeOf(res, response);
+    // already in the chain when the server is `createHttpServer`'s (see there: much cheaper)
+    if (!request.isPrototypeOf(req)) Object.setPrototypeOf(req, request);
+    if (!response.isPrototypeOf(res)) Object.setPrototypeOf(res, response);
     res.locals ??= Object.create(null) as Response['locals'];
     req.originalUrl ??= req.url;
     req.baseUrl = '';
@@ -110,4 +112,27 @@ export function handleWithoutRouter(
       }
     });
   };
+}
+
+/**
+ * An HTTP server for `app` (not listening yet) whose requests and responses are created with the
+ * app's request and response prototypes already in their chain (Node's `IncomingMessage` and
+ * `ServerResponse` server options: subclasses whose prototypes inherit from `app.request` and
+ * `app.response`), so that `handleWithoutRouter` does not have to `Object.setPrototypeOf` them.
+ *
+ * Why: Express gives every request and response its prototypes with `Object.setPrototypeOf` (as
+ * `handleWithoutRouter` still does for objects made by another server, e.g. `app.listen`'s). An
+ * object whose prototype is changed after it was built gets a new hidden class, and every
+ * property access to it in Node's HTTP and stream code, Express and the validator then meets
+ * more than one shape per call site. Created with the right prototype from the start, a keyed GET
+ * took about a third of the CPU (docs/performance.md). The objects are the same otherwise:
+ * `instanceof http.IncomingMessage`/`http.ServerResponse` still hold, and Express's methods and
+ * `req.app` are found through the chain.
+ */
+export function createHttpServer(app: Express): http.Server {
+  class AppRequest extends http.IncomingMessage {}
+  Object.setPrototypeOf(AppRequest.prototype, app.request);
+  class AppResponse<R extends http.IncomingMessage = http.IncomingMessage> extends http.ServerResponse<R> {}
+  Object.setPrototypeOf(AppResponse.prototype, app.response);
+  return http.createServer({ IncomingMessage: AppRequest, ServerResponse: AppResponse }, app);
 }

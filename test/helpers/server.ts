@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../../server/app.js';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
+import { createHttpServer } from '../../server/http/compose.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type Team, type User } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
@@ -57,7 +58,8 @@ export async function startTestServer(opts: { validateResponses?: boolean } = {}
   const errors: unknown[] = [];
   const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, onServerError: (err) => errors.push(err) });
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    // the server `npm start` uses (server/main.ts)
+    const s = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const accounts = new AccountsRepository(store.db);

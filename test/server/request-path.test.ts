@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
-import { handleWithoutRouter, inSequence } from '../../server/http/compose.js';
+import { createHttpServer, handleWithoutRouter, inSequence } from '../../server/http/compose.js';
 import { listOperations, loadSpec } from '../../server/http/spec.js';
 import { memoiseRouteMatch } from '../../server/http/validator-tuning.js';
 import { migrateToLatest, openStore } from '../../server/storage/db.js';
@@ -146,6 +146,33 @@ describe('handleWithoutRouter', () => {
     expect(r.status).toBe(201);
     expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await r.json()).toEqual({ app: true, originalUrl: '/a/b?how=answer&x=1', baseUrl: '', params: {}, query: { how: 'answer', x: '1' }, locals: 'locals', ip: '127.0.0.1' });
+  });
+
+  it('through createHttpServer, requests and responses arrive with the prototypes in their chain and answer the same', async () => {
+    const app = express();
+    app.set('etag', false);
+    const pipeline: RequestHandler = (req, res) =>
+      void res.json({
+        ownPrototype: Object.getPrototypeOf(req) === app.request,
+        inChain: app.request.isPrototypeOf(req) && app.response.isPrototypeOf(res),
+        incoming: req instanceof http.IncomingMessage && res instanceof http.ServerResponse,
+        query: req.query,
+        app: req.app === app,
+        host: req.hostname,
+      });
+    handleWithoutRouter(app, pipeline, (() => undefined) as never, () => new Error('not found'), () => undefined);
+    const viaListen = await listen(app);
+    const direct = createHttpServer(app);
+    await new Promise<void>((resolve) => direct.listen(0, '127.0.0.1', resolve));
+    try {
+      const a = (await (await fetch(`${viaListen.url}/p?x=1`)).json()) as Record<string, unknown>;
+      const b = await (await fetch(`http://127.0.0.1:${(direct.address() as AddressInfo).port}/p?x=1`)).json();
+      expect(a).toEqual({ ownPrototype: true, inChain: true, incoming: true, query: { x: '1' }, app: true, host: '127.0.0.1' });
+      expect(b).toEqual({ ...a, ownPrototype: false });
+    } finally {
+      await viaListen.close();
+      await new Promise((resolve) => direct.close(resolve));
+    }
   });
 
   it('an error reaches the error handler; a pipeline that answers nothing gives it the not-found error', async () => {
