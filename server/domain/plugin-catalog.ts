@@ -619,10 +619,19 @@ export function findCatalogPlugin(keyOrUrl: string): CatalogPlugin | undefined {
   if (wanted === '') {
     return undefined;
   }
-  const byKey = PLUGIN_CATALOG.find((plugin) => plugin.key.toLowerCase() === wanted.toLowerCase());
-  if (byKey) {
-    return byKey;
+  // the catalog is fixed: its keys and normalised urls are indexed once (every plugin config answer
+  // with plugin_info looks its plugin up here)
+  if (!catalogIndex) {
+    catalogIndex = { byKey: new Map(), byUrl: new Map() };
+    for (const plugin of PLUGIN_CATALOG) {
+      const key = plugin.key.toLowerCase();
+      const url = normalizePluginUrl(plugin.url);
+      if (!catalogIndex.byKey.has(key)) catalogIndex.byKey.set(key, plugin);
+      if (!catalogIndex.byUrl.has(url)) catalogIndex.byUrl.set(url, plugin);
+    }
   }
-  const normalized = normalizePluginUrl(wanted);
-  return PLUGIN_CATALOG.find((plugin) => normalizePluginUrl(plugin.url) === normalized);
+  return catalogIndex.byKey.get(wanted.toLowerCase()) ?? catalogIndex.byUrl.get(normalizePluginUrl(wanted));
 }
+
+/** `findCatalogPlugin`'s index: catalog entries by lower-cased key and by normalised url (first wins). */
+let catalogIndex: { byKey: Map<string, CatalogPlugin>; byUrl: Map<string, CatalogPlugin> } | undefined;
