@@ -66,10 +66,11 @@ export function inSequence(...middlewares: RequestHandler[]): RequestHandler {
  *
  * What Express 5's `app.handle` and router do for one layer mounted at `/` is kept: `req.res`,
  * `res.req`, the app's request/response prototypes (so `req.app`, `req.query`, `res.json`… work),
- * `res.locals`, `req.originalUrl`, `req.baseUrl` `''`, `req.params` `{}`. `pipeline` ending with
- * `next()` (nothing answered) gives `onError` a 404 from `notFoundError`. An error thrown by
- * `onError` itself ends as finalhandler ends it: the connection is destroyed when the headers are
- * already sent, otherwise a bare 500; it is reported to `onUnhandled`.
+ * `res.locals`, `req.originalUrl`, `req.baseUrl` `''`, `req.params` `{}`, and `req.next` (which
+ * leads to `onError`). `pipeline` ending with `next()` (nothing answered) gives `onError` a 404
+ * from `notFoundError`. An error thrown by `onError` itself ends as finalhandler ends it: the
+ * connection is destroyed when the headers are already sent, otherwise a bare 500; it is reported
+ * to `onUnhandled`.
  */
 export function handleWithoutRouter(
   app: Express,
@@ -101,7 +102,7 @@ export function handleWithoutRouter(
     req.originalUrl ??= req.url;
     req.baseUrl = '';
     req.params = {};
-    pipeline(req, res, (err?: unknown) => {
+    const done = (err?: unknown) => {
       try {
         const result = onError(err === undefined ? notFoundError() : err, req, res, (next?: unknown) => {
           if (next !== undefined) fail(next, req, res);
@@ -110,7 +111,10 @@ export function handleWithoutRouter(
       } catch (e) {
         fail(e, req, res);
       }
-    });
+    };
+    // what res.format, res.sendFile and res.render call on an error, as under the router
+    req.next = done;
+    pipeline(req, res, done);
   };
 }
 

@@ -121,6 +121,8 @@ describe('handleWithoutRouter', () => {
         return void res.status(201).json({ app: req.app === app, originalUrl: req.originalUrl, baseUrl: req.baseUrl, params: req.params, query: req.query, locals: res.locals.seen, ip: req.ip });
       }
       if (how === 'pass') return next();
+      // res.format reports an unacceptable type through req.next
+      if (how === 'format') return void res.format({ 'application/json': () => res.json({ json: true }) });
       if (how === 'sent-then-fail') {
         res.writeHead(200, { 'Content-Type': 'text/plain' });
         res.write('partial');
@@ -175,11 +177,13 @@ describe('handleWithoutRouter', () => {
     }
   });
 
-  it('an error reaches the error handler; a pipeline that answers nothing gives it the not-found error', async () => {
+  it('an error reaches the error handler, through next or req.next; a pipeline that answers nothing gives it the not-found error', async () => {
     let r = await fetch(`${srv.url}/e?how=fail`);
     expect([r.status, await r.json()]).toEqual([500, { error: 'plain', url: '/e?how=fail' }]);
     r = await fetch(`${srv.url}/e?how=pass`);
     expect([r.status, await r.json()]).toEqual([404, { error: 'not found', url: '/e?how=pass' }]);
+    r = await fetch(`${srv.url}/e?how=format`, { headers: { Accept: 'image/png' } });
+    expect([r.status, await r.json()]).toEqual([500, { error: 'Not Acceptable', url: '/e?how=format' }]);
   });
 
   it('an error handler that throws or rejects ends in a bare 500, reported; after the headers, the connection is destroyed', async () => {
