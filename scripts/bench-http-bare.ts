@@ -34,26 +34,41 @@ export interface CapturedRoute {
   body: string;
 }
 
+/** One captured reply as sent. */
+interface Reply {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+/** The captured replies by `METHOD path` (method upper-cased), then by raw query string. */
+function replyTables(routes: CapturedRoute[]): Map<string, Map<string, Reply>> {
+  const byRoute = new Map<string, Map<string, Reply>>();
+  for (const r of routes) {
+    const key = `${r.method.toUpperCase()} ${r.path}`;
+    const replies = byRoute.get(key) ?? new Map<string, Reply>();
+    byRoute.set(key, replies);
+    replies.set(r.query, { status: r.status, contentType: r.contentType, body: Buffer.from(r.body, 'base64') });
+  }
+  return byRoute;
+}
+
+/** Sends the reply captured for the request's query string (the route's first one otherwise). */
+function sendReply(req: Request, res: Response, replies: Map<string, Reply>): void {
+  const q = req.originalUrl.indexOf('?');
+  const reply = replies.get(q === -1 ? '' : req.originalUrl.slice(q + 1)) ?? replies.values().next().value!;
+  res.status(reply.status).type(reply.contentType).send(reply.body);
+}
+
 /** Builds the bare app from the captured replies. */
 export function bareApp(routes: CapturedRoute[]): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(express.json({ limit: '1mb' }));
-  const byPath = new Map<string, Map<string, { status: number; contentType: string; body: Buffer }>>();
-  for (const r of routes) {
-    const key = `${r.method} ${r.path}`;
-    let replies = byPath.get(key);
-    if (!replies) {
-      replies = new Map();
-      byPath.set(key, replies);
-      app[r.method](r.path, (req: Request, res: Response) => {
-        const q = req.originalUrl.indexOf('?');
-        const reply = replies!.get(q === -1 ? '' : req.originalUrl.slice(q + 1)) ?? replies!.values().next().value!;
-        res.status(reply.status).type(reply.contentType).send(reply.body);
-      });
-    }
-    replies.set(r.query, { status: r.status, contentType: r.contentType, body: Buffer.from(r.body, 'base64') });
+  for (const [key, replies] of replyTables(routes)) {
+    const [method, path] = key.split(' ') as [string, string];
+    app[method.toLowerCase() as CapturedRoute['method']](path, (req: Request, res: Response) => sendReply(req, res, replies));
   }
   return app;
 }
@@ -63,19 +78,11 @@ export function bareServerWithEnvapiPlumbing(routes: CapturedRoute[]): Server {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const byRoute = new Map<string, Map<string, { status: number; contentType: string; body: Buffer }>>();
-  for (const r of routes) {
-    const key = `${r.method.toUpperCase()} ${r.path}`;
-    const replies = byRoute.get(key) ?? new Map();
-    byRoute.set(key, replies);
-    replies.set(r.query, { status: r.status, contentType: r.contentType, body: Buffer.from(r.body, 'base64') });
-  }
+  const byRoute = replyTables(routes);
   const reply = (req: Request, res: Response, next: NextFunction) => {
     const replies = byRoute.get(`${req.method} ${req.path}`);
     if (!replies) return next();
-    const q = req.originalUrl.indexOf('?');
-    const chosen = replies.get(q === -1 ? '' : req.originalUrl.slice(q + 1)) ?? replies.values().next().value!;
-    res.status(chosen.status).type(chosen.contentType).send(chosen.body);
+    sendReply(req, res, replies);
   };
   const notFound = Object.assign(new Error('not found'), { status: 404 });
   handleWithoutRouter(

@@ -152,7 +152,7 @@ async function run(o: Options): Promise<void> {
 
     // Every target's readiness (and cold start) is the first 200 of `retrieve`, whichever
     // scenarios run, so A also gets retrieve's reply when it is not among them.
-    const probe = all[0]!;
+    const probe = all.find((s) => s.name === 'retrieve')!;
     // Capture B's replies for A.
     const routes: CapturedRoute[] = [];
     for (const s of scenarios.includes(probe) ? scenarios : [...scenarios, probe]) {

@@ -31,7 +31,7 @@ import { SERVER_NODE_FLAGS } from '../server/main.js';
 import { openStore } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
-import { autocannon, canPin, freePort, median, positive, ROOT, spread, startTarget, type Running, type Scenario } from './bench-lib.js';
+import { autocannon, canPin, freePorts, median, positive, ROOT, spread, startTarget, type Running, type Scenario } from './bench-lib.js';
 
 interface Options {
   old: string;
@@ -71,8 +71,10 @@ async function run(o: Options): Promise<void> {
   const running: Running[] = [];
   const copies = o.copyStore ? fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-pair-')) : undefined;
   try {
+    // distinct ports, taken together (see freePorts)
+    const [portOld, portNew] = await freePorts(2);
     const start = async (name: 'old' | 'new') => {
-      const port = await freePort();
+      const port = name === 'old' ? portOld! : portNew!;
       const ownDir = copies ? path.join(copies, name) : dataDir;
       if (copies) fs.cpSync(dataDir, ownDir, { recursive: true });
       const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DATA_DIR: ownDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off' };

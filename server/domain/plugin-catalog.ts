@@ -609,6 +609,9 @@ function normalizePluginUrl(url: string): string {
   return u;
 }
 
+/** `findCatalogPlugin`'s index: catalog entries by lower-cased key and by normalised url (first wins). */
+let catalogIndex: { byKey: Map<string, CatalogPlugin>; byUrl: Map<string, CatalogPlugin> } | undefined;
+
 /**
  * Finds a catalog entry by its CLI key (case-insensitive, e.g. 'customerio') or by url
  * ('https://github.com/PostHog/customerio-plugin', also without scheme, with `.git`, a trailing slash,
@@ -632,6 +635,3 @@ export function findCatalogPlugin(keyOrUrl: string): CatalogPlugin | undefined {
   }
   return catalogIndex.byKey.get(wanted.toLowerCase()) ?? catalogIndex.byUrl.get(normalizePluginUrl(wanted));
 }
-
-/** `findCatalogPlugin`'s index: catalog entries by lower-cased key and by normalised url (first wins). */
-let catalogIndex: { byKey: Map<string, CatalogPlugin>; byUrl: Map<string, CatalogPlugin> } | undefined;

@@ -107,7 +107,7 @@ export class PluginConfigService {
     this.answers = store.changeCounter && new UnchangedStoreCache(store.changeCounter, { reads: ANSWER_READS, max: 10_000 });
   }
 
-  /** `build()` serialized, kept under `key` in `answers` while the store is unchanged (on SQLite). */
+  /** `build()` serialized, kept under `key` in `answers` while `ANSWER_READS` are unchanged (on SQLite). */
   private async answer<T>(key: string, build: () => Promise<T>): Promise<JsonText<T>> {
     const load = async () => new JsonText<T>(Buffer.from(JSON.stringify(await build()), 'utf8'));
     if (!this.answers) return load();
@@ -125,7 +125,7 @@ export class PluginConfigService {
 
   /**
    * Plugins of the organization of one kind, by id (shared: callers must not change the map). Read
-   * through `db` inside a transaction; outside one, kept while the store is unchanged.
+   * through `db` inside a transaction; outside one, kept while the plugins table is unchanged.
    */
   private async pluginsOfKind(project: ProjectAccess, kind: PluginConfigKind | 'any', db?: Kysely<Database>): Promise<Map<number, Plugin>> {
     const load = async () => {
@@ -192,7 +192,7 @@ export class PluginConfigService {
 
   /**
    * One page of a kind's configs, `{count, next, previous, results}` with absolute links, serialized
-   * (kept while the SQLite store is unchanged, by project, kind, page and request URL).
+   * (kept on SQLite while `ANSWER_READS` are unchanged, by project, kind, page and request URL).
    */
   async list(project: ProjectAccess, kind: PluginConfigKind, page: { limit: number; offset: number }, url: URL): Promise<JsonText<PaginatedPluginConfigWire>> {
     return this.answer(`list:${project.team.id}:${kind}:${page.limit}:${page.offset}:${url.href}`, () => this.listPage(project, kind, page, url));
@@ -221,7 +221,7 @@ export class PluginConfigService {
   }
 
   /**
-   * One config of a kind, with `plugin_info`, serialized (kept while the SQLite store is unchanged).
+   * One config of a kind, with `plugin_info`, serialized (kept on SQLite while `ANSWER_READS` are unchanged).
    * Throws 404 "Not found." as `getObject`.
    */
   async retrieve(project: ProjectAccess, kind: PluginConfigKind, id: number): Promise<JsonText<PluginConfigWire>> {

@@ -67,10 +67,13 @@ export function inSequence(...middlewares: RequestHandler[]): RequestHandler {
  * What Express 5's `app.handle` and router do for one layer mounted at `/` is kept: `req.res`,
  * `res.req`, the app's request/response prototypes (so `req.app`, `req.query`, `res.json`… work),
  * `res.locals`, `req.originalUrl`, `req.baseUrl` `''`, `req.params` `{}`, and `req.next` (which
- * leads to `onError`). `pipeline` ending with `next()` (nothing answered) gives `onError` a 404
- * from `notFoundError`. An error thrown by `onError` itself ends as finalhandler ends it: the
- * connection is destroyed when the headers are already sent, otherwise a bare 500; it is reported
- * to `onUnhandled`.
+ * leads to `onError`). A throw or a rejected promise from `pipeline` is an error passed on.
+ * `pipeline` ending with `next()` gives `onError` a 404 from `notFoundError`, unless it has already
+ * answered. What `onError` leaves unanswered ends as finalhandler would end it: `next(err)`, a throw
+ * or a rejection is reported to `onUnhandled` and answered with a bare 500 (headers `onError` set
+ * are removed; the connection is destroyed instead when the headers were already sent), `next()`
+ * with a bare 404. Not kept: the `X-Powered-By` header (envapi turns it off), the router's
+ * diagnostics channel, and routes or `app.use` layers added to `app`, which are never reached.
  */
 export function handleWithoutRouter(
   app: Express,
@@ -81,14 +84,27 @@ export function handleWithoutRouter(
 ): void {
   const request = app.request;
   const response = app.response;
-  const fail = (err: unknown, req: Request, res: Response) => {
-    onUnhandled(err, req);
+  const endBare = (req: Request, res: Response, status: number) => {
     if (res.headersSent) {
       req.socket.destroy();
       return;
     }
-    res.statusCode = 500;
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    res.statusCode = status;
     res.end();
+  };
+  const fail = (err: unknown, req: Request, res: Response) => {
+    onUnhandled(err, req);
+    endBare(req, res, 500);
+  };
+  /** Calls `mw` as the router would: a throw or a rejected promise goes to `onThrow`. */
+  const guarded = (mw: (req: Request, res: Response, next: NextFunction) => unknown, req: Request, res: Response, next: NextFunction, onThrow: (err: unknown) => void) => {
+    try {
+      const result = mw(req, res, next);
+      if (result && typeof (result as Promise<unknown>).then === 'function') (result as Promise<unknown>).then(undefined, (e: unknown) => onThrow(e ?? new Error('Rejected promise')));
+    } catch (e) {
+      onThrow(e ?? new Error('Thrown value was falsy'));
+    }
   };
   (app as Express & { handle: (req: IncomingMessage, res: ServerResponse) => void }).handle = (rawReq, rawRes) => {
     const req = rawReq as Request;
@@ -103,18 +119,15 @@ export function handleWithoutRouter(
     req.baseUrl = '';
     req.params = {};
     const done = (err?: unknown) => {
-      try {
-        const result = onError(err === undefined ? notFoundError() : err, req, res, (next?: unknown) => {
-          if (next !== undefined) fail(next, req, res);
-        }) as unknown;
-        if (result && typeof (result as Promise<unknown>).then === 'function') (result as Promise<unknown>).then(undefined, (e: unknown) => fail(e, req, res));
-      } catch (e) {
-        fail(e, req, res);
-      }
+      // answered, then next(): nothing more to do (finalhandler's "cannot 404 after headers sent")
+      if (err === undefined && res.headersSent) return;
+      const error = err === undefined ? notFoundError() : err;
+      const onErrorNext = (next?: unknown) => (next === undefined ? endBare(req, res, 404) : fail(next, req, res));
+      guarded((q, s, n) => onError(error, q, s, n), req, res, onErrorNext, (e) => fail(e, req, res));
     };
     // what res.format, res.sendFile and res.render call on an error, as under the router
     req.next = done;
-    pipeline(req, res, done);
+    guarded(pipeline, req, res, done, done);
   };
 }
 

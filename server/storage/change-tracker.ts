@@ -82,8 +82,9 @@ export class ChangeTracker {
   }
 
   /**
-   * A number that moves whenever any of `tables` may have changed (and on every change when
-   * `tables` is undefined). Equal numbers mean none of them was written in between.
+   * A number that moves whenever any of `tables` (names in any case) may have changed, and on every
+   * change when `tables` is undefined (the server's caches always name their tables; tests use
+   * both). Equal numbers mean none of them was written in between.
    */
   counter(tables?: readonly string[]): number {
     if (tables === undefined) return this.total;
@@ -91,7 +92,7 @@ export class ChangeTracker {
     const kept = this.sums.get(tables);
     if (kept !== undefined && kept.total === this.total) return kept.sum;
     let sum = this.anything;
-    for (const t of tables) sum += this.byTable.get(t) ?? 0;
+    for (const t of tables) sum += this.byTable.get(t.toLowerCase()) ?? 0;
     this.sums.set(tables, { total: this.total, sum });
     return sum;
   }
@@ -100,7 +101,8 @@ export class ChangeTracker {
   private reachOf(sql: string): readonly string[] | null {
     const m = WRITE_TARGET.exec(sql);
     if (!m) return null;
-    const target = m[1]!.replaceAll('""', '"');
+    // SQLite's table names are case-insensitive: every name here is kept lower-cased
+    const target = m[1]!.replaceAll('""', '"').toLowerCase();
     const graph = (this.graph ??= this.readGraph());
     if (!graph.tables.has(target)) return null;
     const reached = new Set([target]);
@@ -114,17 +116,18 @@ export class ChangeTracker {
   private readGraph(): SchemaGraph {
     const objects = this.sqlite.prepare(`select type, name, tbl_name from sqlite_master where type in ('table', 'trigger')`).all() as { type: string; name: string; tbl_name: string }[];
     const tables = new Set(objects.filter((o) => o.type === 'table').map((o) => o.name));
-    const triggered = new Set(objects.filter((o) => o.type === 'trigger').map((o) => o.tbl_name));
+    const triggered = new Set(objects.filter((o) => o.type === 'trigger').map((o) => o.tbl_name.toLowerCase()));
     const actingChildren = new Map<string, string[]>();
     const keysOf = this.sqlite.prepare('select "table" as parent, on_update, on_delete from pragma_foreign_key_list(?)');
     for (const child of tables) {
       for (const fk of keysOf.all(child) as { parent: string; on_update: string; on_delete: string }[]) {
         if (!ACTIONS_THAT_WRITE.has(fk.on_update) && !ACTIONS_THAT_WRITE.has(fk.on_delete)) continue;
-        const list = actingChildren.get(fk.parent) ?? [];
-        list.push(child);
-        actingChildren.set(fk.parent, list);
+        const parent = fk.parent.toLowerCase();
+        const list = actingChildren.get(parent) ?? [];
+        list.push(child.toLowerCase());
+        actingChildren.set(parent, list);
       }
     }
-    return { tables, triggered, actingChildren };
+    return { tables: new Set([...tables].map((t) => t.toLowerCase())), triggered, actingChildren };
   }
 }

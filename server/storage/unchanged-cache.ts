@@ -29,7 +29,7 @@ export class UnchangedStoreCache<V> {
   /**
    * The value for `key`: kept (returned as it is, not wrapped in a promise: a kept key or project
    * access is read on every request), or loaded by `load` (not kept when undefined or when the
-   * store changed meanwhile).
+   * one of the `reads` tables changed meanwhile).
    */
   get(key: string, load: () => Promise<V | undefined>, usable: (v: V) => boolean = () => true): V | Promise<V | undefined> {
     const mark = this.changeCounter(this.reads);

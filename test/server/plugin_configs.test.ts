@@ -7,10 +7,12 @@
  * Projects other than 1 are created where a test needs a known set of configs (lists, rearrange),
  * so the tests do not depend on each other's leftovers.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { paginate, unwrap, type components } from '../../client/index.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
+import { ANSWER_READS } from '../../server/domain/plugin-configs.js';
 import { installCatalogPlugin } from '../../server/bootstrap.js';
 import { OrganizationLevel, type User } from '../../server/storage/repositories/accounts.js';
 
@@ -716,8 +718,15 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/{id}
       await t.store.db.updateTable('plugin_configs').set({ order: 42 }).where('id', '=', app.id).execute();
       expect((await get()).order).toBe(42);
       expect((await listed())?.order).toBe(42);
-      // a write to a table answers do not read (the activity log) leaves them right too
-      await patch(destination.id, { name: 'Renamed destination' });
+      // a write to a table answers do not read (the activity log) keeps them (SQLite: the
+      // counter they follow does not move) and they stay right
+      const answerCounter = () => t.store.changeCounter?.(ANSWER_READS);
+      const counterBefore = answerCounter();
+      await t.store.db
+        .insertInto('activity_log')
+        .values({ id: randomUUID(), team_id: 1, organization_id: org.id, user_id: null, is_system: 1, scope: 'Plugin', item_id: String(app.id), activity: 'updated', detail: '{}', created_at: new Date().toISOString() })
+        .execute();
+      expect(answerCounter()).toBe(counterBefore);
       expect((await get()).order).toBe(42);
     } finally {
       await t.store.db.updateTable('organizations').set({ name: org.name }).where('id', '=', org.id).execute();

@@ -121,6 +121,13 @@ describe('handleWithoutRouter', () => {
         return void res.status(201).json({ app: req.app === app, originalUrl: req.originalUrl, baseUrl: req.baseUrl, params: req.params, query: req.query, locals: res.locals.seen, ip: req.ip });
       }
       if (how === 'pass') return next();
+      if (how === 'throw') throw new Error('thrown by the pipeline');
+      if (how === 'reject') return Promise.reject(new Error('rejected by the pipeline')) as never;
+      if (how === 'answer-then-next') {
+        res.status(202).json({ answered: true });
+        return next();
+      }
+      if (how === 'handler-passes') return next(new Error('handler passes'));
       // res.format reports an unacceptable type through req.next
       if (how === 'format') return void res.format({ 'application/json': () => res.json({ json: true }) });
       if (how === 'sent-then-fail') {
@@ -134,7 +141,11 @@ describe('handleWithoutRouter', () => {
     };
     const onError = (err: unknown, req: Request, res: Response, _next: NextFunction) => {
       const message = err instanceof Error ? err.message : String(err);
-      if (message === 'handler throws' || message === 'after the headers') throw new Error(`onError: ${message}`);
+      if (message === 'handler passes') return _next();
+      if (message === 'handler throws' || message === 'after the headers') {
+        if (!res.headersSent) res.setHeader('X-Set-Before-Throwing', '1');
+        throw new Error(`onError: ${message}`);
+      }
       if (message === 'handler rejects') return Promise.reject(new Error(`onError: ${message}`));
       res.status(message === 'not found' ? 404 : 500).json({ error: message, url: req.originalUrl });
     };
@@ -184,13 +195,31 @@ describe('handleWithoutRouter', () => {
     expect([r.status, await r.json()]).toEqual([404, { error: 'not found', url: '/e?how=pass' }]);
     r = await fetch(`${srv.url}/e?how=format`, { headers: { Accept: 'image/png' } });
     expect([r.status, await r.json()]).toEqual([500, { error: 'Not Acceptable', url: '/e?how=format' }]);
+    for (const [how, message] of [
+      ['throw', 'thrown by the pipeline'],
+      ['reject', 'rejected by the pipeline'],
+    ]) {
+      r = await fetch(`${srv.url}/e?how=${how}`);
+      expect([r.status, await r.json()], how).toEqual([500, { error: message, url: `/e?how=${how}` }]);
+    }
   });
 
-  it('an error handler that throws or rejects ends in a bare 500, reported; after the headers, the connection is destroyed', async () => {
+  it('a pipeline that answers and then calls next() keeps its answer; an error handler that calls next() ends in a bare 404', async () => {
+    unhandled.length = 0;
+    let r = await fetch(`${srv.url}/e?how=answer-then-next`);
+    expect([r.status, await r.json()]).toEqual([202, { answered: true }]);
+    r = await fetch(`${srv.url}/e?how=handler-passes`);
+    expect([r.status, await r.text()]).toEqual([404, '']);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('an error handler that throws or rejects ends in a bare 500 without the headers it set, reported; after the headers, the connection is destroyed', async () => {
     unhandled.length = 0;
     for (const how of ['handler-throws', 'handler-rejects']) {
       const r = await fetch(`${srv.url}/e?how=${how}`);
       expect([r.status, await r.text()], how).toEqual([500, '']);
+      // what the error handler had set is not sent with the bare 500
+      expect(r.headers.get('x-set-before-throwing'), how).toBeNull();
     }
     await expect(fetch(`${srv.url}/e?how=sent-then-fail`).then((r) => r.text())).rejects.toThrow();
     expect(unhandled).toEqual(['onError: handler throws', 'onError: handler rejects', 'onError: after the headers']);

@@ -67,6 +67,12 @@ describe('Store.changeCounter per table (SQLite)', () => {
     expect(await moved(() => store.db.deleteFrom('teams').where('id', '=', team.id).execute(), [['explicit_team_memberships'], ['personal_api_keys']])).toEqual([true, false]);
   });
 
+  it('table names are matched whatever their case (SQLite’s are case-insensitive)', async () => {
+    await sql`create table Case_Parent (id integer primary key)`.execute(store.db);
+    await sql`create table case_child (id integer primary key, parent integer references CASE_PARENT(id) on delete cascade)`.execute(store.db);
+    expect(await moved(() => sql`delete from "case_parent" where id = -1`.execute(store.db), [['case_child'], ['CASE_PARENT'], ['users']])).toEqual([true, true, false]);
+  });
+
   it('a commit by another connection moves every counter', async () => {
     const other = new SQLite(path.join(dir, 'envapi.sqlite3'));
     try {
