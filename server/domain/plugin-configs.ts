@@ -117,7 +117,7 @@ export class PluginConfigService {
   private repos(db: Kysely<Database> = this.store.db) {
     return {
       configs: new PluginConfigsRepository(db),
-      plugins: new PluginsRepository(db),
+      plugins: new PluginsRepository(db, this.store.changeCounter),
       activity: new ActivityLogRepository(db),
       accounts: new AccountsRepository(db),
     };

@@ -64,7 +64,26 @@ export function toPlugin(r: Selectable<PluginTable>): Plugin {
 
 /** Repository of plugins; every method runs on the given Kysely instance (or transaction). */
 export class PluginsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * `changeCounter`: the store's (`Store.changeCounter`, SQLite only). With it, the decoded plugins
+   * `listForOrganization` keeps are also dropped whenever the plugins table may have changed, so a
+   * write that leaves `updated_at` alone (hand-written SQL, another tool) is seen too.
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly changeCounter?: (tables?: readonly string[]) => number,
+  ) {}
+
+  /** The decoded plugins this repository's store keeps (see `listForOrganization`). */
+  private decoded(): DecodedPlugins {
+    if (!this.changeCounter) return decodedShared;
+    let kept = decodedByStore.get(this.changeCounter);
+    if (!kept) {
+      kept = { mark: Number.NaN, entries: new Map() };
+      decodedByStore.set(this.changeCounter, kept);
+    }
+    return kept;
+  }
 
   /** The tables `listForOrganization` reads (for caches of its answers: `UnchangedStoreCache`). */
   static readonly LIST_FOR_ORGANIZATION_READS = ['plugins'] as const;
@@ -111,10 +130,11 @@ export class PluginsRepository {
 
   /**
    * Plugins usable by an organization: its own and global ones, by id. Every request on plugin
-   * configs reads this list, so decoded plugins are kept per process (`decoded`, at most
+   * configs reads this list, so decoded plugins are kept per process (`DecodedPlugins`, at most
    * `DECODED_MAX`), keyed by id, organization (a random UUID, so two stores never share a key) and
    * `updated_at` (which `install` moves on every change): the query reads only those three columns
-   * and fetches, and decodes, the full rows of plugins not seen before.
+   * and fetches, and decodes, the full rows of plugins not seen before. With the store's
+   * `changeCounter` (SQLite), everything kept is dropped when the plugins table may have changed.
    */
   async listForOrganization(organizationId: string): Promise<Plugin[]> {
     const heads = await this.db
@@ -123,25 +143,59 @@ export class PluginsRepository {
       .where((eb) => eb.or([eb('organization_id', '=', organizationId), eb('is_global', '=', boolValue(true))]))
       .orderBy('id')
       .execute();
+    // With the store's counter, its own kept plugins, emptied when the plugins table may have
+    // changed; the mark is read after the heads, so that a write the heads already show is never
+    // answered from what was decoded before it.
+    const decoded = this.decoded();
+    const mark = this.changeCounter?.(PluginsRepository.LIST_FOR_ORGANIZATION_READS);
+    if (mark !== undefined && mark !== decoded.mark) {
+      decoded.entries.clear();
+      decoded.mark = mark;
+    }
     // updated_at as read (text on SQLite, a Date on PostgreSQL), not re-formatted: parsing it was
     // ~1.5 µs a plugin on every uncached read
     const keyOf = (r: { id: number; organization_id: string; updated_at: Parameters<typeof toIso>[0] }) =>
       `${r.id}|${r.organization_id}|${r.updated_at instanceof Date ? r.updated_at.getTime() : r.updated_at}`;
-    const missing = heads.filter((h) => !decoded.has(keyOf(h))).map((h) => h.id);
+    // what this call answers is collected here, not read back from the kept entries, which another
+    // call may empty while this one awaits its second query
+    const byId = new Map<number, Plugin>();
+    const missing: number[] = [];
+    for (const h of heads) {
+      const kept = decoded.entries.get(keyOf(h));
+      if (kept) byId.set(h.id, kept);
+      else missing.push(h.id);
+    }
     if (missing.length) {
       const rows = await this.db.selectFrom('plugins').selectAll().where('id', 'in', missing).execute();
+      // rows read while the plugins table changed are answered but not kept
+      const keep = mark === undefined || this.changeCounter?.(PluginsRepository.LIST_FOR_ORGANIZATION_READS) === mark;
       for (const r of rows) {
-        if (decoded.size >= DECODED_MAX) decoded.clear();
-        decoded.set(keyOf(r), deepFreeze(toPlugin(r)));
+        const plugin = deepFreeze(toPlugin(r));
+        if (keep) {
+          if (decoded.entries.size >= DECODED_MAX) decoded.entries.clear();
+          decoded.entries.set(keyOf(r), plugin);
+        }
+        // a plugin changed between the two queries is answered as its newer row
+        byId.set(r.id, plugin);
       }
     }
-    // a plugin changed between the two queries is decoded from its newer row and read next time
-    return heads.map((h) => decoded.get(keyOf(h))).filter((p): p is Plugin => p !== undefined);
+    // a plugin deleted between the two queries is left out
+    return heads.map((h) => byId.get(h.id)).filter((p): p is Plugin => p !== undefined);
   }
 }
 
-/** Decoded plugins by `id|organization_id|updated_at` (see `listForOrganization`). */
-const decoded = new Map<string, Plugin>();
+/**
+ * Decoded plugins by `id|organization_id|updated_at` (see `listForOrganization`), with the
+ * plugins-table change mark they were kept under (NaN when the store has no change counter).
+ */
+interface DecodedPlugins {
+  mark: number;
+  entries: Map<string, Plugin>;
+}
+/** Per store, by its change counter (SQLite). */
+const decodedByStore = new WeakMap<(tables?: readonly string[]) => number, DecodedPlugins>();
+/** Stores without a change counter (PostgreSQL): shared, keyed by `updated_at` only. */
+const decodedShared: DecodedPlugins = { mark: Number.NaN, entries: new Map() };
 const DECODED_MAX = 10_000;
 
 /** Freezes a decoded plugin and its JSON values, so that no caller can change the shared copy. */
