@@ -13,9 +13,8 @@
  * itself (`node_modules/.bin/prism`, no shell, no npx), so `close()` stops it by its PID.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { freePort, ROOT } from '../../scripts/bench-lib.js';
 
 /** A running Prism mock. */
 export interface PrismMock {
@@ -37,30 +36,13 @@ export interface PrismMockOptions {
   timeoutMs?: number;
 }
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** A TCP port that was free a moment ago (the one helper the scripts and the tests share). */
+export { freePort };
+
 const PRISM_BIN = path.join(ROOT, 'node_modules', '.bin', 'prism');
 const MAX_OUTPUT = 64 * 1024;
 const READY = /Prism is listening on (http:\/\/\S+)/;
 const PORT_TAKEN = /EADDRINUSE|address already in use/i;
-
-/** A TCP port that was free a moment ago: bind port 0 on 127.0.0.1, read the port, close. */
-export async function freePort(): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      if (!address || typeof address === 'string') {
-        srv.close();
-        reject(new Error('could not read the port of a probe socket'));
-        return;
-      }
-      const { port } = address;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Resolves when `child` has exited (at once if it already has). */
 function exited(child: ChildProcess): Promise<void> {

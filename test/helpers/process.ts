@@ -5,11 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../../scripts/bench-lib.js';
 
-/** The project root (where `server/` and `dist/` are). */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The project root (where `server/` and `dist/` are; one definition, in scripts/bench-lib.ts). */
+export { ROOT };
 
 /** The server's own TypeScript entry point, run with tsx (what `npm run dev` runs). */
 export const SERVER_FROM_SOURCE = ['--import', 'tsx', 'server/main.ts'];
