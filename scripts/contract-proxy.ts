@@ -25,6 +25,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
 import { parse } from 'yaml';
 import { freePort } from './bench-lib.js';
 
@@ -470,10 +471,15 @@ async function setUpFixtures(dataDir: string): Promise<Fixtures> {
 
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1]);
 if (isMain) {
-  runContract()
-    .then((r) => {
+  new Command('contract')
+    .description(
+      'independent contract check: the real server behind `prism proxy openapi.yaml --errors`, a scenario covering every operation; exits 1 on an unexercised operation, an unexpected status or a Prism violation',
+    )
+    .action(async () => {
+      const r = await runContract();
       process.exitCode = r.ok ? 0 : 1;
     })
+    .parseAsync()
     .catch((err: unknown) => {
       console.error(err);
       process.exitCode = 1;

@@ -10,6 +10,11 @@
 // already), and test/redis-down.test.ts (about Redis; its store does not matter).
 import { spawnSync } from 'node:child_process';
 
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log('usage: TEST_DATABASE_URL=postgres://… node scripts/test-postgres.mjs');
+  console.log("Runs npm test's PostgreSQL pass (every suite with a store, TEST_STORE=postgres); says it skipped when TEST_DATABASE_URL is not set.");
+  process.exit(0);
+}
 const url = process.env.TEST_DATABASE_URL;
 if (!url) {
   console.log('PostgreSQL pass skipped: TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test).');
