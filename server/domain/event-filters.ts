@@ -13,11 +13,11 @@
  *   not_regex, is_not_set) and no other.
  *
  * Errors: `ApiError` 400 — invalid JSON → "Properties are unparsable!" (PostHog's message);
- * anything else wrong → a message naming the problem, including a regular expression that
- * safe-regex2 judges could backtrack exponentially; `attr` is `properties` in all cases.
+ * anything else wrong → a message naming the problem, including a regular expression that RE2
+ * (ClickHouse's engine, linear-time) cannot compile; `attr` is `properties` in all cases.
  */
-import safeRegex from 'safe-regex2';
 import { validationError } from '../http/errors.js';
+import { re2Error } from '../storage/dialect.js';
 import { parseRelativeOrIso } from './relative-dates.js';
 
 /** PostHog's operators this server runs. */
@@ -125,15 +125,11 @@ function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): Property
     case 'regex':
     case 'not_regex':
       if (text.length > MAX_PATTERN_LENGTH) fail(`The regular expression on "${key}" is longer than ${MAX_PATTERN_LENGTH} characters.`);
-      try {
-        new RegExp(text, 'u');
-      } catch {
-        fail(`The regular expression on "${key}" is not valid: ${JSON.stringify(text)}.`);
-      }
-      // Patterns run on a backtracking engine inside the database call: nested repetition such as
-      // (a+)+ could take exponential time and stall the server (PostHog's ClickHouse uses re2).
-      if (!safeRegex(text)) {
-        fail(`The regular expression on "${key}" could take too long to run (nested repetition such as (a+)+); simplify it.`);
+      {
+        // RE2 syntax and semantics, as ClickHouse's match(): linear-time matching, so no pattern
+        // can stall the server; what RE2 cannot compile (lookaround, backreferences) is refused.
+        const why = re2Error(text);
+        if (why !== undefined) fail(`The regular expression on "${key}" is not valid RE2 syntax (${why}): ${JSON.stringify(text)}.`);
       }
       return { ...base, operator: op, pattern: text };
     case 'gt':

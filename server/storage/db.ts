@@ -1,16 +1,17 @@
 /**
  * Opening the store. `DATABASE_URL=postgres://…` selects PostgreSQL (node-postgres pool);
  * otherwise SQLite (better-sqlite3) in `<dataDir>/envapi.sqlite3`, in WAL mode (synchronous NORMAL)
- * with foreign keys on, a prepared-statement cache, and the `regexp` / `icontains` functions.
+ * with foreign keys on, a prepared-statement cache, and the `regexp` (RE2) / `icontains` functions.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import type { RE2JS } from 're2js';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from 'kysely';
 import type PgModule from 'pg';
 import { ChangeTracker } from './change-tracker.js';
-import type { DialectName } from './dialect.js';
+import { compileRe2, type DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -174,21 +175,19 @@ function statementCache(sqlite: SQLite.Database, setup?: (stmt: SQLite.Statement
 const REGEXP_CACHE_SIZE = 256;
 
 /**
- * Registers SQLite's `regexp(pattern, text)` (what `text REGEXP pattern` calls) with JavaScript
- * regular expressions. NULL text never matches; an invalid pattern matches nothing (callers
- * validate patterns first and answer 400).
+ * Registers SQLite's `regexp(pattern, text)` (what `text REGEXP pattern` calls) with RE2 semantics
+ * (re2js, pure-JavaScript RE2): matching is linear in the text whatever the pattern, as in
+ * ClickHouse's `match()`, PostHog's engine, so no pattern can stall the thread that runs it.
+ * NULL text never matches; a pattern RE2 cannot compile matches nothing (callers validate patterns
+ * first with `compileRe2` and answer 400).
  */
 function registerRegexp(sqlite: SQLite.Database): void {
-  const cache = new Map<string, RegExp | null>();
+  const cache = new Map<string, RE2JS | null>();
   sqlite.function('regexp', { deterministic: true }, (pattern: unknown, text: unknown) => {
     if (text === null || text === undefined || typeof pattern !== 'string') return 0;
     let re = cache.get(pattern);
     if (re === undefined) {
-      try {
-        re = new RegExp(pattern, 'u');
-      } catch {
-        re = null;
-      }
+      re = compileRe2(pattern);
       if (cache.size >= REGEXP_CACHE_SIZE) cache.clear();
       cache.set(pattern, re);
     }

@@ -5,6 +5,7 @@
  */
 import type { ColumnDataType, CreateTableBuilder, Kysely, RawBuilder } from 'kysely';
 import { PostgresAdapter, sql } from 'kysely';
+import { RE2JS } from 're2js';
 
 /** The dialect names this project supports. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -103,7 +104,37 @@ export function beforeCursor(dialect: DialectName, timestamp: RawBuilder<unknown
   return sql<boolean>`(${timestamp} <= ${c.timestamp} and (${timestamp} < ${c.timestamp} or ${uuid} < ${c.uuid}))`;
 }
 
-/** Regular-expression match (SQLite: the `regexp` function registered by `openStore`). */
+/**
+ * A pattern compiled with RE2 syntax and semantics (re2js), or null when RE2 cannot compile it
+ * (backreferences, lookaround, bad syntax). RE2 is what ClickHouse's `match()` uses, so the
+ * patterns PostHog accepts are the ones accepted here, and matching is linear in the text.
+ */
+export function compileRe2(pattern: string): RE2JS | null {
+  try {
+    return RE2JS.compile(pattern);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Why RE2 refuses `pattern` (re2js's message, e.g. "invalid or unsupported Perl syntax: `(?=`"), or
+ * undefined when it compiles.
+ */
+export function re2Error(pattern: string): string | undefined {
+  try {
+    RE2JS.compile(pattern);
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+/**
+ * Regular-expression match. SQLite: the `regexp` function registered by `openStore` (RE2).
+ * PostgreSQL: its own `~` (patterns are first checked to compile with RE2, so both stores accept
+ * the same patterns; PostgreSQL's engine is bounded by the statement timeout, `QUERY_TIMEOUT_MS`).
+ */
 export function regexMatch(dialect: DialectName, text: RawBuilder<unknown>, pattern: string): RawBuilder<boolean> {
   return dialect === 'postgres' ? sql<boolean>`(${text} ~ ${pattern})` : sql<boolean>`(${text} regexp ${pattern})`;
 }
