@@ -25,6 +25,17 @@ export interface StorageConfig {
   poolSize?: number | undefined;
   /** `:memory:` SQLite, for tests that need no file. */
   inMemory?: boolean | undefined;
+  /**
+   * Open for reading only (the events read workers): SQLite opens the existing file read-only
+   * (no directory is created, no pragma that writes is set; the file is in WAL mode already, so
+   * reads never wait on a writer); PostgreSQL sessions are `default_transaction_read_only`.
+   */
+  readOnly?: boolean | undefined;
+  /**
+   * PostgreSQL only: `statement_timeout` of every session, ms (0 or unset = none). A statement
+   * past it is cancelled by the server (SQLSTATE 57014, `isQueryCanceled`).
+   */
+  statementTimeoutMs?: number | undefined;
 }
 
 /** An open store: the Kysely instance and the dialect it speaks. */
@@ -33,6 +44,8 @@ export interface Store {
   dialect: DialectName;
   /** Human-readable location (file path or URL without password). */
   location: string;
+  /** What it was opened with (the events read workers open their own connections from it). */
+  config: StorageConfig;
   /**
    * SQLite only: a number that changes whenever any of `tables` (every table when undefined) may
    * have changed since it was last read: a write through this store, counted per table as each
@@ -65,22 +78,28 @@ export function openStore(config: StorageConfig): Store {
   if (config.databaseUrl) {
     // node-postgres is loaded only for PostgreSQL (~70 ms of an SQLite server's cold start otherwise)
     const pg = createRequire(import.meta.url)('pg') as typeof PgModule;
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize ?? 10 });
+    const options = [
+      config.statementTimeoutMs ? `-c statement_timeout=${Math.trunc(config.statementTimeoutMs)}` : '',
+      config.readOnly ? '-c default_transaction_read_only=on' : '',
+    ].filter(Boolean);
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize ?? 10, ...(options.length ? { options: options.join(' ') } : {}) });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);
     url.password = '';
-    return { db, dialect: 'postgres', location: url.toString(), close: () => db.destroy() };
+    return { db, dialect: 'postgres', location: url.toString(), config, close: () => db.destroy() };
   }
   let file = ':memory:';
   if (!config.inMemory) {
     const dir = path.resolve(config.dataDir ?? 'data');
-    fs.mkdirSync(dir, { recursive: true });
+    if (!config.readOnly) fs.mkdirSync(dir, { recursive: true });
     file = path.join(dir, 'envapi.sqlite3');
   }
-  const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
-  // With WAL, NORMAL cannot corrupt the database; a power cut may lose the last transactions.
-  sqlite.pragma('synchronous = NORMAL');
+  const sqlite = new SQLite(file, config.readOnly ? { readonly: true, fileMustExist: true } : {});
+  if (!config.readOnly) {
+    sqlite.pragma('journal_mode = WAL');
+    // With WAL, NORMAL cannot corrupt the database; a power cut may lose the last transactions.
+    sqlite.pragma('synchronous = NORMAL');
+  }
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   registerRegexp(sqlite);
@@ -121,7 +140,7 @@ export function openStore(config: StorageConfig): Store {
     if (sqlite.inTransaction) return undefined;
     return rawStatement(query.sql).all(...query.parameters) as unknown[][];
   };
-  return { db, dialect: 'sqlite', location: file, changeCounter, readRows, close: () => db.destroy() };
+  return { db, dialect: 'sqlite', location: file, config, changeCounter, readRows, close: () => db.destroy() };
 }
 
 /** Prepared statements kept per SQLite connection, by SQL text (least recently used dropped). */

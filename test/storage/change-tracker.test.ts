@@ -110,7 +110,7 @@ describe('the tables the caches declare cover what their loads read', () => {
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }), log: (e) => void statements.push(e.query.sql) });
     try {
       // a store without changeCounter, so that nothing is served from a cache
-      await run(db, { db, dialect: 'sqlite', location: 'logged', close: () => db.destroy() });
+      await run(db, { db, dialect: 'sqlite', location: 'logged', config: { dataDir: dir }, close: () => db.destroy() });
     } finally {
       await db.destroy();
     }
