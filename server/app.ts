@@ -26,6 +26,7 @@ import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
 import { listOperations, loadSpec, withoutResponseSchemas, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
 import { installRouteRegexpCache, memoiseRouteMatch, skipUnusedSpecSchemaCompile } from './http/validator-tuning.js';
+import type { EventsReads } from './read-pool/index.js';
 import type { Store } from './storage/db.js';
 
 /** What the app is built from. */
@@ -45,6 +46,11 @@ export interface AppDeps {
   logger?: Logger;
   /** test only: `GET /_health?slow=1` waits this long (from `ENVAPI_TEST_SLOW_MS`) */
   slowHealthMs?: number;
+  /**
+   * the events list and values reads, usually a worker pool (`createEventsReads`, server/read-pool/)
+   * that the caller closes after the server; default: on the main thread
+   */
+  eventsReads?: EventsReads;
 }
 
 /** Largest accepted request body. */
@@ -150,7 +156,7 @@ function untilFirstSuccess(mw: express.RequestHandler): express.RequestHandler {
 export function createApp(deps: AppDeps): express.Express {
   const spec = deps.spec ?? loadSpec();
   const map = deps.handlers ?? defaultHandlers;
-  const services = createServices(deps.store);
+  const services = createServices(deps.store, deps.eventsReads);
   const logger = deps.logger ?? defaultLogger();
   const onServerError = deps.onServerError ?? ((err: unknown) => logger.error({ err }, 'unexpected error'));
   const rateLimit = deps.rateLimit === undefined ? readRateLimitConfig() : deps.rateLimit;
@@ -239,7 +245,8 @@ export function createApp(deps: AppDeps): express.Express {
     const securityError = (req as AuthedRequest).securityError;
     const apiError: ApiError =
       securityError ?? toApiError(err, { method: req.method, contentType: req.headers['content-type'], body: req.body, query: req.query, params: req.params });
-    if (apiError.status >= 500) onServerError(err, req);
+    // 503 and 504 are answers the server chose (busy, a query past its budget), not faults
+    if (apiError.status === 500) onServerError(err, req);
     res.status(apiError.status).set(apiError.headers).json(apiError.body);
   };
   handleWithoutRouter(app, inSequence(requestLogger(logger), beforeValidator, ...validator, dispatch), onError, notFound, onServerError);

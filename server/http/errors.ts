@@ -6,6 +6,7 @@
  * invalid_request, throttled_error, server_error; `attr` is the offending field (nested names joined
  * with `__`) or null. Only the first problem is reported, as PostHog does.
  */
+import { QueryTimeoutError, ReadPoolBusyError } from '../read-pool/errors.js';
 
 /** PostHog's error `type` values. */
 export type ErrorType = 'validation_error' | 'authentication_error' | 'invalid_request' | 'throttled_error' | 'server_error';
@@ -197,6 +198,23 @@ export function toApiError(err: unknown, input: RequestInput = {}): ApiError {
   const method = input.method ?? 'GET';
   const contentType = input.contentType;
   if (err instanceof ApiError) return err;
+  if (err instanceof QueryTimeoutError) {
+    // PostHog answers a ClickHouse timeout 504 (posthog/errors.py ClickHouseQueryTimeOut) with code "error"
+    const seconds = Math.round(err.budgetMs / 100) / 10;
+    return new ApiError(504, {
+      type: 'server_error',
+      code: 'query_timeout',
+      detail: `Query has hit the max execution time (${seconds} s) before completing and was cancelled. Narrow it: a shorter time range (after/before), an event name, fewer or simpler property filters.`,
+      attr: null,
+    });
+  }
+  if (err instanceof ReadPoolBusyError) {
+    return new ApiError(
+      503,
+      { type: 'server_error', code: 'service_unavailable', detail: 'Too many queries are waiting to run right now. Please try again later.', attr: null },
+      { 'Retry-After': String(err.retryAfterSeconds) },
+    );
+  }
   const e = (err ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
   if (e.type === 'entity.parse.failed') {

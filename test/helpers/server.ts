@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createApp } from '../../server/app.js';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
 import { createHttpServer } from '../../server/http/compose.js';
+import { createEventsReads, type ReadPoolOptions } from '../../server/read-pool/index.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type Team, type User } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
@@ -46,8 +47,9 @@ let seq = 0;
 /**
  * Starts a server on a fresh store: SQLite in a temp directory, or a fresh schema in the PostgreSQL
  * pass. Responses are validated against the spec unless `validateResponses: false` (production's setting).
+ * The events list and values run in a read pool of one worker thread unless `readPool` says otherwise.
  */
-export async function startTestServer(opts: { validateResponses?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { validateResponses?: boolean; readPool?: ReadPoolOptions } = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
   const pgSchema = usesPostgres() ? await createTestPgSchema() : undefined;
   const store = pgSchema ? openStore({ databaseUrl: pgSchema.url }) : openStore({ dataDir: dir });
@@ -56,7 +58,9 @@ export async function startTestServer(opts: { validateResponses?: boolean } = {}
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
   const boot = { organization: b.organization, team: b.team, user: b.user, key: b.key, plugins: b.plugins };
   const errors: unknown[] = [];
-  const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, onServerError: (err) => errors.push(err) });
+  // the events reads run in a worker pool of one thread, as `npm start` runs them (with more threads)
+  const eventsReads = createEventsReads(store, { threads: 1, ...opts.readPool });
+  const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, onServerError: (err) => errors.push(err), eventsReads });
   const server = await new Promise<Server>((resolve) => {
     // the server `npm start` uses (server/main.ts)
     const s = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(s));
@@ -104,6 +108,7 @@ export async function startTestServer(opts: { validateResponses?: boolean } = {}
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await eventsReads.close();
       await store.close();
       await pgSchema?.drop();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,139 @@
+/**
+ * The events reads whose cost grows with a project's size — the events list (filters, CSV of up to
+ * 10,000 rows) and property values — run off the main thread, in a pool of worker threads
+ * (piscina), each with its own read-only connection to the store, under a time budget.
+ *
+ * What comes in: the same calls as `EventsService` (server/domain/events.ts) makes in-process:
+ * `list(team, params, url)` and `values(team, params, format)`. What goes out: the same results
+ * (a JSON page as UTF-8 bytes, CSV text, a values list), or the same `ApiError`s (400/404), now
+ * thrown on the main thread. Why: a scan of 200,000 events with a regex or `icontains` filter, or
+ * serializing 10,000 rows, takes hundreds of ms of CPU; on the main thread every other request
+ * (`/_health`, a keyed retrieve) waited for it. In a worker they keep answering (docs/reliability.md
+ * has the measurement). SQLite runs in WAL mode, so a worker's read-only connection reads the last
+ * committed state without ever waiting on the server's writes; on PostgreSQL each worker has a
+ * small pool of its own.
+ *
+ * The time budget (`queryTimeoutMs`, `QUERY_TIMEOUT_MS`, default 30 s) counts from the call,
+ * waiting in the queue included. Past it the task is aborted — a queued task is dropped, a running
+ * one's worker thread is terminated (piscina; a new one takes its place) — and the call throws
+ * `QueryTimeoutError`, which `http/` answers 504 as PostHog answers a ClickHouse timeout. On
+ * PostgreSQL the same budget is also the sessions' `statement_timeout`, so the server stops the
+ * statement too. More than `maxQueue` calls waiting throws `ReadPoolBusyError` (503 with
+ * `Retry-After`): memory stays bounded whatever the load.
+ *
+ * `threads: 0`, or a store in memory (which no other connection can open), runs the same calls on
+ * the main thread: the store's own `EventsService`, with no time budget on SQLite.
+ */
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { EventsService, type EventListParams, type EventListResult, type EventValuesParams } from '../domain/events.js';
+import { ApiError } from '../http/errors.js';
+import { JsonText } from '../http/json-text.js';
+import type { Store } from '../storage/db.js';
+import type { Team } from '../storage/repositories/accounts.js';
+import { QueryTimeoutError, ReadPoolBusyError } from './errors.js';
+import type { ReadOutcome, ReadTask, WorkerSetup } from './worker.js';
+
+export { QueryTimeoutError, ReadPoolBusyError };
+
+/** The answer of values suggestions: a JSON list of names, or CSV text. */
+export type EventValuesResult = Awaited<ReturnType<EventsService['values']>>;
+
+/** The events reads the handlers call; in-process or in the pool, the same answers. */
+export interface EventsReads {
+  /** A page of events (see `EventsService.list`). Throws `ApiError` 400, `QueryTimeoutError`, `ReadPoolBusyError`. */
+  list(team: Team, params: EventListParams, url: URL): Promise<EventListResult>;
+  /** Values suggestions (see `EventsService.values`). Same errors as `list`. */
+  values(team: Team, params: EventValuesParams, format: 'csv' | 'json' | undefined): Promise<EventValuesResult>;
+  /** One event by uuid: a keyed read, always on the main thread (see `EventsService.retrieve`). */
+  retrieve: EventsService['retrieve'];
+  /** Stops the pool's threads (tasks still running are aborted). In-process: nothing to do. */
+  close(): Promise<void>;
+}
+
+/** How the pool is sized and bounded. */
+export interface ReadPoolOptions {
+  /** worker threads (`EVENTS_READ_THREADS`; default `defaultReadThreads()`); 0 = run on the main thread */
+  threads?: number | undefined;
+  /** time budget of one read, ms, queue wait included (`QUERY_TIMEOUT_MS`, default 30,000) */
+  queryTimeoutMs?: number | undefined;
+  /** reads that may wait for a thread before more are refused with 503 (default 256) */
+  maxQueue?: number | undefined;
+}
+
+/** Default time budget of one read, ms (PostHog's HogQL default max_execution_time is 60 s; 30 s here). */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_QUEUE = 256;
+
+/** Threads by default: one per core, at most 4 (the main thread keeps serving keyed requests). */
+export function defaultReadThreads(): number {
+  return Math.max(1, Math.min(4, os.availableParallelism()));
+}
+
+/**
+ * The events reads of `store`: a worker pool over the store's file or URL, or in-process (see the
+ * module doc). The caller closes it (`close()`) after the server has drained, before the store.
+ */
+export function createEventsReads(store: Store, options: ReadPoolOptions = {}): EventsReads {
+  const inline = new EventsService(store);
+  const threads = options.threads ?? defaultReadThreads();
+  if (threads <= 0 || (store.dialect === 'sqlite' && store.config.inMemory)) {
+    return {
+      list: (team, params, url) => inline.list(team, params, url),
+      values: (team, params, format) => inline.values(team, params, format),
+      retrieve: (team, id, format) => inline.retrieve(team, id, format),
+      close: async () => {},
+    };
+  }
+  const budgetMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
+  const ownUrl = import.meta.url;
+  // the sources run through tsx (npm run dev, vitest); the build runs the compiled worker
+  const ts = ownUrl.endsWith('.ts');
+  const setup: WorkerSetup = { storage: { ...store.config, readOnly: true, poolSize: 2, statementTimeoutMs: budgetMs } };
+  const pool = new Piscina({
+    filename: fileURLToPath(new URL(ts ? './worker.ts' : './worker.js', ownUrl)),
+    minThreads: 1,
+    maxThreads: threads,
+    // threads stay once started: a worker's start (module load, store open) is ~50 ms of CPU
+    idleTimeout: 60_000,
+    maxQueue,
+    // tasks are async (Kysely) and PostgreSQL sockets stay open between tasks: no Atomics.wait
+    atomics: 'disabled',
+    workerData: setup,
+    ...(ts ? { execArgv: [...process.execArgv.filter((a) => a !== '--import' && a !== 'tsx'), '--import', 'tsx'] } : {}),
+  });
+
+  const run = async (task: ReadTask): Promise<ReadOutcome> => {
+    const signal = AbortSignal.timeout(budgetMs);
+    try {
+      return (await pool.run(task, { signal })) as ReadOutcome;
+    } catch (err) {
+      if (signal.aborted) throw new QueryTimeoutError(budgetMs);
+      if (err instanceof Error && /queue is at limit/i.test(err.message)) throw new ReadPoolBusyError(1);
+      throw err;
+    }
+  };
+  const unwrap = (outcome: ReadOutcome) => {
+    if (outcome.ok) return outcome.result;
+    if (outcome.timedOut) throw new QueryTimeoutError(budgetMs);
+    throw new ApiError(outcome.error.status, outcome.error.body, outcome.error.headers);
+  };
+
+  return {
+    async list(team, params, url) {
+      const result = unwrap(await run({ op: 'list', team, params, url: url.href, now: Date.now() }));
+      if (result.op !== 'list') throw new Error('read pool: answer of another operation');
+      const { page } = result;
+      return page.format === 'csv' ? page : { format: 'json', body: new JsonText(Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength)) };
+    },
+    async values(team, params, format) {
+      const result = unwrap(await run({ op: 'values', team, params, format, now: Date.now() }));
+      if (result.op !== 'values') throw new Error('read pool: answer of another operation');
+      return result.answer;
+    },
+    retrieve: (team, id, format) => inline.retrieve(team, id, format),
+    close: () => pool.destroy(),
+  };
+}
