@@ -15,12 +15,13 @@
  * ("2") are iterated first by JavaScript, so with several faulty fields the first one reported may
  * differ from PostHog's.
  */
+import { clip, quoteCapped } from './echo.js';
 import type { ConfigSchemaField, PublicJob } from './plugin-catalog.js';
 
 /** A config schema as stored: a list of fields (plugin.json `config`) or the old dict keyed by field key. */
 export type ConfigSchema = readonly ConfigSchemaField[] | Readonly<Record<string, ConfigSchemaField>>;
 
-/** A job request rejected by `validatePluginJobPayload`; `message` is PostHog's exact text (a 400 `ValidationError`). */
+/** A job request rejected by `validatePluginJobPayload`; `message` is PostHog's exact text, request input cut to 200 characters (a 400 `ValidationError`). */
 export class PluginJobError extends Error {
   constructor(message: string) {
     super(message);
@@ -112,12 +113,14 @@ export function pyRepr(text: string): string {
  *
  * Checks, in PostHog's order, throwing PluginJobError with PostHog's message:
  * 1. `public_jobs` empty or null → "Plugin has no public jobs"
- * 2. `jobType` not a job name → "Unknown plugin job: 'x'" (Python repr quoting, see `pyRepr`)
+ * 2. `jobType` not a job name → "Unknown plugin job: 'x'" (Python repr quoting, see `pyRepr`; a name
+ *    longer than 200 characters is cut, `'xxx…'`, see server/domain/echo.ts)
  * 3. for each spec field in order, first `required` (truthy) and absent from the payload →
  *    "Missing required job field: k"; then `staff_only` (truthy), caller not staff, key present and
  *    `payload[k] != default` (Python `!=`, a missing default is None, so `null` passes) →
  *    "Field is only settable for admins: k"
- * 4. for each payload key in order, not in the spec → "Unknown field for job: k"
+ * 4. for each payload key in order, not in the spec → "Unknown field for job: k" (k cut to 200
+ *    characters with `…`)
  * Returns nothing when valid. A job spec or `payload` spec that is null is treated as `{}` (PostHog
  * would fail with a 500 there).
  */
@@ -131,7 +134,7 @@ export function validatePluginJobPayload(
     throw new PluginJobError('Plugin has no public jobs');
   }
   if (!hasOwn(publicJobs, jobType)) {
-    throw new PluginJobError(`Unknown plugin job: ${pyRepr(jobType)}`);
+    throw new PluginJobError(`Unknown plugin job: ${quoteCapped(jobType, pyRepr)}`);
   }
   const job: unknown = publicJobs[jobType];
   const specValue: unknown = isPlainObject(job) ? job['payload'] : undefined;
@@ -149,7 +152,7 @@ export function validatePluginJobPayload(
 
   for (const key of Object.keys(payload)) {
     if (!hasOwn(payloadSpec, key)) {
-      throw new PluginJobError(`Unknown field for job: ${key}`);
+      throw new PluginJobError(`Unknown field for job: ${clip(key)}`);
     }
   }
 }

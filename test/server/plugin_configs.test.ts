@@ -1281,6 +1281,34 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
     expect((await activity(hub.id)).results.map((e) => e.activity)).toEqual(['enabled']);
   });
 
+  it('when the job name is 400 KB long, answers 400 quoting only its first characters (under 300 in all) and stores nothing', async () => {
+    const jobsBefore = await jobCount();
+    const res = await job(cio.id, { job: { type: 'x'.repeat(400_000) } });
+    expect(res.status).toBe(400);
+    const body = res.body as ErrorBody;
+    expect(body).toMatchObject({ type: 'validation_error', code: 'invalid_input', attr: null });
+    expect(body.detail.length).toBeLessThan(300);
+    expect(body.detail).toMatch(/^Unknown plugin job: 'x+…'$/);
+    expect(await jobCount()).toBe(jobsBefore);
+  });
+
+  it('when a 400 KB job name is all characters Python escapes, the quoted name still stays within the cap', async () => {
+    const res = await job(cio.id, { job: { type: '\\\n\t'.repeat(130_000) } });
+    expect(res.status).toBe(400);
+    const detail = (res.body as ErrorBody).detail;
+    expect(detail.length).toBeLessThan(300);
+    expect(detail.startsWith("Unknown plugin job: '\\\\\\n\\t")).toBe(true);
+    expect(detail.endsWith("…'")).toBe(true);
+  });
+
+  it('when a payload key is 400 KB long, answers 400 "Unknown field for job:" with the key cut (under 300 characters)', async () => {
+    const res = await job(cio.id, { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'], ['k'.repeat(400_000)]: 1 } } });
+    expect(res.status).toBe(400);
+    const detail = (res.body as ErrorBody).detail;
+    expect(detail.length).toBeLessThan(300);
+    expect(detail).toMatch(/^Unknown field for job: k+…$/);
+  });
+
   it('when a non-staff user sends a staff-only field at its default value, accepts it', async () => {
     const res = await job(cio.id, { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'], parallelism: 1 } } });
     expect(res.status).toBe(200);
