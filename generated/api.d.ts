@@ -533,7 +533,9 @@ export interface paths {
          *     The optional siblings of `template` override the template's values (`name`,
          *     `description`, `tags`) or set the dashboard's (`pinned`, default false;
          *     `restriction_level`, default 21). PostHog ignores these siblings. The template's `id`,
-         *     `team_id`, `created_at`, `image_url` and `variables` are accepted and not used. The
+         *     `team_id`, `created_at`, `image_url` and `variables` are accepted and not used; `id` may
+         *     be a string (the gallery's template uuid) or an integer (e.g. the id of the dashboard a
+         *     template was made from), where PostHog's template schema accepts only a string. The
          *     dashboard's `creation_mode` stays `default`, and `created_by` is the key's owner, as in
          *     PostHog. PostHog's analytics-only siblings (`creation_context`, `_create_in_folder`) and
          *     any other unknown field are ignored.
@@ -609,6 +611,11 @@ export interface paths {
          *     as in PostHog, and a property filter this server cannot run (an unknown `operator`, a
          *     `type` other than `event` and `person`) answers 400 with `attr` `properties`. An unknown
          *     `format` answers 400 (PostHog: 404).
+         *
+         *     **Time budget.** The list is read off the server's main thread, so a slow filter never
+         *     delays other requests. A read that has not finished within `QUERY_TIMEOUT_MS` (default
+         *     30 s, waiting for a free worker included) is cancelled and answers 504 `query_timeout`;
+         *     when too many reads are already waiting the answer is 503 with `Retry-After`.
          */
         get: operations["environments_events_list"];
         put?: never;
@@ -655,7 +662,8 @@ export interface paths {
          *     Without `key` the answer is 400 "You must provide a key" (code `required`, `attr` `key`),
          *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`
          *     and `distinct_id` answers 400 with `attr` `key`. PostHog's undocumented
-         *     `properties_<name>` filters are not supported.
+         *     `properties_<name>` filters are not supported. The same time budget as the events list
+         *     applies (504 past `QUERY_TIMEOUT_MS`, 503 with `Retry-After` when too many reads wait).
          */
         get: operations["environments_events_values_retrieve"];
         put?: never;
@@ -1400,8 +1408,8 @@ export interface components {
         };
         /** @description A dashboard template in PostHog's JSON form (PostHog's `dashboard_template_schema.json`). Unknown fields are ignored. */
         DashboardTemplate: {
-            /** @description The id of the dashboard template (not used). */
-            id?: string;
+            /** @description The id of the dashboard template (not used), a string (PostHog's template uuid) or an integer. */
+            id?: string | number;
             /** @description The name of the dashboard template; becomes the dashboard's name. */
             template_name: string;
             /** @description The team this dashboard template belongs to (not used). */
@@ -1639,6 +1647,40 @@ export interface components {
                  * @example 42
                  */
                 "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The server cannot take the request right now and says when to retry (`Retry-After`,
+         *     seconds); nothing was changed. PostHog answers 503 with `Retry-After` for transient
+         *     database errors and when its query capacity is exhausted (posthog/exceptions.py
+         *     `ClickHouseAtCapacity`).
+         */
+        ServiceUnavailable: {
+            headers: {
+                /**
+                 * @description Seconds to wait before sending the request again.
+                 * @example 1
+                 */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The read ran past the server's time budget (`QUERY_TIMEOUT_MS`, default 30 s, waiting for a
+         *     free worker included) and was cancelled; nothing is returned. PostHog answers a ClickHouse
+         *     timeout the same way, 504 (posthog/errors.py `ClickHouseQueryTimeOut`, with code `error`;
+         *     here the code is `query_timeout`). Narrow the request (a shorter `after`/`before` window,
+         *     an `event`, simpler property filters) and send it again.
+         */
+        QueryTimeout: {
+            headers: {
                 [name: string]: unknown;
             };
             content: {
@@ -2388,10 +2430,11 @@ export interface operations {
                  *
                  *     Invalid JSON answers 400 "Properties are unparsable!"; a filter with a missing `key`,
                  *     an unknown `operator` or another `type` (PostHog's `cohort`, `element`, `group`, ...)
-                 *     answers 400 with `attr` `properties`, and so does a regular expression that is invalid,
-                 *     longer than 1,000 characters, or could take exponential time (nested repetition such
-                 *     as `(a+)+`; PostHog runs regexes with re2, this server with a backtracking engine).
-                 *     At most 50 filters, nested at most 5 levels.
+                 *     answers 400 with `attr` `properties`, and so does a regular expression longer than
+                 *     1,000 characters or one that RE2 cannot compile (lookaround such as `(?=`,
+                 *     backreferences such as `\\1`, bad syntax): `regex` and `not_regex` use RE2 syntax and
+                 *     semantics, as ClickHouse's `match()` in PostHog does, and match in time linear in the
+                 *     text, whatever the pattern. At most 50 filters, nested at most 5 levels.
                  */
                 properties?: string;
                 /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions to return. Accepted and ignored, as PostHog does today; use the query endpoint instead. */
@@ -2434,6 +2477,8 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     environments_events_values_retrieve: {
@@ -2498,6 +2543,8 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     environments_events_retrieve: {

@@ -17,9 +17,12 @@
  * | REDIS_URL | (unset) | `redis://…`: rate-limit counters shared by every process through Redis |
  * | RATE_LIMIT_REDIS_PREFIX | envapi:rl: | prefix of the counters' Redis keys |
  * | RATE_LIMIT_REDIS_TIMEOUT_MS | 500 | longest wait on Redis for a request; past it, or while Redis is down, each process counts on its own |
+ * | QUERY_TIMEOUT_MS | 30000 | time budget of one events list / values read (queue wait included); past it 504 |
+ * | EVENTS_READ_THREADS | one per core, at most 4 | worker threads of the events reads (server/read-pool/); 0 = on the main thread |
  * | ENVAPI_TEST_SLOW_MS | unset | test only: `GET /_health?slow=1` waits this long |
  */
 import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
+import { DEFAULT_QUERY_TIMEOUT_MS, defaultReadThreads } from './read-pool/index.js';
 
 
 /** The server's settings. */
@@ -41,6 +44,10 @@ export interface ServerConfig {
   rateLimit: RateLimitConfig | false;
   /** test only (`ENVAPI_TEST_SLOW_MS`): delay of `GET /_health?slow=1`; 0 = off */
   testSlowMs: number;
+  /** `QUERY_TIMEOUT_MS`: time budget of one events read, ms (also PostgreSQL's statement_timeout) */
+  queryTimeoutMs: number;
+  /** `EVENTS_READ_THREADS`: worker threads of the events reads; 0 = on the main thread */
+  eventsReadThreads: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -68,7 +75,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: logLevel(env.LOG_LEVEL),
     rateLimit: readRateLimitConfig(env),
     testSlowMs: int('ENVAPI_TEST_SLOW_MS', env.ENVAPI_TEST_SLOW_MS, 0),
+    queryTimeoutMs: positive('QUERY_TIMEOUT_MS', env.QUERY_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS),
+    eventsReadThreads: int('EVENTS_READ_THREADS', env.EVENTS_READ_THREADS, defaultReadThreads()),
   };
+}
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  const n = int(name, value, fallback);
+  if (n < 1) throw new Error(`${name} must be at least 1, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 function poolSize(value: string | undefined): number {
