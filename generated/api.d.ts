@@ -2432,7 +2432,7 @@ export interface operations {
                  *     an unknown `operator` or another `type` (PostHog's `cohort`, `element`, `group`, ...)
                  *     answers 400 with `attr` `properties`, and so does a regular expression longer than
                  *     1,000 characters or one that RE2 cannot compile (lookaround such as `(?=`,
-                 *     backreferences such as `\\1`, bad syntax): `regex` and `not_regex` use RE2 syntax and
+                 *     backreferences such as `\1`, bad syntax): `regex` and `not_regex` use RE2 syntax and
                  *     semantics, as ClickHouse's `match()` in PostHog does, and match in time linear in the
                  *     text, whatever the pattern. At most 50 filters, nested at most 5 levels.
                  */
