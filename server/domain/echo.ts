@@ -6,6 +6,8 @@
  * most `ECHO_MAX_LENGTH` characters (quotes and ellipsis included) per quoted value. A value that
  * fits is quoted whole, exactly as before; a longer one keeps its start and ends with `…` inside
  * the quotes (`"aaaa…"`), so the message still says what was wrong and which value it was.
+ * Messages whose own text is long, or that quote several values, give each value less room
+ * (`echo(value, 100)`), so that no detail built this way passes 300 characters.
  * Lengths are UTF-16 code units (JavaScript's `length`); a surrogate pair is never split.
  */
 

@@ -14,10 +14,12 @@
  *
  * Errors: `ApiError` 400 — invalid JSON → "Properties are unparsable!" (PostHog's message);
  * anything else wrong → a message naming the problem, including a regular expression that RE2
- * (ClickHouse's engine, linear-time) cannot compile; `attr` is `properties` in all cases.
+ * (ClickHouse's engine, linear-time) cannot compile; `attr` is `properties` in all cases. Keys and
+ * values a message quotes are JSON text cut to at most 200 characters with `…` (server/domain/echo.ts).
  */
 import { validationError } from '../http/errors.js';
 import { re2Error } from '../storage/dialect.js';
+import { clip, echo } from './echo.js';
 import { parseRelativeOrIso } from './relative-dates.js';
 
 /** PostHog's operators this server runs. */
@@ -99,21 +101,21 @@ function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): Property
   if (typeof key !== 'string' || key === '') fail('Every property filter needs a "key" (a non-empty string).');
   const rawType = raw.type ?? 'event';
   if (rawType !== 'event' && rawType !== 'person') {
-    fail(`Property filters of type ${JSON.stringify(rawType)} are not supported; use "event" or "person".`);
+    fail(`Property filters of type ${echo(rawType)} are not supported; use "event" or "person".`);
   }
   const type: 'event' | 'person' = rawType;
   const operator = raw.operator ?? 'exact';
   if (typeof operator !== 'string' || !(PROPERTY_OPERATORS as readonly string[]).includes(operator)) {
-    fail(`Unknown property filter operator ${JSON.stringify(operator)}; use one of ${PROPERTY_OPERATORS.join(', ')}.`);
+    fail(`Unknown property filter operator ${echo(operator, 100)}; use one of ${PROPERTY_OPERATORS.join(', ')}.`);
   }
   const op = operator as PropertyOperator;
   const base = { kind: 'filter' as const, key, type };
   if (op === 'is_set' || op === 'is_not_set') return { ...base, operator: op };
   const value = raw.value;
-  if (value === undefined || value === null) fail(`The property filter on "${key}" needs a "value".`);
+  if (value === undefined || value === null) fail(`The property filter on ${echo(key)} needs a "value".`);
   if (op === 'exact' || op === 'is_not') {
     const list = Array.isArray(value) ? value : [value];
-    if (list.length === 0) fail(`The property filter on "${key}" has an empty value list.`);
+    if (list.length === 0) fail(`The property filter on ${echo(key)} has an empty value list.`);
     return { ...base, operator: op, texts: list.map(valueText) };
   }
   if (Array.isArray(value)) fail(`The operator "${op}" takes a single value, not a list.`);
@@ -124,12 +126,13 @@ function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): Property
       return { ...base, operator: op, needle: text };
     case 'regex':
     case 'not_regex':
-      if (text.length > MAX_PATTERN_LENGTH) fail(`The regular expression on "${key}" is longer than ${MAX_PATTERN_LENGTH} characters.`);
+      if (text.length > MAX_PATTERN_LENGTH) fail(`The regular expression on ${echo(key)} is longer than ${MAX_PATTERN_LENGTH} characters.`);
       {
         // RE2 syntax and semantics, as ClickHouse's match(): linear-time matching, so no pattern
         // can stall the server; what RE2 cannot compile (lookaround, backreferences) is refused.
         const why = re2Error(text);
-        if (why !== undefined) fail(`The regular expression on "${key}" is not valid RE2 syntax (${why}): ${JSON.stringify(text)}.`);
+        // three quoted parts (RE2's reason may repeat the pattern): each gets a third of the usual room
+        if (why !== undefined) fail(`The regular expression on ${echo(key, 60)} is not valid RE2 syntax (${clip(why, 80)}): ${echo(text, 100)}.`);
       }
       return { ...base, operator: op, pattern: text };
     case 'gt':
@@ -137,12 +140,12 @@ function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): Property
     case 'gte':
     case 'lte': {
       const n = typeof value === 'number' ? value : Number(text.trim());
-      if (text.trim() === '' || !Number.isFinite(n)) fail(`The operator "${op}" needs a number, got ${JSON.stringify(value)}.`);
+      if (text.trim() === '' || !Number.isFinite(n)) fail(`The operator "${op}" needs a number, got ${echo(value)}.`);
       return { ...base, operator: op, number: n };
     }
     default: {
       const parsed = parseRelativeOrIso(text, ctx);
-      if (parsed === undefined) fail(`The date ${JSON.stringify(text)} of the filter on "${key}" cannot be read; use ISO 8601 or a relative date such as -7d.`);
+      if (parsed === undefined) fail(`The date ${echo(text, 100)} of the filter on ${echo(key, 100)} cannot be read; use ISO 8601 or a relative date such as -7d.`);
       const date = parsed.slice(0, 23);
       if (op === 'is_date_exact' && /^\d{4}-\d{2}-\d{2}$/.test(text.trim())) {
         const end = new Date(Date.parse(parsed.slice(0, 23) + 'Z') + 86_400_000).toISOString().slice(0, 23);

@@ -12,6 +12,7 @@ import type { Store } from '../storage/db.js';
 import { EventsReadRepository, type EventPerson, type EventRow, type ListedEventRow } from '../storage/repositories/events-read.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { eventsToCsv, rowsToCsv } from './csv.js';
+import { echo } from './echo.js';
 import { parseElementsChain } from './elements-chain.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { withQuery } from './pagination.js';
@@ -89,7 +90,7 @@ export class EventsService {
   private bound(name: 'after' | 'before', raw: string, team: Team, now: Date): string {
     const parsed = parseEventDateParam(raw, { now, timezone: team.timezone });
     if (parsed === undefined) {
-      throw validationError(`The ${name} date ${JSON.stringify(raw)} cannot be read; use ISO 8601 (2024-11-20T14:00:00Z) or a relative date (-1d, -24h, -30M, dStart).`, name);
+      throw validationError(`The ${name} date ${echo(raw, 100)} cannot be read; use ISO 8601 (2024-11-20T14:00:00Z) or a relative date (-1d, -24h, -30M, dStart).`, name);
     }
     return parsed;
   }

@@ -61,6 +61,7 @@
  * in PostHog they compare with NULL and match nothing; here they give `undefined`.
  */
 import { IANAZone } from 'luxon';
+import { echo } from './echo.js';
 import { parseIsoTimestamp } from './timestamps.js';
 
 /** What relative dates are counted from, and where wall-clock times are read. */
@@ -140,7 +141,7 @@ const FILTER_RELATIVE_PREFIX = /^-?[0-9]+[hdwmqysHDWMQY]/;
 /** The zone of `opts`, checking `opts` (RangeError on an unknown zone or an invalid `now`). */
 function zoneOf(opts: DateParseOptions): IANAZone {
   if (Number.isNaN(opts.now.getTime())) throw new RangeError('now is an invalid date');
-  if (!IANAZone.isValidZone(opts.timezone)) throw new RangeError(`Unknown time zone: ${JSON.stringify(opts.timezone)}`);
+  if (!IANAZone.isValidZone(opts.timezone)) throw new RangeError(`Unknown time zone: ${echo(opts.timezone)}`);
   return IANAZone.create(opts.timezone);
 }
 
