@@ -39,13 +39,15 @@ const PrivilegeLevel = { CAN_VIEW: 21, CAN_EDIT: 37 } as const;
 
 /**
  * PostHog's dashboard template JSON schema (posthog/api/dashboards/dashboard_template_schema.json),
- * with tile `type` limited to the kinds this server creates (INSIGHT, TEXT).
+ * with tile `type` limited to the kinds this server creates (INSIGHT, TEXT) and `id` also accepted
+ * as an integer (it is not used).
  */
 export const DASHBOARD_TEMPLATE_JSON_SCHEMA = {
   type: 'object',
   required: ['template_name', 'dashboard_description', 'dashboard_filters', 'tiles'],
   properties: {
-    id: { type: 'string' },
+    // PostHog: string only; an integer id is accepted and ignored too (openapi.yaml, DashboardTemplate)
+    id: { type: ['string', 'integer'] },
     template_name: { type: 'string' },
     team_id: { type: ['number', 'null'] },
     created_at: { type: 'string' },

@@ -534,6 +534,23 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     });
   });
 
+  it('accepts the template id as an integer (e.g. a dashboard id) or a uuid string, and ignores it', async () => {
+    for (const id of [12345, 1, 'c0ffee00-0000-4000-8000-000000000000']) {
+      const before = await counts();
+      const a = await fromTemplate({ template: template({ id, template_name: `Template id ${id}` }) });
+      const d = ok(a);
+      expect(d.name).toBe(`Template id ${id}`);
+      expect(d.id).not.toBe(id);
+      expect(await counts()).toEqual({ ...before, dashboards: before.dashboards + 1, dashboard_tiles: before.dashboard_tiles + 2, insights: before.insights + 1, texts: before.texts + 1 });
+    }
+  });
+
+  it('a template id that is neither a string nor an integer (1.5, an object) answers 400 with attr template__id', async () => {
+    for (const id of [1.5, { uuid: 'x' }, true]) {
+      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: { ...template(), id } })), 'template__id');
+    }
+  });
+
   it('creates the dashboard in the project of the path', async () => {
     const d = await create(template({ template_name: 'In Q' }), { project: Q });
     const row = await t.store.db.selectFrom('dashboards').select(['team_id']).where('id', '=', d.id).executeTakeFirstOrThrow();
