@@ -661,7 +661,9 @@ export interface paths {
          *
          *     Without `key` the answer is 400 "You must provide a key" (code `required`, `attr` `key`),
          *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`
-         *     and `distinct_id` answers 400 with `attr` `key`. PostHog's undocumented
+         *     and `distinct_id` answers 400 with `attr` `key`. A `key`, `value` or `event_name` holding
+         *     U+0000 or an unpaired surrogate answers 400 `null_characters_not_allowed` (or
+         *     `surrogate_characters_not_allowed`) naming it. PostHog's undocumented
          *     `properties_<name>` filters are not supported. The same time budget as the events list
          *     applies (504 past `QUERY_TIMEOUT_MS`, 503 with `Retry-After` when too many reads wait).
          */
@@ -1580,7 +1582,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is invalid (a field is missing, of the wrong type, out of range, or refers to nothing). */
+        /** @description The request is invalid (a field is missing, of the wrong type, out of range, holds U+0000 or an unpaired surrogate, or refers to nothing). */
         ValidationError: {
             headers: {
                 [name: string]: unknown;
@@ -2434,7 +2436,9 @@ export interface operations {
                  *     1,000 characters or one that RE2 cannot compile (lookaround such as `(?=`,
                  *     backreferences such as `\1`, bad syntax): `regex` and `not_regex` use RE2 syntax and
                  *     semantics, as ClickHouse's `match()` in PostHog does, and match in time linear in the
-                 *     text, whatever the pattern. At most 50 filters, nested at most 5 levels.
+                 *     text, whatever the pattern. At most 50 filters, nested at most 5 levels. A key or value
+                 *     holding U+0000 or an unpaired surrogate (`\u0000`, `\ud800`) answers 400 with `attr`
+                 *     `properties` (see Requests in the API description).
                  */
                 properties?: string;
                 /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions to return. Accepted and ignored, as PostHog does today; use the query endpoint instead. */

@@ -20,6 +20,7 @@ import { handleWithoutRouter, inSequence } from './http/compose.js';
 import { ApiError, notFound, toApiError, validationError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
 import { JsonText } from './http/json-text.js';
+import { assertRequestText } from './http/request-text.js';
 import { defaultLogger, requestLogger } from './http/logging.js';
 import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
@@ -123,6 +124,8 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
       // The same coercion lets `Infinity` through as an integer id: it names no object (404, as DRF).
       if (pathParams) for (const k in pathParams) if (typeof pathParams[k] === 'number' && !Number.isFinite(pathParams[k])) throw notFound();
       const params = pathParams ? { ...req.params, ...pathParams } : { ...req.params };
+      // NUL and lone surrogates in the query or body: 400 on both stores (PostgreSQL cannot hold NUL)
+      assertRequestText({ operation: (req as Request & { openapi?: { schema?: { parameters?: unknown } } }).openapi?.schema, query: req.query, body: req.body });
       const ctx = new Context(operationId, params, req.query, req.body, (req as AuthedRequest).auth, services, req) as unknown as HandlerContext<OperationId>;
       const reply = await handler(ctx);
       if (reply.headers) res.set(reply.headers);

@@ -51,9 +51,25 @@ function sqlitePath(key: string): string {
   return `$."${key}"`;
 }
 
-/** Keys SQLite's quoted path label cannot hold: read them through json_each instead. */
+/**
+ * Keys SQLite's quoted path label cannot hold, read through json_each instead: `"` and `\` (the
+ * label has no escapes), and the control characters U+0000–U+001F and U+007F (the path is parsed as
+ * a C string, so a NUL cuts it short and answers "bad JSON path"; the others are kept off the path
+ * parser so that no key's text depends on how it treats them). json_each compares the decoded key
+ * with the bound parameter, so any key is found exactly, and a key no event has reads as NULL.
+ */
 function sqliteNeedsEach(key: string): boolean {
-  return /["\\]/.test(key);
+  return /["\\\u0000-\u001f\u007f]/.test(key);
+}
+
+/**
+ * Text PostgreSQL cannot hold: U+0000, in `text` or in `jsonb` (a bound parameter with it fails,
+ * "invalid byte sequence for encoding UTF8: 0x00"). No stored key or value can contain it, so a
+ * key with it is missing from every row and a needle with it is in no text; the functions below
+ * answer that without sending the text to the server.
+ */
+function postgresCannotHold(text: string): boolean {
+  return text.includes('\u0000');
 }
 
 /**
@@ -62,7 +78,7 @@ function sqliteNeedsEach(key: string): boolean {
  * objects and arrays as JSON text; NULL when the key is missing or holds JSON null.
  */
 export function jsonText(dialect: DialectName, source: JsonSource, key: string): RawBuilder<string | null> {
-  if (dialect === 'postgres') return sql<string | null>`(${source} ->> ${key})`;
+  if (dialect === 'postgres') return postgresCannotHold(key) ? sql<string | null>`(null::text)` : sql<string | null>`(${source} ->> ${key})`;
   if (sqliteNeedsEach(key)) {
     return sql<string | null>`(select case type when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json(value) when 'array' then json(value) else cast(value as text) end from json_each(${source}) where key = ${key})`;
   }
@@ -72,7 +88,7 @@ export function jsonText(dialect: DialectName, source: JsonSource, key: string):
 
 /** Whether `source` has the key `key` at all (JSON null counts as set, as PostHog's JSONHas). */
 export function jsonHas(dialect: DialectName, source: JsonSource, key: string): RawBuilder<boolean> {
-  if (dialect === 'postgres') return sql<boolean>`coalesce(jsonb_exists(${source}, ${key}), false)`;
+  if (dialect === 'postgres') return postgresCannotHold(key) ? sql<boolean>`false` : sql<boolean>`coalesce(jsonb_exists(${source}, ${key}), false)`;
   if (sqliteNeedsEach(key)) return sql<boolean>`exists (select 1 from json_each(${source}) where key = ${key})`;
   return sql<boolean>`(json_type(${source}, ${sqlitePath(key)}) is not null)`;
 }
@@ -84,6 +100,8 @@ export function jsonHas(dialect: DialectName, source: JsonSource, key: string): 
  */
 export function icontains(dialect: DialectName, text: RawBuilder<unknown>, needle: string): RawBuilder<boolean> {
   if (dialect === 'postgres') {
+    // a needle PostgreSQL cannot hold is in no stored text: false, or NULL for a NULL text (as ILIKE)
+    if (postgresCannotHold(needle)) return sql<boolean>`(case when ${text} is not null then false end)`;
     const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     return sql<boolean>`(${text} ilike ${pattern} escape '\\')`;
   }
