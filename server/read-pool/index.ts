@@ -60,6 +60,11 @@ export interface ReadPoolOptions {
   queryTimeoutMs?: number | undefined;
   /** reads that may wait for a thread before more are refused with 503 (default 256) */
   maxQueue?: number | undefined;
+  /**
+   * tests only: another worker module (absolute path) whose default export takes a `ReadTask` and
+   * answers a `ReadOutcome`, e.g. one that wraps `./worker.ts` to hold a task on purpose
+   */
+  workerFilename?: string | undefined;
 }
 
 /** Default time budget of one read, ms (PostHog's HogQL default max_execution_time is 60 s; 30 s here). */
@@ -90,29 +95,38 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
   const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
   const ownUrl = import.meta.url;
   // the sources run through tsx (npm run dev, vitest); the build runs the compiled worker
-  const ts = ownUrl.endsWith('.ts');
+  const filename = options.workerFilename ?? fileURLToPath(new URL(ownUrl.endsWith('.ts') ? './worker.ts' : './worker.js', ownUrl));
+  const ts = filename.endsWith('.ts');
   const setup: WorkerSetup = { storage: { ...store.config, readOnly: true, poolSize: 2, statementTimeoutMs: budgetMs } };
   const pool = new Piscina({
-    filename: fileURLToPath(new URL(ts ? './worker.ts' : './worker.js', ownUrl)),
+    filename,
     minThreads: 1,
     maxThreads: threads,
     // threads stay once started: a worker's start (module load, store open) is ~50 ms of CPU
     idleTimeout: 60_000,
-    maxQueue,
     // tasks are async (Kysely) and PostgreSQL sockets stay open between tasks: no Atomics.wait
     atomics: 'disabled',
     workerData: setup,
     ...(ts ? { execArgv: [...process.execArgv.filter((a) => a !== '--import' && a !== 'tsx'), '--import', 'tsx'] } : {}),
   });
 
+  let closed = false;
+  // Reads admitted and not yet answered (running or waiting). Piscina's own `maxQueue` does not
+  // count tasks that carry an abort signal (they wait in another queue), so the bound is kept here.
+  let admitted = 0;
   const run = async (task: ReadTask): Promise<ReadOutcome> => {
+    if (closed || admitted >= threads + maxQueue) throw new ReadPoolBusyError(1);
+    admitted += 1;
     const signal = AbortSignal.timeout(budgetMs);
     try {
       return (await pool.run(task, { signal })) as ReadOutcome;
     } catch (err) {
       if (signal.aborted) throw new QueryTimeoutError(budgetMs);
-      if (err instanceof Error && /queue is at limit/i.test(err.message)) throw new ReadPoolBusyError(1);
+      // the pool stopped under the task (the server is shutting down): retry later, elsewhere
+      if (closed) throw new ReadPoolBusyError(1);
       throw err;
+    } finally {
+      admitted -= 1;
     }
   };
   const unwrap = (outcome: ReadOutcome) => {
@@ -134,6 +148,9 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
       return result.answer;
     },
     retrieve: (team, id, format) => inline.retrieve(team, id, format),
-    close: () => pool.destroy(),
+    close: async () => {
+      closed = true;
+      await pool.destroy();
+    },
   };
 }
