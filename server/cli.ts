@@ -13,7 +13,7 @@ import { KNOWN_SCOPES } from './domain/access.js';
 import { PLUGIN_CATALOG, findCatalogPlugin } from './domain/plugin-catalog.js';
 import { parseIsoTimestamp } from './domain/timestamps.js';
 import { generateDemoEvents } from './events/demo.js';
-import { importEvents, importEventsFile, type ImportFormat, type ImportSummary, type ProgressCallback } from './events/import.js';
+import { importEvents, importEventsFile, type ImportFormat, type ImportSummary, type LockWaitCallback, type ProgressCallback } from './events/import.js';
 import { main as serve, serveCluster, workersRefusal } from './main.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type User } from './storage/repositories/accounts.js';
@@ -350,6 +350,13 @@ export function buildProgram(): Command {
     return { onProgress, stop };
   };
   const n = (x: number): string => x.toLocaleString('en-US');
+  /** One stderr line each time a batch gave up on the store's lock for now and will try again. */
+  const lockWaitLine: LockWaitCallback = (w) => {
+    console.error(
+      `envapi: the store is locked by another writer (the server?); waiting to write rows ${n(w.from_row)}–${n(w.to_row)} ` +
+        `(${(w.waited_ms / 1000).toFixed(0)} s so far), the import goes on as soon as it can`,
+    );
+  };
   const summaryLines = (s: ImportSummary, projectId: number): string[] => {
     const reasons = Object.entries(s.skipped_reasons).map(([reason, count]) => `${reason}: ${n(count)}`);
     return [
@@ -389,7 +396,7 @@ export function buildProgram(): Command {
         const progress = importProgress(!!o.json);
         let summary: ImportSummary;
         try {
-          summary = await importEventsFile(store, o.project, file, { format: o.format, batchSize: o.batchSize, onProgress: progress.onProgress });
+          summary = await importEventsFile(store, o.project, file, { format: o.format, batchSize: o.batchSize, onProgress: progress.onProgress, onLockWait: lockWaitLine });
         } finally {
           progress.stop();
         }
@@ -428,6 +435,7 @@ export function buildProgram(): Command {
             total: o.events,
             batchSize: o.batchSize,
             onProgress: progress.onProgress,
+            onLockWait: lockWaitLine,
           });
         } finally {
           progress.stop();

@@ -36,7 +36,7 @@ import zlib from 'node:zlib';
 import { CsvError, parse as parseCsv } from 'csv-parse';
 import type { Kysely } from 'kysely';
 import { parseIsoTimestamp } from '../domain/timestamps.js';
-import type { Store } from '../storage/db.js';
+import { isStoreBusy, type Store } from '../storage/db.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
 import { EventsWriteRepository, type EventInput, type PersonUpdate } from '../storage/repositories/events-write.js';
 import type { Database } from '../storage/schema.js';
@@ -68,6 +68,22 @@ export type ImportPhase = 'validating' | 'importing';
  */
 export type ProgressCallback = (done: number, total: number | undefined, phase: ImportPhase) => void;
 
+/** What `LockWaitCallback` is told. */
+export interface LockWait {
+  /** 1-based number of the first and last row of the batch that waits */
+  from_row: number;
+  to_row: number;
+  /** how long this batch has waited so far, ms */
+  waited_ms: number;
+}
+
+/**
+ * Called each time a batch could not take the store's write lock within the store's
+ * `lockTimeoutMs` (another process, e.g. the server, kept writing); the batch, rolled back, is then
+ * tried again, for as long as it takes.
+ */
+export type LockWaitCallback = (wait: LockWait) => void;
+
 /** Options of `importEvents`. */
 export interface ImportOptions {
   /** rows per batch, each batch one transaction; integer 1–100,000, default 2,000 */
@@ -77,6 +93,7 @@ export interface ImportOptions {
   source?: string | undefined;
   /** the expected number of rows, passed on to `onProgress` */
   total?: number | undefined;
+  onLockWait?: LockWaitCallback | undefined;
 }
 
 /** Options of `importEventsFile`. */
@@ -85,6 +102,7 @@ export interface ImportFileOptions {
   format?: ImportFormat | undefined;
   batchSize?: number | undefined;
   onProgress?: ProgressCallback | undefined;
+  onLockWait?: LockWaitCallback | undefined;
 }
 
 /** The outcome of an import. */
@@ -354,7 +372,7 @@ class StoredUuidsMet extends Error {}
  * for the new rows (so that re-importing an old file does not replay its `$set`s), count the
  * others by reason. The careful way stays on while batches keep meeting stored uuids.
  */
-async function writeBatch(store: Store, teamId: number, batch: readonly NormalizedEventRow[], totals: Totals, state: { lookUp: boolean }): Promise<void> {
+async function writeBatch(store: Store, teamId: number, batch: readonly NormalizedEventRow[], totals: Totals, state: { lookUp: boolean }, onLockWait?: LockWaitCallback): Promise<void> {
   const skipped: Record<string, number> = {};
   const inBatch = new Set<string>();
   const unique: NormalizedEventRow[] = [];
@@ -397,17 +415,35 @@ async function writeBatch(store: Store, teamId: number, batch: readonly Normaliz
   let result: Awaited<ReturnType<typeof write>> | undefined;
   if (!state.lookUp) {
     try {
-      result = await write(false);
+      result = await waitingForStore(() => write(false), totals.rows, batch.length, onLockWait);
     } catch (err) {
       if (!(err instanceof StoredUuidsMet)) throw err;
     }
   }
-  result ??= await write(true);
+  result ??= await waitingForStore(() => write(true), totals.rows, batch.length, onLockWait);
   state.lookUp = result.metStored;
   totals.rows += batch.length;
   totals.inserted += result.inserted;
   totals.personsCreated += result.personsCreated;
   for (const [reason, n] of Object.entries(result.skipped)) countSkip(totals.skipped, reason, n);
+}
+
+/**
+ * Runs one batch's transaction (`write`) again and again while it fails because the store's write
+ * lock stayed with another writer past the store's `lockTimeoutMs` (`isStoreBusy`: the
+ * transaction rolled back, nothing of it was written), telling `onLockWait` each time: an import
+ * beside a busy server waits its turn rather than gives up. Other errors are thrown as they are.
+ */
+async function waitingForStore<T>(write: () => Promise<T>, rowsBefore: number, rows: number, onLockWait: LockWaitCallback | undefined): Promise<T> {
+  const started = performance.now();
+  for (;;) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isStoreBusy(err)) throw err;
+      onLockWait?.({ from_row: rowsBefore + 1, to_row: rowsBefore + rows, waited_ms: Math.round(performance.now() - started) });
+    }
+  }
 }
 
 /**
@@ -419,7 +455,7 @@ async function writeRows(
   teamId: number,
   rows: AsyncIterable<NumberedRow> | Iterable<NumberedRow>,
   source: string,
-  opts: { batchSize: number; onProgress?: ProgressCallback | undefined; total?: number | undefined },
+  opts: { batchSize: number; onProgress?: ProgressCallback | undefined; total?: number | undefined; onLockWait?: LockWaitCallback | undefined },
 ): Promise<ImportSummary> {
   const started = performance.now();
   const totals: Totals = { rows: 0, inserted: 0, personsCreated: 0, skipped: {} };
@@ -435,7 +471,7 @@ async function writeRows(
     return batch.length >= opts.batchSize;
   };
   const flush = async (): Promise<void> => {
-    await writeBatch(store, teamId, batch, totals, state);
+    await writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
     batch = [];
     opts.onProgress?.(totals.rows, opts.total, 'importing');
   };
@@ -446,7 +482,7 @@ async function writeRows(
     for (const { line, row } of rows) if (add(line, row)) await flush();
   }
   if (batch.length) {
-    await writeBatch(store, teamId, batch, totals, state);
+    await writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
     opts.onProgress?.(totals.rows, opts.total, 'importing');
   }
   if (totals.inserted > 0) await new EventsWriteRepository(store.db).refreshStatistics();
@@ -488,8 +524,10 @@ function numbered(rows: AsyncIterable<RawEventRow> | Iterable<RawEventRow>): Asy
  * stored already is skipped and counted (`duplicate uuid`). Rows are validated as they are read:
  * the first bad one throws `ImportError` (`<source>:<row number>: <reason>`) with the batches
  * before it committed and its own batch not written; `importEventsFile` validates a whole file
- * before writing anything. Throws `Error` when the project does not exist, RangeError on a bad
- * batch size, and the driver's error when the store fails (the batch being written rolls back).
+ * before writing anything. A batch that cannot take the store's write lock in time (the server or
+ * another import keeps writing) is retried until it can, calling `opts.onLockWait` each time.
+ * Throws `Error` when the project does not exist, RangeError on a bad batch size, and the driver's
+ * error when the store fails otherwise (the batch being written rolls back).
  */
 export async function importEvents(
   store: Store,
@@ -499,7 +537,7 @@ export async function importEvents(
 ): Promise<ImportSummary> {
   const batchSize = batchSizeOf(opts.batchSize);
   await requireProject(store, teamId);
-  return writeRows(store, teamId, numbered(rows), opts.source ?? 'rows', { batchSize, onProgress: opts.onProgress, total: opts.total });
+  return writeRows(store, teamId, numbered(rows), opts.source ?? 'rows', { batchSize, onProgress: opts.onProgress, total: opts.total, onLockWait: opts.onLockWait });
 }
 
 /** The format of `file` from its name (`.gz` looked through); undefined when it cannot be told. */
@@ -671,7 +709,8 @@ export async function validateEventsFile(teamId: number, file: string, format: I
  * (the file is read twice; memory stays at one batch): the first validates every line and throws
  * ImportError (`<file>:<line>: <reason>`, e.g.
  * `events.jsonl:17: invalid JSON: …`) before anything is written; the second writes batches of
- * `opts.batchSize` rows (default 2,000), each in one transaction, skipping uuids stored already.
+ * `opts.batchSize` rows (default 2,000), each in one transaction, skipping uuids stored already;
+ * a batch waits for the store's write lock as long as it takes (`opts.onLockWait` is told).
  * Throws `Error` when the file cannot be read, its format cannot be told from its name (pass
  * `opts.format`), or the project does not exist; RangeError on a bad batch size.
  */
@@ -690,7 +729,7 @@ export async function importEventsFile(store: Store, teamId: number, file: strin
   await requireProject(store, teamId);
   const started = performance.now();
   const total = await validateEventsFile(teamId, file, format, opts.onProgress);
-  const summary = await writeRows(store, teamId, readRows(file, format), file, { batchSize, onProgress: opts.onProgress, total });
+  const summary = await writeRows(store, teamId, readRows(file, format), file, { batchSize, onProgress: opts.onProgress, total, onLockWait: opts.onLockWait });
   const durationMs = Math.round(performance.now() - started);
   return {
     ...summary,

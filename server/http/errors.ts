@@ -5,7 +5,13 @@
  * exceptions_hog/handler.py): `type` is one of validation_error, authentication_error,
  * invalid_request, throttled_error, server_error; `attr` is the offending field (nested names joined
  * with `__`) or null. Only the first problem is reported, as PostHog does.
+ *
+ * Transient storage failures (the SQLite write lock held past `StorageConfig.lockTimeoutMs`,
+ * PostgreSQL's lock, deadlock, serialization and connection-capacity errors) answer 503 with
+ * `Retry-After` and `type: server_error`, as PostHog's exception wrapper answers transient database
+ * errors; nothing was written by the request, so sending it again is safe.
  */
+import { isStoreBusy } from '../storage/db.js';
 import { QueryTimeoutError, ReadPoolBusyError } from '../read-pool/errors.js';
 
 /** PostHog's error `type` values. */
@@ -68,6 +74,39 @@ export function notFound(detail = 'Not found.'): ApiError {
 /** 500 with PostHog's generic body; never carries internals. */
 export function serverError(): ApiError {
   return new ApiError(500, { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
+}
+
+/** Seconds a client is told to wait (`Retry-After`) after a transient storage failure. */
+export const STORE_BUSY_RETRY_AFTER_S = 1;
+
+/**
+ * 503 `service_unavailable` with `Retry-After: STORE_BUSY_RETRY_AFTER_S`: the store could not take
+ * the request's write in time (another writer, e.g. an import, held it). Nothing was changed.
+ */
+export function storeBusy(): ApiError {
+  return new ApiError(
+    503,
+    { type: 'server_error', code: 'service_unavailable', detail: 'The database is busy with other writes. Please try again shortly.', attr: null },
+    { 'Retry-After': String(STORE_BUSY_RETRY_AFTER_S) },
+  );
+}
+
+/**
+ * PostgreSQL SQLSTATEs that mean "try again": serialization_failure, deadlock_detected,
+ * lock_not_available, too_many_connections, cannot_connect_now. (query_canceled, 57014, is the
+ * events reads' time budget and is not in this list.)
+ */
+const TRANSIENT_PG_CODES = new Set(['40001', '40P01', '55P03', '53300', '57P03']);
+
+/**
+ * True for a storage error that will likely not recur if the request is sent again a moment later:
+ * `StoreBusyError` or a raw SQLITE_BUSY from SQLite, a transient SQLSTATE from PostgreSQL
+ * (node-postgres's `DatabaseError` carries it in `code`).
+ */
+export function isTransientStoreError(err: unknown): boolean {
+  if (isStoreBusy(err)) return true;
+  const e = err as { code?: unknown; severity?: unknown } | null;
+  return typeof e?.code === 'string' && typeof e.severity === 'string' && TRANSIENT_PG_CODES.has(e.code);
 }
 
 /** One item of express-openapi-validator's `errors` array. */
@@ -191,13 +230,15 @@ interface HttpLikeError {
  * Turns anything thrown into `ApiError`; `input` lets messages quote the offending value
  * (DRF's `"15" is not a valid choice.`). Known: ApiError (as is); express-openapi-validator errors
  * (400 → first problem, but a malformed path parameter → 404 not_found; 401 → not_authenticated; 404 → not_found; 405 → method_not_allowed;
- * 415 → unsupported_media_type); body-parser errors (malformed JSON → 400 parse_error, too large → 413).
+ * 415 → unsupported_media_type); body-parser errors (malformed JSON → 400 parse_error, too large → 413);
+ * transient storage errors (`isTransientStoreError`) → 503 service_unavailable with `Retry-After`.
  * Anything else → 500 server_error with PostHog's generic message (the caller logs the cause).
  */
 export function toApiError(err: unknown, input: RequestInput = {}): ApiError {
   const method = input.method ?? 'GET';
   const contentType = input.contentType;
   if (err instanceof ApiError) return err;
+  if (isTransientStoreError(err)) return storeBusy();
   if (err instanceof QueryTimeoutError) {
     // PostHog answers a ClickHouse timeout 504 (posthog/errors.py ClickHouseQueryTimeOut) with code "error"
     const seconds = Math.round(err.budgetMs / 100) / 10;

@@ -2,13 +2,36 @@
  * Opening the store. `DATABASE_URL=postgres://…` selects PostgreSQL (node-postgres pool);
  * otherwise SQLite (better-sqlite3) in `<dataDir>/envapi.sqlite3`, in WAL mode (synchronous NORMAL)
  * with foreign keys on, a prepared-statement cache, and the `regexp` (RE2) / `icontains` functions.
+ *
+ * SQLite files: the data directory is created 0700 and the database file 0600 before SQLite opens
+ * it (its `-wal` and `-shm` files take the database file's mode), whatever the umask: they hold
+ * plugin secret values. An existing directory is left as it is; existing files are tightened to
+ * 0600.
+ *
+ * SQLite writers: every transaction takes the write lock up front (`BEGIN IMMEDIATE`), and a
+ * statement that cannot get the lock because another connection or process holds it (an import's
+ * batch, another server process) is retried asynchronously until `lockTimeoutMs`, then fails with
+ * `StoreBusyError` (the API answers 503 with `Retry-After`). See `LockWaitingSqliteDriver`.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type { RE2JS } from 're2js';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  sql,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  type SqliteDatabase,
+  type TransactionSettings,
+} from 'kysely';
 import type PgModule from 'pg';
 import { ChangeTracker } from './change-tracker.js';
 import { compileRe2, type DialectName } from './dialect.js';
@@ -36,6 +59,59 @@ export interface StorageConfig {
    * past it is cancelled by the server (SQLSTATE 57014, `isQueryCanceled`).
    */
   statementTimeoutMs?: number | undefined;
+  /**
+   * SQLite only: the longest a write waits, in ms, for the write lock that another connection or
+   * process holds (an import's batch, another server process's transaction) before it fails with
+   * `StoreBusyError`; default `DEFAULT_LOCK_TIMEOUT_MS` (10,000). `Infinity` waits for ever. The
+   * wait is asynchronous (see `LockWaitingSqliteDriver`): the event loop keeps serving meanwhile.
+   */
+  lockTimeoutMs?: number | undefined;
+}
+
+/** Default of `StorageConfig.lockTimeoutMs`, ms. */
+export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
+
+/**
+ * SQLite's own (synchronous) busy handler wait per attempt, ms, once the store is open: none, so
+ * that no statement blocks the event loop while another process holds the lock; waiting is done
+ * between attempts, asynchronously (`LockWaitingSqliteDriver`). While opening (pragmas, in WAL
+ * recovery) the wait is `OPEN_BUSY_TIMEOUT_MS`.
+ */
+const BUSY_TIMEOUT_PER_ATTEMPT_MS = 0;
+const OPEN_BUSY_TIMEOUT_MS = 5_000;
+/** Delays between attempts to take the lock, ms: doubling from the first to the last, then the last. */
+const RETRY_FIRST_DELAY_MS = 1;
+const RETRY_MAX_DELAY_MS = 25;
+
+/**
+ * A SQLite write could not take the store's write lock within `StorageConfig.lockTimeoutMs`:
+ * another connection or process kept it (typically an import writing a batch). Nothing was
+ * written by the statement or transaction that failed; sending it again later is safe.
+ * `http/errors.ts` answers it 503 with `Retry-After`.
+ */
+export class StoreBusyError extends Error {
+  /** how long the write waited, ms */
+  readonly waitedMs: number;
+  constructor(waitedMs: number, options?: { cause?: unknown }) {
+    super(`the store is busy: another writer held the lock for ${Math.round(waitedMs)} ms (database is locked)`, options);
+    this.name = 'StoreBusyError';
+    this.waitedMs = waitedMs;
+  }
+}
+
+/**
+ * True for better-sqlite3's `SqliteError` meaning "another connection holds a lock"
+ * (`SQLITE_BUSY` and its extended codes `SQLITE_BUSY_SNAPSHOT`, `SQLITE_BUSY_RECOVERY`,
+ * `SQLITE_BUSY_TIMEOUT`: "database is locked").
+ */
+export function isSqliteBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/** True when `err` says the store was only momentarily unable to write (`StoreBusyError`, a raw SQLITE_BUSY). */
+export function isStoreBusy(err: unknown): boolean {
+  return err instanceof StoreBusyError || isSqliteBusy(err);
 }
 
 /** An open store: the Kysely instance and the dialect it speaks. */
@@ -91,17 +167,18 @@ export function openStore(config: StorageConfig): Store {
   let file = ':memory:';
   if (!config.inMemory) {
     const dir = path.resolve(config.dataDir ?? 'data');
-    if (!config.readOnly) fs.mkdirSync(dir, { recursive: true });
     file = path.join(dir, 'envapi.sqlite3');
+    if (!config.readOnly) prepareDataFiles(dir, file);
   }
   const sqlite = new SQLite(file, config.readOnly ? { readonly: true, fileMustExist: true } : {});
+  sqlite.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
   if (!config.readOnly) {
     sqlite.pragma('journal_mode = WAL');
     // With WAL, NORMAL cannot corrupt the database; a power cut may lose the last transactions.
     sqlite.pragma('synchronous = NORMAL');
   }
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_PER_ATTEMPT_MS}`);
   registerRegexp(sqlite);
   // Case-insensitive containment beyond ASCII (SQLite's LIKE folds ASCII only).
   sqlite.function('icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
@@ -130,7 +207,8 @@ export function openStore(config: StorageConfig): Store {
     }
     return changes.counter(tables);
   };
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, changes) }) });
+  const lockTimeoutMs = config.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect(sqlite, withStatementCache(sqlite, changes), lockTimeoutMs) });
   // raw-mode statements are kept apart: raw mode is a setting of the statement object
   const rawStatement = statementCache(sqlite, (stmt) => {
     if (!stmt.reader || !stmt.readonly) throw new Error('readRows runs read-only queries only');
@@ -141,6 +219,145 @@ export function openStore(config: StorageConfig): Store {
     return rawStatement(query.sql).all(...query.parameters) as unknown[][];
   };
   return { db, dialect: 'sqlite', location: file, config, changeCounter, readRows, close: () => db.destroy() };
+}
+
+/** Owner-only modes of the data directory and of the SQLite files. */
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+
+/**
+ * Makes the data directory and the database file exist with owner-only modes before SQLite opens
+ * the file: a missing directory is created 0700 (and chmod-ed, so the umask does not matter); an
+ * existing one is left as it is. A missing database file is created empty, 0600 (SQLite treats an
+ * empty file as a new database, and creates its `-wal` and `-shm` files with the database file's
+ * mode, fchmod-ing them past the umask). Existing database, `-wal` and `-shm` files with group or
+ * other bits are tightened to 0600; a file this process may not chmod (another owner) is left as
+ * it is. Throws when the directory or the file cannot be created.
+ */
+function prepareDataFiles(dir: string, file: string): void {
+  if (!fs.existsSync(dir)) {
+    fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+    fs.chmodSync(dir, DIR_MODE);
+  }
+  try {
+    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, FILE_MODE);
+    try {
+      fs.fchmodSync(fd, FILE_MODE);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      const { mode } = fs.statSync(f);
+      if ((mode & 0o077) !== 0) fs.chmodSync(f, FILE_MODE);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EPERM' && code !== 'EACCES') throw err;
+    }
+  }
+}
+
+/**
+ * Kysely's SQLite dialect with `LockWaitingSqliteDriver` as its driver (Kysely's own driver begins
+ * transactions with a plain, deferred `begin` and has no option for another kind).
+ */
+class LockWaitingSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly sqlite: SQLite.Database,
+    private readonly database: SqliteDatabase,
+    private readonly lockTimeoutMs: number,
+  ) {
+    super({ database });
+  }
+
+  override createDriver(): Driver {
+    return new LockWaitingSqliteDriver(this.sqlite, this.database, this.lockTimeoutMs);
+  }
+}
+
+/**
+ * Kysely's SQLite driver, changed in two ways so that writers of several connections or processes
+ * (the server and an import, `serve --workers`) wait for each other instead of failing:
+ *
+ * 1. Transactions start with `BEGIN IMMEDIATE`, taking the write lock before their first
+ *    statement (`BEGIN DEFERRED` when Kysely is asked for a `read only` one). With a deferred
+ *    `begin`, a transaction that reads and then writes while another connection committed in
+ *    between gets SQLITE_BUSY (BUSY_SNAPSHOT) at once, without the busy handler being called,
+ *    whatever `busy_timeout` is: that was the "database is locked" 500 of a PATCH during an import.
+ *    Inside an immediate transaction no statement waits for a lock any more.
+ * 2. Taking the lock is retried asynchronously. SQLite's busy handler (`busy_timeout`) sleeps
+ *    synchronously in the thread that runs the statement: in the server that would freeze every
+ *    request while one write waits for an import's batch (hundreds of ms). So the connection runs
+ *    with `busy_timeout` 0 (`BUSY_TIMEOUT_PER_ATTEMPT_MS`), and `BEGIN IMMEDIATE`, as well as any
+ *    statement outside a transaction (an autocommit write, or a read during WAL recovery), that
+ *    fails with SQLITE_BUSY is tried again after a timer (1, 2, 4, … ms up to 25 ms between
+ *    attempts) until it succeeds or `lockTimeoutMs` has passed, then `StoreBusyError` is thrown.
+ *    Retrying is safe there: a statement or `BEGIN` that failed with SQLITE_BUSY changed nothing.
+ *    A statement inside a transaction is never retried (its error is passed on as it is).
+ *
+ * The price: Kysely runs one query at a time on the connection (its mutex), and a transaction
+ * waiting for the lock holds that mutex, so this process's other Kysely queries wait (without
+ * blocking the event loop) until the transaction has run. `Store.readRows` does not go through
+ * Kysely and keeps reading meanwhile. Lock acquisition between processes is not fair (each side
+ * polls), which is fine while transactions are short: an import's batch takes the lock for a
+ * fraction of a second and the API's transactions for about a millisecond.
+ */
+class LockWaitingSqliteDriver extends SqliteDriver {
+  private readonly beginImmediate: SQLite.Statement;
+  private readonly beginDeferred: SQLite.Statement;
+  private connection: DatabaseConnection | undefined;
+
+  constructor(
+    private readonly sqlite: SQLite.Database,
+    database: SqliteDatabase,
+    private readonly lockTimeoutMs: number,
+  ) {
+    super({ database });
+    // prepared here, not through the statement cache: `BEGIN IMMEDIATE` is not a read-only
+    // statement for SQLite, and the change tracker would count it as a write of every table
+    this.beginImmediate = sqlite.prepare('BEGIN IMMEDIATE');
+    this.beginDeferred = sqlite.prepare('BEGIN DEFERRED');
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const inner = await super.acquireConnection();
+    this.connection ??= {
+      executeQuery: <R>(query: CompiledQuery): Promise<QueryResult<R>> =>
+        this.sqlite.inTransaction ? inner.executeQuery<R>(query) : this.waitingForLock(() => inner.executeQuery<R>(query)),
+      streamQuery: <R>(query: CompiledQuery, chunkSize?: number) => inner.streamQuery<R>(query, chunkSize),
+    };
+    return this.connection;
+  }
+
+  override async beginTransaction(_connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
+    const begin = settings?.accessMode === 'read only' ? this.beginDeferred : this.beginImmediate;
+    await this.waitingForLock(() => begin.run());
+  }
+
+  /**
+   * Runs `attempt` until it does not fail with SQLITE_BUSY, waiting asynchronously between
+   * attempts; throws `StoreBusyError` once `lockTimeoutMs` has passed, and any other error at once.
+   */
+  private async waitingForLock<T>(attempt: () => T | Promise<T>): Promise<T> {
+    let started: number | undefined;
+    let delay = RETRY_FIRST_DELAY_MS;
+    for (;;) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!isSqliteBusy(err)) throw err;
+        const now = performance.now();
+        started ??= now;
+        const waited = now - started;
+        if (waited >= this.lockTimeoutMs) throw new StoreBusyError(waited, { cause: err });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(delay, this.lockTimeoutMs - waited)));
+        delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS);
+      }
+    }
+  }
 }
 
 /** Prepared statements kept per SQLite connection, by SQL text (least recently used dropped). */
