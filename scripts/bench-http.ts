@@ -37,15 +37,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { bootstrap } from '../server/bootstrap.js';
-import { generateDemoEvents } from '../server/events/demo.js';
-import { importEvents } from '../server/events/import.js';
 import { SERVER_NODE_FLAGS } from '../server/main.js';
-import { migrateToLatest, openStore } from '../server/storage/db.js';
-import { AccountsRepository } from '../server/storage/repositories/accounts.js';
-import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
 import type { CapturedRoute } from './bench-http-bare.js';
-import { autocannon, canPin, freePorts, median, request, rssMb, positive, ROOT, spread, startTarget, type RunResult, type Running, type Scenario } from './bench-lib.js';
+import { autocannon, canPin, freePorts, median, prepareStore, request, rssMb, positive, ROOT, spread, startTarget, type RunResult, type Running, type Scenario } from './bench-lib.js';
 
 const PROJECT = 1;
 
@@ -54,34 +48,6 @@ const TARGETS: TargetName[] = ['A', 'A2', 'B', 'C'];
 const TARGET_LABEL: Record<TargetName, string> = { A: 'A bare Express 5', A2: 'A′ bare, envapi’s plumbing', B: 'B envapi', C: 'C Prism mock' };
 /** A record with one (fresh) value per target. */
 const perTarget = <T>(make: () => T): Record<TargetName, T> => ({ A: make(), A2: make(), B: make(), C: make() });
-
-/** Makes (or reuses) the SQLite store: `events` demo events in project 1, and a key with scope `*`. */
-async function prepareStore(dataDir: string, events: number, seed: number): Promise<{ key: string; imported: string }> {
-  const store = openStore({ dataDir });
-  try {
-    await migrateToLatest(store);
-    const boot = await bootstrap(store);
-    const owner = boot.user ?? (await new AccountsRepository(store.db).listUsers())[0];
-    if (!owner) throw new Error(`${dataDir} has no user`);
-    const { key } = await new ApiKeysRepository(store.db).create({ user_id: owner.id, label: 'bench:http', scopes: ['*'], scoped_teams: null });
-    const have = Number((await store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('team_id', '=', PROJECT).executeTakeFirstOrThrow()).n);
-    if (have >= events) return { key, imported: `reused ${have.toLocaleString('en-US')} events in ${dataDir}` };
-    console.error(`Importing ${events.toLocaleString('en-US')} demo events into ${dataDir} …`);
-    const t0 = performance.now();
-    let last = 0;
-    const summary = await importEvents(store, PROJECT, generateDemoEvents({ count: events, seed, now: new Date() }), {
-      onProgress: (done: number) => {
-        if (performance.now() - last > 5000) {
-          last = performance.now();
-          console.error(`  ${done.toLocaleString('en-US')} events…`);
-        }
-      },
-    });
-    return { key, imported: `imported ${summary.inserted.toLocaleString('en-US')} events in ${((performance.now() - t0) / 1000).toFixed(0)} s` };
-  } finally {
-    await store.close();
-  }
-}
 
 /** Replaces the text between the bench:http markers of docs/performance.md (appends them if absent). */
 function writeDoc(table: string): void {

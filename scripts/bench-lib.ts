@@ -1,6 +1,6 @@
 /**
- * Helpers shared by the HTTP benchmarks (`scripts/bench-http.ts`, `scripts/bench-pair.ts`): free
- * ports, pinning to a core with `taskset`, starting a server and waiting for its first 200, one
+ * Helpers shared by the HTTP benchmarks (`scripts/bench-http.ts`, `scripts/bench-pair.ts`,
+ * `scripts/bench-hostile.ts`): a store of demo events, free ports, pinning to a core with `taskset`, starting a server and waiting for its first 200, one
  * autocannon run in its own process (parsed from its `--json` output), resident memory, medians.
  * Not a test; nothing here is imported by the server (the test helpers take `freePort` from here).
  */
@@ -11,6 +11,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bootstrap } from '../server/bootstrap.js';
+import { generateDemoEvents } from '../server/events/demo.js';
+import { importEvents } from '../server/events/import.js';
+import { migrateToLatest, openStore } from '../server/storage/db.js';
+import { AccountsRepository } from '../server/storage/repositories/accounts.js';
+import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
 
 /** The project's root folder. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -206,3 +212,34 @@ export const positive = (name: string) => (v: string) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(v)}`);
   return n;
 };
+
+/**
+ * Makes (or reuses) the SQLite store in `dataDir`: `events` demo events in `project`, imported as
+ * `envapi demo` does (progress on stderr), and a new key with scope `*`.
+ */
+export async function prepareStore(dataDir: string, events: number, seed: number, project = 1): Promise<{ key: string; imported: string }> {
+  const store = openStore({ dataDir });
+  try {
+    await migrateToLatest(store);
+    const boot = await bootstrap(store);
+    const owner = boot.user ?? (await new AccountsRepository(store.db).listUsers())[0];
+    if (!owner) throw new Error(`${dataDir} has no user`);
+    const { key } = await new ApiKeysRepository(store.db).create({ user_id: owner.id, label: 'bench', scopes: ['*'], scoped_teams: null });
+    const have = Number((await store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('team_id', '=', project).executeTakeFirstOrThrow()).n);
+    if (have >= events) return { key, imported: `reused ${have.toLocaleString('en-US')} events in ${dataDir}` };
+    console.error(`Importing ${events.toLocaleString('en-US')} demo events into ${dataDir} …`);
+    const t0 = performance.now();
+    let last = 0;
+    const summary = await importEvents(store, project, generateDemoEvents({ count: events, seed, now: new Date() }), {
+      onProgress: (done: number) => {
+        if (performance.now() - last > 5000) {
+          last = performance.now();
+          console.error(`  ${done.toLocaleString('en-US')} events…`);
+        }
+      },
+    });
+    return { key, imported: `imported ${summary.inserted.toLocaleString('en-US')} events in ${((performance.now() - t0) / 1000).toFixed(0)} s` };
+  } finally {
+    await store.close();
+  }
+}
