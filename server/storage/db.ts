@@ -154,11 +154,16 @@ export function openStore(config: StorageConfig): Store {
   if (config.databaseUrl) {
     // node-postgres is loaded only for PostgreSQL (~70 ms of an SQLite server's cold start otherwise)
     const pg = createRequire(import.meta.url)('pg') as typeof PgModule;
+    // Session settings go into the URL's own `options` (appended to any it has, such as a
+    // search_path): node-postgres lets a URL's parameters override the same keys of its config.
+    const connection = new URL(config.databaseUrl);
     const options = [
+      connection.searchParams.get('options') ?? '',
       config.statementTimeoutMs ? `-c statement_timeout=${Math.trunc(config.statementTimeoutMs)}` : '',
       config.readOnly ? '-c default_transaction_read_only=on' : '',
     ].filter(Boolean);
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize ?? 10, ...(options.length ? { options: options.join(' ') } : {}) });
+    if (options.length) connection.searchParams.set('options', options.join(' '));
+    const pool = new pg.Pool({ connectionString: connection.toString(), max: config.poolSize ?? 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);
     url.password = '';
