@@ -1659,7 +1659,11 @@ export interface components {
          * @description The server cannot take the request right now and says when to retry (`Retry-After`,
          *     seconds); nothing was changed. PostHog answers 503 with `Retry-After` for transient
          *     database errors and when its query capacity is exhausted (posthog/exceptions.py
-         *     `ClickHouseAtCapacity`).
+         *     `ClickHouseAtCapacity`). Here: the store stayed busy with another writer (an import's
+         *     batch, another server process) past the server's bound (10 s; the request
+         *     waited that long), or a transient PostgreSQL error (deadlock, serialization failure, lock
+         *     not available, too many connections); for the events list and values, too many reads are
+         *     already waiting.
          */
         ServiceUnavailable: {
             headers: {
@@ -1781,6 +1785,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_destination_configs_destroy: {
@@ -1814,6 +1819,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_destination_configs_partial_update: {
@@ -1856,6 +1862,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_destination_configs_activity_retrieve: {
@@ -1905,6 +1912,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_destination_configs_frontend_retrieve: {
@@ -1940,6 +1948,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_destination_configs_job_create: {
@@ -1990,6 +1999,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_destination_configs_migrate_create: {
@@ -2034,6 +2044,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_frontend_apps_configs_list: {
@@ -2073,6 +2084,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_frontend_apps_configs_create: {
@@ -2110,6 +2122,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_pipeline_frontend_apps_configs_retrieve: {
@@ -2145,6 +2158,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projects_list: {
@@ -2177,6 +2191,7 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_dashboards_list: {
@@ -2216,6 +2231,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_dashboards_retrieve: {
@@ -2259,6 +2275,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_dashboards_move_tile_partial_update: {
@@ -2325,6 +2342,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_dashboards_create_from_template_json_create: {
@@ -2370,6 +2388,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_events_list: {
@@ -2605,6 +2624,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_explicit_members_list: {
@@ -2643,6 +2663,7 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_explicit_members_create: {
@@ -2696,6 +2717,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_explicit_members_retrieve: {
@@ -2747,6 +2769,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_explicit_members_destroy: {
@@ -2796,6 +2819,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     environments_explicit_members_partial_update: {
@@ -2862,6 +2886,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }
