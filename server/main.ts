@@ -1,18 +1,20 @@
 /**
  * Entry point of `npm start` and `envapi serve`: reads the configuration, opens the store, applies
  * migrations, bootstraps an empty store (printing its one API key), and listens. SIGTERM/SIGINT
- * stop accepting connections, let requests in flight finish (bounded by SHUTDOWN_TIMEOUT_MS),
- * close the store and exit 0 (close-with-grace). With `REDIS_URL` the rate-limit counters live in
+ * (close-with-grace) stop accepting connections, answer in full every request already received
+ * (server/http/drain.ts; the whole shutdown bounded by SHUTDOWN_TIMEOUT_MS, past which the process
+ * exits 1), close the store and exit 0. With `REDIS_URL` the rate-limit counters live in
  * Redis (closed on shutdown). `serveCluster` is `envapi serve --workers N` (node:cluster).
  */
 import cluster, { type Worker } from 'node:cluster';
-import type { Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import type { Redis as RedisClient } from 'ioredis';
 import { createApp } from './app.js';
 import { createHttpServer } from './http/compose.js';
+import { trackConnections, type DrainStart } from './http/drain.js';
 import { defaultLogger, flushLogs } from './http/logging.js';
 import { redisClientOptions } from './http/rate-limit.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.js';
@@ -25,8 +27,13 @@ export interface RunningServer {
   store: Store;
   /** e.g. `http://127.0.0.1:8000` */
   url: string;
-  /** Stops accepting, waits for requests in flight, closes the store. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, lets every request already received finish (server/http/drain.ts), then
+   * closes the store, Redis and the log. `onStopAccepting` is called once the listener is closed,
+   * with the requests still in flight and the connections open then. Never rejects on the drain;
+   * rejects when closing the store fails.
+   */
+  close(onStopAccepting?: (start: DrainStart) => void): Promise<void>;
 }
 
 /** Prints what a person starting the server needs to know. */
@@ -99,21 +106,12 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
     logger,
     slowHealthMs: config.testSlowMs || undefined,
   });
+  const httpServer = createHttpServer(app);
+  // before listening: the drain must know every connection (server/http/drain.ts)
+  const connections = trackConnections(httpServer);
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = createHttpServer(app).listen(config.port, config.host, () => resolve(s));
-    s.once('error', reject);
-  });
-  // Responses in flight, so that shutdown can close each connection once its response is sent
-  // (instead of waiting for the keep-alive timeout).
-  const inFlight = new Set<ServerResponse>();
-  let closing = false;
-  server.on('request', (_req, res: ServerResponse) => {
-    if (closing && !res.headersSent) res.setHeader('Connection', 'close');
-    inFlight.add(res);
-    res.once('close', () => {
-      inFlight.delete(res);
-      if (closing) server.closeIdleConnections();
-    });
+    httpServer.once('error', reject);
+    httpServer.listen(config.port, config.host, () => resolve(httpServer));
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
@@ -125,13 +123,10 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
     server,
     store,
     url,
-    async close() {
-      closing = true;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
-        server.closeIdleConnections();
-      });
+    async close(onStopAccepting) {
+      // every request already received is answered in full before the store closes (the events
+      // read workers close with it)
+      await connections.drain(onStopAccepting);
       await store.close();
       // quit() would wait behind a reconnect while Redis is down; a client that is not ready just disconnects
       if (redis) await (redis.status === 'ready' ? redis.quit().catch(() => redis.disconnect()) : redis.disconnect());
@@ -145,8 +140,11 @@ export async function main(config: ServerConfig = readConfig()): Promise<void> {
   const running = await startServer(config, undefined, { worker: cluster.isWorker });
   closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
     if (err) console.error(err);
-    if (!cluster.isWorker) console.log(`envapi: ${signal ?? 'shutdown'} received, finishing requests in flight…`);
-    await running.close();
+    const quiet = cluster.isWorker;
+    if (!quiet) console.log(`envapi: ${signal ?? 'shutdown'} received, finishing requests in flight…`);
+    await running.close(({ inFlight, connections }) => {
+      if (!quiet) console.log(`envapi: stopped accepting connections; ${inFlight} requests in flight on ${connections} connections`);
+    });
   });
 }
 
