@@ -1,6 +1,7 @@
 /**
  * `inSequence(...middlewares)`: several Express middlewares run as one Express layer;
- * `handleWithoutRouter`, which serves an app through one such sequence without Express's router;
+ * `handleWithoutRouter`, which serves an app through one such sequence without Express's router
+ * (and answers HEAD as GET without a body, as Express's router and Django do);
  * and `createHttpServer`, whose requests and responses are born with the app's prototypes.
  *
  * Why: Express 5's router costs a few microseconds per layer on every request (`next()` walks the
@@ -74,6 +75,14 @@ export function inSequence(...middlewares: RequestHandler[]): RequestHandler {
  * are removed; the connection is destroyed instead when the headers were already sent), `next()`
  * with a bare 404. Not kept: the `X-Powered-By` header (envapi turns it off), the router's
  * diagnostics channel, and routes or `app.use` layers added to `app`, which are never reached.
+ *
+ * HEAD: as Express's router runs a GET route for a HEAD request that has no HEAD route, and as
+ * Django answers HEAD with the view's GET, a HEAD request goes through `pipeline` as a GET
+ * (`req.method` is `'GET'` there, so routing, authentication, scopes and rate limits are GET's),
+ * and Node sends no body: the response object was made for a HEAD request, so Node writes the
+ * status and headers (`Content-Length` and `Content-Type` included, as the GET sets them) and drops
+ * the body. `req.method` is `'HEAD'` again for `onError` (a 405 names HEAD) and when the response
+ * closes (the request log says HEAD).
  */
 export function handleWithoutRouter(
   app: Express,
@@ -118,7 +127,15 @@ export function handleWithoutRouter(
     req.originalUrl ??= req.url;
     req.baseUrl = '';
     req.params = {};
+    // HEAD runs the pipeline as GET (see the docstring); the request log and errors see HEAD
+    const head = req.method === 'HEAD';
+    if (head) {
+      req.method = 'GET';
+      // registered before the pipeline's own 'close' listeners (the request log's), so it runs first
+      res.once('close', () => (req.method = 'HEAD'));
+    }
     const done = (err?: unknown) => {
+      if (head) req.method = 'HEAD';
       // answered, then next(): nothing more to do (finalhandler's "cannot 404 after headers sent")
       if (err === undefined && res.headersSent) return;
       const error = err === undefined ? notFoundError() : err;

@@ -1,7 +1,7 @@
 /**
  * HTTP protocol rules that hold for every operation: paths with and without the trailing slash,
  * PostHog's bodies for unknown routes, unknown methods and malformed JSON, the exact error shape,
- * that no 501 placeholder is left, and UTC timestamps.
+ * that no 501 placeholder is left, UTC timestamps, and HEAD answered as GET without a body.
  */
 import { listOperations, loadSpec } from '../../server/http/spec.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -275,5 +275,90 @@ describe('error bodies', () => {
       expect(typeof body.detail, e.where).toBe('string');
       expect(body.attr === null || typeof body.attr === 'string', e.where).toBe(true);
     }
+  });
+});
+
+/**
+ * The end-to-end headers of an answer, without those that differ from one answer to the next
+ * (`Date`, `X-Request-Id`). Hop-by-hop headers are left out too: fetch (undici) sends HEAD with
+ * `Connection: close`, so the server answers it with `Connection: close` and no `Keep-Alive`.
+ */
+function stableHeaders(res: Response): Record<string, string> {
+  const out: Record<string, string> = {};
+  res.headers.forEach((value, name) => {
+    if (!['date', 'x-request-id', 'connection', 'keep-alive'].includes(name)) out[name] = value;
+  });
+  return out;
+}
+
+describe('HEAD on GET operations', () => {
+  /** GET then HEAD on `path` with the same key: same status and headers, HEAD without a body. */
+  async function expectHeadLikeGet(path: string, key?: string | null): Promise<Response> {
+    const get = await t.fetch(path, { key });
+    const getBody = await get.arrayBuffer();
+    const head = await t.fetch(path, { method: 'HEAD', key });
+    expect(head.status, `HEAD ${path}`).toBe(get.status);
+    expect(stableHeaders(head), `HEAD ${path}`).toEqual(stableHeaders(get));
+    expect(head.headers.get('content-length'), `HEAD ${path}`).toBe(String(getBody.byteLength));
+    expect(head.headers.get('x-request-id')).toBeTruthy();
+    expect((await head.arrayBuffer()).byteLength, `HEAD ${path}`).toBe(0);
+    return head;
+  }
+
+  it('answers like GET without a body on lists, a retrieve, the events list (JSON and CSV) and the projects list', async () => {
+    const config = await createConfig(frontendPluginId, { name: 'Head' });
+    const list = await expectHeadLikeGet(LIST);
+    expect(list.status).toBe(200);
+    expect(list.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await expectHeadLikeGet(`${LIST}${config.id}/`)).status).toBe(200);
+    expect((await expectHeadLikeGet('/api/environments/1/events/?limit=5')).status).toBe(200);
+    const csv = await expectHeadLikeGet('/api/environments/1/events/?limit=5&format=csv');
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect((await expectHeadLikeGet('/api/projects/')).status).toBe(200);
+  });
+
+  it('works without the trailing slash too', async () => {
+    expect((await expectHeadLikeGet(LIST.slice(0, -1))).status).toBe(200);
+  });
+
+  it('without a key answers 401 as GET does, without a body', async () => {
+    expect((await expectHeadLikeGet(LIST, null)).status).toBe(401);
+    expect((await expectHeadLikeGet('/api/environments/1/events/', null)).status).toBe(401);
+  });
+
+  it('with a bad key, a key without the scope, or an unknown object, answers as GET does (401, 403, 404)', async () => {
+    expect((await expectHeadLikeGet(LIST, 'phx_nope')).status).toBe(401);
+    expect((await expectHeadLikeGet(LIST, await t.key(['query:read']))).status).toBe(403);
+    expect((await expectHeadLikeGet(`${LIST}999999/`)).status).toBe(404);
+    expect((await expectHeadLikeGet('/api/environments/1/nothing_here/')).status).toBe(404);
+  });
+
+  it('answers like GET without a body with production settings too (responses not validated, bodies written as serialized)', async () => {
+    const prod = await startTestServer({ validateResponses: false });
+    try {
+      for (const path of [LIST, '/api/environments/1/events/?limit=5', '/api/projects/']) {
+        const get = await prod.fetch(path);
+        const getBody = await get.arrayBuffer();
+        const head = await prod.fetch(path, { method: 'HEAD' });
+        expect(head.status, path).toBe(200);
+        expect(stableHeaders(head), path).toEqual(stableHeaders(get));
+        expect(head.headers.get('content-length'), path).toBe(String(getBody.byteLength));
+        expect((await head.arrayBuffer()).byteLength, path).toBe(0);
+      }
+    } finally {
+      await prod.close();
+    }
+  });
+
+  it('on a path without a GET operation answers 405, naming HEAD', async () => {
+    const path = '/api/environments/1/pipeline_destination_configs/rearrange/';
+    const head = await t.fetch(path, { method: 'HEAD' });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+    // the body HEAD does not send is the one DRF would send for HEAD
+    const detail = JSON.stringify({ type: 'invalid_request', code: 'method_not_allowed', detail: 'Method "HEAD" not allowed.', attr: null });
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(detail)));
   });
 });
