@@ -48,11 +48,14 @@ function parseInteger(value: string): number {
   return Number(value);
 }
 
-/** Opens and migrates the store named by the global options, runs `fn`, closes the store. */
-async function withStore<T>(program: Command, fn: (store: Store) => Promise<T>): Promise<T> {
+/**
+ * Opens and migrates the store named by the global options, runs `fn`, closes the store.
+ * `lockTimeoutMs`: the store's bound on one wait for SQLite's write lock (`StorageConfig`).
+ */
+async function withStore<T>(program: Command, fn: (store: Store) => Promise<T>, lockTimeoutMs?: number): Promise<T> {
   const opts = program.opts<{ dataDir?: string; databaseUrl?: string }>();
   const env = readConfig();
-  const store = openStore({ dataDir: opts.dataDir ?? env.dataDir, databaseUrl: opts.databaseUrl ?? env.databaseUrl });
+  const store = openStore({ dataDir: opts.dataDir ?? env.dataDir, databaseUrl: opts.databaseUrl ?? env.databaseUrl, lockTimeoutMs });
   try {
     await migrateToLatest(store);
     return await fn(store);
@@ -60,6 +63,14 @@ async function withStore<T>(program: Command, fn: (store: Store) => Promise<T>):
     await store.close();
   }
 }
+
+/**
+ * `import events` and `demo`: a batch gives up on the store's write lock after this many ms and is
+ * retried at once, so that a line can say the import is waiting (the server's bound is 10 s).
+ */
+const IMPORT_LOCK_WAIT_MS = 2_000;
+/** While a batch keeps waiting, one line every this many ms. */
+const LOCK_WAIT_LINE_EVERY_MS = 30_000;
 
 /** Prints `value` as JSON with `--json`, else the human lines. */
 function out(json: boolean, value: unknown, human: () => string[]): void {
@@ -350,12 +361,26 @@ export function buildProgram(): Command {
     return { onProgress, stop };
   };
   const n = (x: number): string => x.toLocaleString('en-US');
-  /** One stderr line each time a batch gave up on the store's lock for now and will try again. */
-  const lockWaitLine: LockWaitCallback = (w) => {
-    console.error(
-      `envapi: the store is locked by another writer (the server?); waiting to write rows ${n(w.from_row)}–${n(w.to_row)} ` +
-        `(${(w.waited_ms / 1000).toFixed(0)} s so far), the import goes on as soon as it can`,
-    );
+  /**
+   * A stderr line when a batch has waited `IMPORT_LOCK_WAIT_MS` for the store's write lock (another
+   * writer kept it), then one every `LOCK_WAIT_LINE_EVERY_MS` while it keeps waiting; the batch is
+   * retried until it is written.
+   */
+  const lockWaitLines = (): LockWaitCallback => {
+    let batch = 0;
+    let printedAt = -Infinity;
+    return (w) => {
+      if (w.from_row !== batch) {
+        batch = w.from_row;
+        printedAt = -Infinity;
+      }
+      if (w.waited_ms - printedAt < LOCK_WAIT_LINE_EVERY_MS) return;
+      printedAt = w.waited_ms;
+      console.error(
+        `envapi: the store is locked by another writer (a server or another import); waiting to write rows ${n(w.from_row)}–${n(w.to_row)} ` +
+          `(${(w.waited_ms / 1000).toFixed(0)} s so far); the import goes on as soon as it can`,
+      );
+    };
   };
   const summaryLines = (s: ImportSummary, projectId: number): string[] => {
     const reasons = Object.entries(s.skipped_reasons).map(([reason, count]) => `${reason}: ${n(count)}`);
@@ -396,12 +421,12 @@ export function buildProgram(): Command {
         const progress = importProgress(!!o.json);
         let summary: ImportSummary;
         try {
-          summary = await importEventsFile(store, o.project, file, { format: o.format, batchSize: o.batchSize, onProgress: progress.onProgress, onLockWait: lockWaitLine });
+          summary = await importEventsFile(store, o.project, file, { format: o.format, batchSize: o.batchSize, onProgress: progress.onProgress, onLockWait: lockWaitLines() });
         } finally {
           progress.stop();
         }
         out(!!o.json, { ...summary, project_id: o.project }, () => summaryLines(summary, o.project));
-      });
+      }, IMPORT_LOCK_WAIT_MS);
     });
 
   program
@@ -435,7 +460,7 @@ export function buildProgram(): Command {
             total: o.events,
             batchSize: o.batchSize,
             onProgress: progress.onProgress,
-            onLockWait: lockWaitLine,
+            onLockWait: lockWaitLines(),
           });
         } finally {
           progress.stop();
@@ -444,7 +469,7 @@ export function buildProgram(): Command {
           ...summaryLines(summary, o.project),
           `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`,
         ]);
-      });
+      }, IMPORT_LOCK_WAIT_MS);
     });
   return program;
 }

@@ -324,6 +324,32 @@ describe.skipIf(usesPostgres())('SQLite: an import while another connection hold
     }
   });
 
+  it('envapi demo (a child process) prints that it is waiting, then finishes once the lock is free', async () => {
+    const locked = await lockedStore(5_000);
+    try {
+      locked.hold();
+      const demo = spawn(process.execPath, [BIN, '--data-dir', locked.dir, 'demo', '--project', '1', '--events', '3000', '--seed', '5', '--json'], {
+        cwd: ROOT,
+        env: childEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      demo.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      demo.stderr.setEncoding('utf8').on('data', (d: string) => {
+        err += d;
+        // released once the import has said it waits
+        if (err.includes('waiting to write rows')) locked.release();
+      });
+      const code = await new Promise<number | null>((resolve) => demo.once('exit', resolve));
+      expect(code, err).toBe(0);
+      expect(err).toMatch(/^envapi: the store is locked by another writer \(a server or another import\); waiting to write rows 1–2,000 \(\d+ s so far\)/m);
+      expect((JSON.parse(out) as { inserted: number }).inserted).toBe(3_000);
+    } finally {
+      await locked.close();
+    }
+  }, 60_000);
+
   it('a transaction that reads and then writes succeeds although another connection committed in between (BEGIN IMMEDIATE)', async () => {
     const locked = await lockedStore(5_000);
     const other = new Database(path.join(locked.dir, 'envapi.sqlite3'), { timeout: 0 });
