@@ -14,6 +14,7 @@ import closeWithGrace from 'close-with-grace';
 import type { Redis as RedisClient } from 'ioredis';
 import { createApp } from './app.js';
 import { createHttpServer } from './http/compose.js';
+import { createEventsReads } from './read-pool/index.js';
 import { trackConnections, type DrainStart } from './http/drain.js';
 import { defaultLogger, flushLogs } from './http/logging.js';
 import { redisClientOptions } from './http/rate-limit.js';
@@ -76,7 +77,8 @@ async function prepareStore(store: Store, print: Printer, url: string | undefine
 }
 
 function openConfiguredStore(config: ServerConfig): Store {
-  return openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  // the time budget of a read also bounds every PostgreSQL statement of the main thread
+  return openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, statementTimeoutMs: config.queryTimeoutMs });
 }
 
 /**
@@ -96,8 +98,11 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   // connection errors are reported by the limiter (one warning per outage), not as unhandled events
   redis?.on('error', () => {});
   const logger = defaultLogger(config.logLevel);
+  // the events list and values run in worker threads under the time budget (server/read-pool/)
+  const eventsReads = createEventsReads(store, { threads: config.eventsReadThreads, queryTimeoutMs: config.queryTimeoutMs });
   const app = createApp({
     store,
+    eventsReads,
     validateResponses: config.validateResponses,
     rateLimit:
       config.rateLimit && redis
@@ -118,15 +123,16 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   if (boot) printFirstStart(boot, print, url);
   const limits = config.rateLimit ? (redis ? 'rate limits: redis' : 'rate limits: per process') : 'rate limits: off';
   if (opts.worker) print(`envapi worker ${process.pid} listening on ${url}`);
-  else print(`envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits})`);
+  else print(`envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits}; events reads: ${config.eventsReadThreads ? `${config.eventsReadThreads} worker threads` : 'main thread'}, ${config.queryTimeoutMs} ms budget)`);
   return {
     server,
     store,
     url,
     async close(onStopAccepting) {
-      // every request already received is answered in full before the store closes (the events
-      // read workers close with it)
+      // every request already received is answered in full before the read workers and the
+      // store close
       await connections.drain(onStopAccepting);
+      await eventsReads.close();
       await store.close();
       // quit() would wait behind a reconnect while Redis is down; a client that is not ready just disconnects
       if (redis) await (redis.status === 'ready' ? redis.quit().catch(() => redis.disconnect()) : redis.disconnect());
