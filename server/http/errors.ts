@@ -12,6 +12,7 @@
  * errors; nothing was written by the request, so sending it again is safe.
  */
 import { isStoreBusy } from '../storage/db.js';
+import { clip } from '../domain/echo.js';
 import { QueryTimeoutError, ReadPoolBusyError } from '../read-pool/errors.js';
 
 /** PostHog's error `type` values. */
@@ -164,7 +165,7 @@ export function schemaProblemBody(item: ValidatorItem, input: RequestInput): Err
     case 'enum': {
       const value = valueAt(input, item.path);
       const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
-      return { type: 'validation_error', code: 'invalid_choice', detail: `"${shown}" is not a valid choice.`, attr };
+      return { type: 'validation_error', code: 'invalid_choice', detail: `"${clip(shown)}" is not a valid choice.`, attr };
     }
     case 'minimum':
     case 'exclusiveMinimum':

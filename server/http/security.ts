@@ -22,7 +22,7 @@ import type { Store } from '../storage/db.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
 import { ApiKeysRepository, hashKeyValue, lastUsedIsStale } from '../storage/repositories/api-keys.js';
-import { ApiError, authenticationFailed, notAuthenticated, notFound } from './errors.js';
+import { ApiError, authenticationFailed, isTransientStoreError, notAuthenticated, notFound, storeBusy } from './errors.js';
 
 /** A request after authentication; `auth` is set by the security handler. */
 export interface AuthedRequest extends Request {
@@ -122,7 +122,9 @@ export function personalApiKeyHandler(store: Store) {
       req.auth = { user: found.user, key: found.key, project: { team, organization, membership, level } };
       return true;
     } catch (err) {
+      // a store too busy to record the key's use answers 503 (retry), not 401 (the key is fine)
       if (err instanceof ApiError) req.securityError = err;
+      else if (isTransientStoreError(err)) req.securityError = storeBusy();
       throw err;
     }
   };

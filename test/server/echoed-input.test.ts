@@ -53,6 +53,12 @@ describe('GET /api/environments/{project_id}/events/', () => {
     expect(e.detail).toMatch(/^The property filter on "k+…" has an empty value list\.$/);
   });
 
+  it('a 10 KB format (an enum the spec checks): "\"fff…\" is not a valid choice."', async () => {
+    const e = await eventsError({ format: 'f'.repeat(LONG) });
+    expect(e).toMatchObject({ code: 'invalid_choice', attr: 'format' });
+    expect(e.detail).toMatch(/^"f{150,}…" is not a valid choice\.$/);
+  });
+
   it('a 10 KB operator: "Unknown property filter operator "ooo…"" with the list of operators', async () => {
     const e = await eventsError(filter({ key: '$browser', value: 'x', operator: 'o'.repeat(LONG) }));
     expect(e.detail).toMatch(/^Unknown property filter operator "o+…"; use one of exact, is_not, /);
