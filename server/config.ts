@@ -18,11 +18,13 @@
  * | RATE_LIMIT_REDIS_PREFIX | envapi:rl: | prefix of the counters' Redis keys |
  * | RATE_LIMIT_REDIS_TIMEOUT_MS | 500 | longest wait on Redis for a request; past it, or while Redis is down, each process counts on its own |
  * | QUERY_TIMEOUT_MS | 30000 | time budget of one events list / values read (queue wait included); past it 504 |
+ * | DATABASE_LOCK_TIMEOUT_MS | 10000 | SQLite: longest an API write waits for another writer (e.g. an import) before answering 503 with `Retry-After` |
  * | EVENTS_READ_THREADS | one per core, at most 4 | worker threads of the events reads (server/read-pool/); 0 = on the main thread |
  * | ENVAPI_TEST_SLOW_MS | unset | test only: `GET /_health?slow=1` waits this long |
  */
 import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, defaultReadThreads } from './read-pool/index.js';
+import { DEFAULT_LOCK_TIMEOUT_MS } from './storage/db.js';
 
 
 /** The server's settings. */
@@ -48,6 +50,8 @@ export interface ServerConfig {
   queryTimeoutMs: number;
   /** `EVENTS_READ_THREADS`: worker threads of the events reads; 0 = on the main thread */
   eventsReadThreads: number;
+  /** `DATABASE_LOCK_TIMEOUT_MS`: SQLite, longest an API write waits for the write lock, ms */
+  lockTimeoutMs: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -77,6 +81,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     testSlowMs: int('ENVAPI_TEST_SLOW_MS', env.ENVAPI_TEST_SLOW_MS, 0),
     queryTimeoutMs: positive('QUERY_TIMEOUT_MS', env.QUERY_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS),
     eventsReadThreads: int('EVENTS_READ_THREADS', env.EVENTS_READ_THREADS, defaultReadThreads()),
+    lockTimeoutMs: positive('DATABASE_LOCK_TIMEOUT_MS', env.DATABASE_LOCK_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS),
   };
 }
 

@@ -78,7 +78,7 @@ async function prepareStore(store: Store, print: Printer, url: string | undefine
 
 function openConfiguredStore(config: ServerConfig): Store {
   // the time budget of a read also bounds every PostgreSQL statement of the main thread
-  return openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, statementTimeoutMs: config.queryTimeoutMs });
+  return openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, statementTimeoutMs: config.queryTimeoutMs, lockTimeoutMs: config.lockTimeoutMs });
 }
 
 /**
