@@ -125,7 +125,7 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
       if (pathParams) for (const k in pathParams) if (typeof pathParams[k] === 'number' && !Number.isFinite(pathParams[k])) throw notFound();
       const params = pathParams ? { ...req.params, ...pathParams } : { ...req.params };
       // NUL and lone surrogates in the query or body: 400 on both stores (PostgreSQL cannot hold NUL)
-      assertRequestText({ operation: (req as Request & { openapi?: { schema?: { parameters?: unknown } } }).openapi?.schema, query: req.query, body: req.body });
+      assertRequestText({ operation: (req as Request & { openapi?: { schema?: { parameters?: unknown; requestBody?: unknown } } }).openapi?.schema, query: req.query, body: req.body });
       const ctx = new Context(operationId, params, req.query, req.body, (req as AuthedRequest).auth, services, req) as unknown as HandlerContext<OperationId>;
       const reply = await handler(ctx);
       if (reply.headers) res.set(reply.headers);

@@ -19,13 +19,15 @@
  *
  * `attr`: for the body, the path of the string (object keys and array indices joined with `__`:
  * `config__api_key`, `template__tiles__0__body`); for a key holding such a character, the path of
- * the object that holds it (`config`; `null` at the top level). For a query parameter, its name
+ * the object that holds it (`config`; `null` at the top level); a body sent to an operation that
+ * declares none is never read and not checked. For a query parameter, its name
  * (`key`, `event_name`, `properties`): declared query parameters only (unknown ones are ignored
  * anyway), and inside the ones the spec marks `contentMediaType: application/json` (`properties`,
  * `select`, `where`) every string and key of the decoded JSON as well (an escape `\u0000` is NUL
  * once decoded). Path parameters are left to the operations: each already answers a value that
  * names nothing (404, or 400 "Invalid UUID" for an event id) without sending it to SQL, and a lone
- * surrogate cannot be percent-encoded in a path (invalid UTF-8 answers 400 before the handler).
+ * surrogate reaches no handler in a path (UTF-8 carries it as U+FFFD; its raw bytes, invalid
+ * UTF-8, are refused by the validator's route match).
  *
  * Other control characters (U+0001–U+001F, U+007F) are ordinary text on both stores and accepted.
  */
@@ -117,8 +119,8 @@ function findInQuery(name: string, value: unknown, json: boolean): ApiError | un
 
 /** What `assertRequestText` reads of a request, after validation. */
 export interface RequestText {
-  /** the operation the validator matched (`req.openapi.schema`): its declared parameters */
-  operation?: { parameters?: unknown } | undefined;
+  /** the operation the validator matched (`req.openapi.schema`): its declared parameters and body */
+  operation?: { parameters?: unknown; requestBody?: unknown } | undefined;
   /** the parsed query (`req.query`) */
   query?: unknown;
   /** the parsed JSON body, if any */
@@ -127,8 +129,10 @@ export interface RequestText {
 
 /**
  * Throws the 400 for the first NUL or unpaired surrogate in the request (declared query parameters
- * in the order they were sent, then the body; see the module docstring for codes, messages and
- * `attr`). Returns nothing when every string is clean. Cost: one regular-expression test per string; JSON-encoded
+ * in the order they were sent, then the body if the operation declares one; see the module
+ * docstring for codes, messages and `attr`). Returns nothing when every string is clean. Only what
+ * the operation reads is checked, so only operations that declare a body or a string query
+ * parameter can answer this 400 (the contract fuzzer checks that they all declare it). Cost: one regular-expression test per string; JSON-encoded
  * query parameters are decoded a second time only when they contain a `\u` escape.
  */
 export function assertRequestText(req: RequestText): void {
@@ -142,7 +146,8 @@ export function assertRequestText(req: RequestText): void {
       if (problem) throw problem;
     }
   }
-  if (req.body !== undefined) {
+  // a body sent to an operation that declares none is never read (and such operations declare no 400)
+  if (req.body !== undefined && req.operation?.requestBody !== undefined) {
     const problem = findIn(req.body, null, true);
     if (problem) throw problem;
   }
