@@ -16,7 +16,9 @@
  *   the outer `next(err)`; `'route'` and `'router'` leave the sequence like `next()` after the last;
  * - a middleware that throws, or returns a promise that rejects, is treated as `next(err)` (a
  *   rejection with a falsy value becomes an `Error`, as in Express 5);
- * - a middleware that calls `next` more than once advances only once: the extra calls are ignored.
+ * - a middleware that calls `next` more than once advances only once: an extra `next()` is
+ *   ignored, an extra `next(err)` goes to the outer `next(err)` unless the answer has been sent
+ *   (express-openapi-validator reports an answer that fails response validation that way).
  *
  * Differences: `req.params` is not reset between the middlewares (nothing here reads
  * Express route params), and error-handling middlewares (four parameters) are not allowed:
@@ -37,7 +39,14 @@ export function inSequence(...middlewares: RequestHandler[]): RequestHandler {
       if (index === count) return done();
       let called = false;
       const next = (err?: unknown): void => {
-        if (called) return;
+        if (called) {
+          // An error reported after this middleware had passed: express-openapi-validator's
+          // response validation calls its middleware's next(err) from inside res.json, when an
+          // answer does not match the spec. Express's router takes such an error to the error
+          // handler; so does this (ignoring it left the request unanswered).
+          if (err !== undefined && err !== 'route' && err !== 'router' && !res.headersSent) done(err);
+          return;
+        }
         called = true;
         if (err !== undefined && err !== 'route' && err !== 'router') return done(err);
         if (err !== undefined) return done();

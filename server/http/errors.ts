@@ -270,6 +270,9 @@ export function toApiError(err: unknown, input: RequestInput = {}): ApiError {
       const first = e.errors?.[0];
       // A path parameter of the wrong shape names no object: 404, as DRF's get_object_or_404.
       if (first?.path && /^[./]params[./]/.test(first.path)) return notFound();
+      // A path segment that is not UTF-8 once percent-decoded (`%ED%A0%80`): the validator's
+      // "malformed uri'"; the segment names nothing, so 404 as for any unknown id.
+      if (first?.message === "malformed uri'") return notFound();
       return new ApiError(400, first ? schemaProblemBody(first, input) : { type: 'validation_error', code: 'invalid_input', detail: e.message ?? 'Invalid input.', attr: null });
     }
     case 401:

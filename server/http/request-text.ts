@@ -146,8 +146,9 @@ export function assertRequestText(req: RequestText): void {
       if (problem) throw problem;
     }
   }
-  // a body sent to an operation that declares none is never read (and such operations declare no 400)
-  if (req.body !== undefined && req.operation?.requestBody !== undefined) {
+  // a body sent to an operation that declares none is never read (and such operations declare no
+  // 400); the validator sets `requestBody: null` on those
+  if (req.body !== undefined && req.operation?.requestBody != null) {
     const problem = findIn(req.body, null, true);
     if (problem) throw problem;
   }

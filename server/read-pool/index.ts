@@ -76,6 +76,22 @@ export function defaultReadThreads(): number {
   return Math.max(1, Math.min(4, os.availableParallelism()));
 }
 
+/** The parameters the events list reads (what crosses to the worker; see `pick`). */
+const LIST_PARAMS = ['after', 'before', 'event', 'distinct_id', 'person_id', 'properties', 'format', 'limit', 'offset', 'cursor'] as const satisfies readonly (keyof EventListParams)[];
+/** The parameters values suggestions read. */
+const VALUES_PARAMS = ['key', 'value', 'event_name', 'is_column'] as const satisfies readonly (keyof EventValuesParams)[];
+
+/**
+ * A copy of `params` with only `keys`: the parsed query also holds parameters the operation does
+ * not read (unknown ones are allowed, as PostHog allows them), in shapes a worker message cannot
+ * always carry (structured clone refused some the fuzzer sent: DataCloneError, a 500).
+ */
+function pick<T extends object>(params: T, keys: readonly (keyof T)[]): T {
+  const out: Partial<T> = {};
+  for (const k of keys) if (params[k] !== undefined) out[k] = params[k];
+  return out as T;
+}
+
 /**
  * The events reads of `store`: a worker pool over the store's file or URL, or in-process (see the
  * module doc). The caller closes it (`close()`) after the server has drained, before the store.
@@ -137,13 +153,13 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
 
   return {
     async list(team, params, url) {
-      const result = unwrap(await run({ op: 'list', team, params, url: url.href, now: Date.now() }));
+      const result = unwrap(await run({ op: 'list', team: { ...team }, params: pick(params, LIST_PARAMS), url: url.href, now: Date.now() }));
       if (result.op !== 'list') throw new Error('read pool: answer of another operation');
       const { page } = result;
       return page.format === 'csv' ? page : { format: 'json', body: new JsonText(Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength)) };
     },
     async values(team, params, format) {
-      const result = unwrap(await run({ op: 'values', team, params, format, now: Date.now() }));
+      const result = unwrap(await run({ op: 'values', team: { ...team }, params: pick(params, VALUES_PARAMS), format, now: Date.now() }));
       if (result.op !== 'values') throw new Error('read pool: answer of another operation');
       return result.answer;
     },

@@ -52,8 +52,13 @@ describe('inSequence', () => {
       if (how === 'reject') return Promise.reject(new Error('rejected')) as unknown as void;
       if (how === 'twice') {
         next();
-        next(new Error('second call'));
+        next();
         return;
+      }
+      if (how === 'late') {
+        // as express-openapi-validator's response validation: next(err) after having passed
+        (_res.locals as { late?: NextFunction }).late = next;
+        return next();
       }
       if (how === 'route') return next('route');
       next();
@@ -64,8 +69,10 @@ describe('inSequence', () => {
       next();
     };
     app.use(inSequence(mark('a'), fail, asyncMark, mark('b')));
-    app.use((_req: Request, res: Response) => {
+    app.use((req: Request, res: Response) => {
       calls.push('after');
+      const late = (res.locals as { late?: NextFunction }).late;
+      if (req.query.how === 'late' && late) return late(new Error('reported late'));
       res.json({ calls });
     });
     app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
@@ -96,9 +103,13 @@ describe('inSequence', () => {
     }
   });
 
-  it("a second call of next is ignored, and next('route') leaves the sequence", async () => {
+  it("a second next() is ignored, and next('route') leaves the sequence", async () => {
     expect(await get('how=twice')).toEqual({ status: 200, body: { calls: ['a', 'fail', 'async', 'b', 'after'] } });
     expect(await get('how=route')).toEqual({ status: 200, body: { calls: ['a', 'fail', 'after'] } });
+  });
+
+  it('next(err) from a middleware that had already passed reaches the error handler (it was dropped: the request hung)', async () => {
+    expect(await get('how=late')).toEqual({ status: 500, body: { error: 'reported late', calls: ['a', 'fail', 'async', 'b', 'after', 'error'] } });
   });
 
   it('refuses error-handling middlewares and non-functions when built', () => {
