@@ -123,7 +123,9 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
     // tasks are async (Kysely) and PostgreSQL sockets stay open between tasks: no Atomics.wait
     atomics: 'disabled',
     workerData: setup,
-    ...(ts ? { execArgv: [...process.execArgv.filter((a) => a !== '--import' && a !== 'tsx'), '--import', 'tsx'] } : {}),
+    // only what loading TypeScript needs: a worker refuses per-process V8 flags such as
+    // --max-semi-space-size (SERVER_NODE_FLAGS), which an explicit execArgv would copy
+    ...(ts ? { execArgv: ['--import', 'tsx'] } : {}),
   });
 
   let closed = false;
