@@ -1,0 +1,65 @@
+/**
+ * The control-character sweep (issue 16, `controlSweep`), deterministic: every control character
+ * (U+0000–U+001F, U+007F) and unpaired surrogate, alone or within text, in every string each
+ * operation reads — path parameters, declared query parameters (surrogates also as raw invalid
+ * UTF-8), the key and value of events `properties` filters through every operator and both types,
+ * every string of a body with all its declared fields, and a key added to each free-form map
+ * (`config`, `filters`…) — sent to one real server of its own (response validation on).
+ *
+ * Every answer gets the checks of the contract fuzzer (`contract.fuzz.test.ts`, `check-answer.ts`);
+ * in particular text no store can hold (U+0000, unpaired surrogates) where the operation reads it
+ * answers a 4xx, never a 2xx. ~4,000 requests whatever `FUZZ_RUNS`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { CONTROL_CHARS } from './arbitraries.js';
+import { newTally, send, stillUp, summaryLine, violationReport } from './check-answer.js';
+import { controlSweep } from './control-sweep.js';
+import { seed, type Fixture } from './fixture.js';
+import { bodySchemaOf, declaredStatuses, deref, operations, paramsOf, typesOf } from './spec-helpers.js';
+
+const tally = newTally();
+let t: TestServer;
+let f: Fixture;
+
+let suiteStarted = 0;
+beforeAll(async () => {
+  suiteStarted = Date.now();
+  t = await startTestServer();
+  f = await seed(t);
+}, 60_000);
+
+let closeError: unknown;
+afterAll(async () => {
+  const started = Date.now();
+  try {
+    await t?.close();
+  } catch (err) {
+    closeError = err;
+  }
+  console.info(summaryLine(tally, suiteStarted, Date.now() - started));
+  if (closeError) throw closeError;
+});
+
+describe('fuzzing the contract: control characters', () => {
+  it('every operation that reads a body or a string query parameter declares 400 (NUL and surrogates answer it)', () => {
+    const missing = operations.filter((op) => {
+      const readsText = bodySchemaOf(op) !== undefined || paramsOf(op).some((p) => p.in === 'query' && ['string', 'array'].includes(typesOf(deref(p.schema ?? {}))[0] as string));
+      return readsText && !declaredStatuses(op).includes('400');
+    });
+    expect(missing.map((op) => op.operationId)).toEqual([]);
+  });
+
+  for (const op of operations) {
+    it(`control characters in every string: ${op.method.toUpperCase()} ${op.path} (${op.operationId})`, { timeout: 600_000 }, async () => {
+      const before = tally.violations.length;
+      const requests = controlSweep(op, f);
+      expect(requests.length).toBeGreaterThanOrEqual(CONTROL_CHARS.length);
+      for (const r of requests) await send(r, f, tally);
+      await stillUp(t);
+      tally.sweepSent += requests.length;
+      const mine = tally.violations.slice(before);
+      expect(mine.length, `${mine.length} violation(s) for ${op.operationId}:\n${violationReport(mine)}`).toBe(0);
+    });
+  }
+});
