@@ -1,5 +1,6 @@
 /**
- * Plain regression tests for the failures `contract.fuzz.test.ts` found, each reduced to one
+ * Plain regression tests for the failures the fuzzers found (`contract.fuzz.test.ts`, the random
+ * requests, and `control-chars.fuzz.test.ts`, the control-character sweep), each reduced to one
  * request. They assert the correct behaviour (they fail until the server is fixed).
  *
  * 1. `offset=Infinity` / `-Infinity` / `limit=Infinity` on the paginated lists answered 500
