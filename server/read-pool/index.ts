@@ -21,6 +21,14 @@
  * statement too. More than `maxQueue` calls waiting throws `ReadPoolBusyError` (503 with
  * `Retry-After`): memory stays bounded whatever the load.
  *
+ * Cheap pages stay on the main thread (`readsFewRows`): a JSON page of at most 1,000 rows (offset
+ * included) without `properties`, `person_id` or both `event` and `distinct_id` is one range of
+ * one index (events_team_time, events_team_event_time, events_team_distinct_id_time) and reads
+ * only the rows it returns, ~1 ms for 100 events; sending it to a worker and copying the page back
+ * cost more than it saved (measured: the latest-100 page went from ~940 to ~500 pages/s on one
+ * core, docs/performance.md). Everything else — property filters, a person's events, CSV,
+ * deep offsets, values — may read the whole project and goes to the pool.
+ *
  * `threads: 0`, or a store in memory (which no other connection can open), runs the same calls on
  * the main thread: the store's own `EventsService`, with no time budget on SQLite.
  */
@@ -80,6 +88,19 @@ export function defaultReadThreads(): number {
 const LIST_PARAMS = ['after', 'before', 'event', 'distinct_id', 'person_id', 'properties', 'format', 'limit', 'offset', 'cursor'] as const satisfies readonly (keyof EventListParams)[];
 /** The parameters values suggestions read. */
 const VALUES_PARAMS = ['key', 'value', 'event_name', 'is_column'] as const satisfies readonly (keyof EventValuesParams)[];
+
+/** Most rows (limit + offset) a page read on the main thread may cover (see the module doc). */
+const MAIN_THREAD_MAX_ROWS = 1_000;
+
+/**
+ * Whether a list read is served by one index range that reads only the rows it returns (see the
+ * module doc), so it runs on the main thread. `limit` as the domain clamps it (default 100).
+ */
+export function readsFewRows(params: EventListParams): boolean {
+  if (params.properties !== undefined || params.person_id !== undefined || params.format === 'csv') return false;
+  if (params.event !== undefined && params.distinct_id !== undefined) return false;
+  return (params.limit ?? 100) + (params.offset ?? 0) <= MAIN_THREAD_MAX_ROWS;
+}
 
 /**
  * A copy of `params` with only `keys`: the parsed query also holds parameters the operation does
@@ -155,6 +176,7 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
 
   return {
     async list(team, params, url) {
+      if (readsFewRows(params)) return inline.list(team, params, url);
       const result = unwrap(await run({ op: 'list', team: { ...team }, params: pick(params, LIST_PARAMS), url: url.href, now: Date.now() }));
       if (result.op !== 'list') throw new Error('read pool: answer of another operation');
       const { page } = result;

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { BroadcastChannel } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
+import { readsFewRows } from '../../server/read-pool/index.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 import { BLOCK_CHANNEL, BLOCK_EVENT } from '../helpers/blocking-read-worker.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -28,6 +29,8 @@ function nextBlock(): Promise<void> {
 }
 
 const listPath = (query: string) => `/api/environments/1/events/?${query}`;
+/** A read the test worker holds (CSV goes to the pool; a plain latest page stays on the main thread). */
+const HELD = `event=${encodeURIComponent(BLOCK_EVENT)}&format=csv`;
 const filter = (value: string, operator = 'regex', key = '$current_url') => encodeURIComponent(JSON.stringify([{ key, value, operator }]));
 
 describe('GET /api/environments/{project_id}/events/ with regex filters (RE2)', () => {
@@ -98,7 +101,7 @@ describe('a read holding its worker thread', () => {
     const blocked = nextBlock();
     let heldAnswered = false;
     // closing the server terminates the held thread; its request ends one way or another
-    void server.fetch(listPath(`event=${encodeURIComponent(BLOCK_EVENT)}`)).then(
+    void server.fetch(listPath(HELD)).then(
       () => (heldAnswered = true),
       () => undefined,
     );
@@ -111,6 +114,9 @@ describe('a read holding its worker thread', () => {
     expect(configs.status).toBe(200);
     const event = await server.fetch(`/api/environments/1/events/${randomUUID()}/`);
     expect(event.status).toBe(404);
+    // a page one index range serves is read on the main thread, not queued behind the held read
+    const latest = await server.fetch(listPath('limit=100&event=%24pageview'));
+    expect(latest.status).toBe(200);
     // the held read had not answered while the others did: they did not wait for it
     expect(heldAnswered).toBe(false);
   });
@@ -118,12 +124,12 @@ describe('a read holding its worker thread', () => {
   it('when a read runs past QUERY_TIMEOUT_MS, answers 504 query_timeout, and the next read is served by a fresh thread', async () => {
     // the budget covers the fresh thread's start (module load under tsx) on a loaded machine
     t = await startTestServer({ readPool: { threads: 1, workerFilename: blockingWorker, queryTimeoutMs: 5_000 } });
-    const res = await t.fetch(listPath(`event=${encodeURIComponent(BLOCK_EVENT)}`));
+    const res = await t.fetch(listPath(HELD));
     expect(res.status).toBe(504);
     const body = (await res.json()) as { detail: string };
     expect(body).toEqual({ ...ERROR_SHAPE, type: 'server_error', code: 'query_timeout' });
     expect(body.detail).toMatch(/max execution time \(5 s\).*cancelled/);
-    const after = await t.fetch(listPath('limit=1'));
+    const after = await t.fetch(listPath('limit=1&format=csv'));
     expect(after.status).toBe(200);
   });
 
@@ -137,13 +143,13 @@ describe('a read holding its worker thread', () => {
       res.catch(() => undefined);
       return res;
     };
-    const pending: Promise<Response>[] = [send(`event=${encodeURIComponent(BLOCK_EVENT)}`)];
+    const pending: Promise<Response>[] = [send(HELD)];
     await blocked;
     // Reads are sent one by one until one is refused: the first waits in the queue (its answer
     // does not come while the thread is held); the queue then holds 1, so the next is refused.
     let refused: Response | undefined;
     for (let i = 0; i < 10 && !refused; i += 1) {
-      const res = send(`limit=${i + 1}`);
+      const res = send(`limit=${i + 1}&format=csv`);
       const early = await Promise.race([res, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 300))]);
       if (early?.status === 503) refused = early;
       else if (early) throw new Error(`a read answered ${early.status} while the only thread was held`);
@@ -152,5 +158,18 @@ describe('a read holding its worker thread', () => {
     expect(refused?.headers.get('retry-after')).toBe('1');
     expect(await refused?.json()).toEqual({ ...ERROR_SHAPE, type: 'server_error', code: 'service_unavailable' });
     expect(pending.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('readsFewRows: which list reads stay on the main thread', () => {
+  it('a JSON page of at most 1,000 rows on one index range stays; filters that may scan the project go to the pool', () => {
+    expect(readsFewRows({})).toBe(true);
+    expect(readsFewRows({ event: '$pageview', after: '-1d', cursor: 'x' })).toBe(true);
+    expect(readsFewRows({ distinct_id: 'u1', limit: 1_000 })).toBe(true);
+    expect(readsFewRows({ limit: 1_000, offset: 1 })).toBe(false);
+    expect(readsFewRows({ properties: '[]' })).toBe(false);
+    expect(readsFewRows({ person_id: '1' })).toBe(false);
+    expect(readsFewRows({ format: 'csv', limit: 1 })).toBe(false);
+    expect(readsFewRows({ event: '$pageview', distinct_id: 'u1' })).toBe(false);
   });
 });
