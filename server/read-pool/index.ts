@@ -34,6 +34,7 @@
  */
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import pLimit from 'p-limit';
 import { Piscina } from 'piscina';
 import { EventsService, type EventListParams, type EventListResult, type EventValuesParams } from '../domain/events.js';
 import { ApiError } from '../http/errors.js';
@@ -150,22 +151,31 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
   });
 
   let closed = false;
-  // Reads admitted and not yet answered (running or waiting). Piscina's own `maxQueue` does not
-  // count tasks that carry an abort signal (they wait in another queue), so the bound is kept here.
-  let admitted = 0;
+  // Reads wait for a thread here, first come first served, and reach piscina only when a thread is
+  // free: piscina queues tasks that carry an abort signal apart from its FIFO queue and puts one
+  // back at the end whenever it finds no free thread, so under sustained load some reads waited
+  // ten times the median (p99 579 ms against p50 29 ms, one thread, 32 connections). Its
+  // `maxQueue` does not count those tasks either: the bound is kept here too.
+  const limit = pLimit(threads);
   const run = async (task: ReadTask): Promise<ReadOutcome> => {
-    if (closed || admitted >= threads + maxQueue) throw new ReadPoolBusyError(1);
-    admitted += 1;
+    if (closed || limit.activeCount + limit.pendingCount >= threads + maxQueue) throw new ReadPoolBusyError(1);
     const signal = AbortSignal.timeout(budgetMs);
-    try {
+    const timedOut = new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(new QueryTimeoutError(budgetMs)), { once: true }));
+    const work = limit(async () => {
+      // past the budget while waiting: answered already, not run
+      if (signal.aborted) throw new QueryTimeoutError(budgetMs);
       return (await pool.run(task, { signal })) as ReadOutcome;
+    });
+    // whichever loses the race settles later, unobserved
+    work.catch(() => undefined);
+    timedOut.catch(() => undefined);
+    try {
+      return await Promise.race([work, timedOut]);
     } catch (err) {
       if (signal.aborted) throw new QueryTimeoutError(budgetMs);
       // the pool stopped under the task (the server is shutting down): retry later, elsewhere
       if (closed) throw new ReadPoolBusyError(1);
       throw err;
-    } finally {
-      admitted -= 1;
     }
   };
   const unwrap = (outcome: ReadOutcome) => {
