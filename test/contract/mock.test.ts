@@ -7,10 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type EnvApiClient } from '../../client/index.js';
-import { listOperations, loadSpec, type OpenApiDocument } from '../../server/http/spec.js';
+import { deref, opObject, operations } from '../helpers/spec.js';
 import { startPrismMock, type PrismMock } from '../helpers/prism.js';
 
-const spec: OpenApiDocument = loadSpec();
 const called = new Set<string>();
 
 let mock: PrismMock;
@@ -31,35 +30,12 @@ afterAll(async () => {
 
 type Json = Record<string, unknown>;
 
-/** Follows a local `$ref` (`#/components/…`) of the spec. */
-function deref<T = Json>(node: unknown): T {
-  let cur = node as Json;
-  const seen = new Set<string>();
-  while (cur && typeof cur === 'object' && typeof cur.$ref === 'string') {
-    const ref = cur.$ref;
-    if (seen.has(ref)) throw new Error(`circular $ref ${ref}`);
-    seen.add(ref);
-    let target: unknown = spec;
-    for (const part of ref.replace(/^#\//, '').split('/')) target = (target as Json)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-    if (target === undefined) throw new Error(`unresolved $ref ${ref}`);
-    cur = target as Json;
-  }
-  return cur as T;
-}
-
-/** The operation object of an operationId. */
-function operation(operationId: string): Json {
-  const op = listOperations(spec).find((o) => o.operationId === operationId);
-  if (!op) throw new Error(`no operation ${operationId} in the spec`);
-  return (spec.paths[op.path] as Record<string, Json>)[op.method] as Json;
-}
-
 /**
  * The value of a declared example of a response: the first one (what Prism serves by default), or
  * the one named `name`.
  */
 function exampleOf(operationId: string, status: string, mediaType = 'application/json', name?: string): unknown {
-  const responses = operation(operationId).responses as Record<string, unknown>;
+  const responses = opObject(operationId).responses as Record<string, unknown>;
   const response = deref<{ content?: Record<string, { example?: unknown; examples?: Record<string, unknown> }> }>(responses[status]);
   const media = response.content?.[mediaType];
   if (!media) throw new Error(`${operationId} declares no ${mediaType} content for ${status}`);
@@ -631,7 +607,7 @@ describe('DELETE /api/environments/{project_id}/explicit_members/{parent_members
 
 describe('the Prism mock', () => {
   it('was called for every operationId of openapi.yaml, and for no other', () => {
-    const inSpec = new Set(listOperations(spec).map((o) => o.operationId));
+    const inSpec = new Set(operations.map((o) => o.operationId));
     expect(inSpec.size).toBe(23);
     expect([...called].sort()).toEqual([...inSpec].sort());
   });

@@ -10,29 +10,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { handlers } from '../../server/handlers/index.js';
-import { listOperations, loadSpec, type OpenApiDocument } from '../../server/http/spec.js';
+import { deref, operations as ops, spec } from '../helpers/spec.js';
 
 type Json = Record<string, unknown>;
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const spec: OpenApiDocument = loadSpec();
-const ops = listOperations(spec);
-
-/** Follows a local `$ref` (`#/components/…`) of the spec. */
-function deref<T = Json>(node: unknown): T {
-  let cur = node as Json;
-  const seen = new Set<string>();
-  while (cur && typeof cur === 'object' && typeof cur.$ref === 'string') {
-    const ref = cur.$ref;
-    if (seen.has(ref)) throw new Error(`circular $ref ${ref}`);
-    seen.add(ref);
-    let target: unknown = spec;
-    for (const part of ref.replace(/^#\//, '').split('/')) target = (target as Json)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-    if (target === undefined) throw new Error(`unresolved $ref ${ref}`);
-    cur = target as Json;
-  }
-  return cur as T;
-}
 
 interface Operation {
   operationId: string;

@@ -6,7 +6,7 @@
  * type (`wrongTypeOf`) and one place of a JSON value mutated (`mutate`).
  */
 import fc from 'fast-check';
-import { deref, typesOf, type Schema } from './spec-helpers.js';
+import { deref, typesOf, type Schema } from '../helpers/spec.js';
 
 /** The fixed seed of the random fuzzing (each operation runs with `SEED + its index`); the log lines name it. */
 export const SEED = 20_250_601;

@@ -12,7 +12,7 @@ import { usesPostgres, type TestServer } from '../helpers/server.js';
 import { SEED } from './arbitraries.js';
 import type { Fixture } from './fixture.js';
 import { keyValue, type FuzzRequest } from './requests.js';
-import { declaredStatuses, operations } from './spec-helpers.js';
+import { declaredStatuses, operations } from '../helpers/spec.js';
 
 /**
  * A request not answered within this long is reported as a hang (a stalled event loop, a lost
@@ -36,13 +36,15 @@ export interface Tally {
   requestsSent: number;
   /** requests of the control-character sweep (part of `requestsSent`) */
   sweepSent: number;
+  /** requests sent per operationId (answered or not): shows that every operation was reached */
+  sentPerOperation: Map<string, number>;
   /** answers per status (the summary line's `statuses`) */
   statusCounts: Map<number, number>;
 }
 
 /** An empty tally. */
 export function newTally(): Tally {
-  return { violations: [], requestsSent: 0, sweepSent: 0, statusCounts: new Map<number, number>() };
+  return { violations: [], requestsSent: 0, sweepSent: 0, sentPerOperation: new Map<string, number>(), statusCounts: new Map<number, number>() };
 }
 
 function describeRequest(r: FuzzRequest): string {
@@ -89,6 +91,7 @@ const ERROR_TYPES = new Set(['validation_error', 'authentication_error', 'invali
 export async function send(r: FuzzRequest, f: Fixture, tally: Tally): Promise<void> {
   const headers: Record<string, string> = {};
   if (r.contentType) headers['Content-Type'] = r.contentType;
+  tally.sentPerOperation.set(r.op.operationId, (tally.sentPerOperation.get(r.op.operationId) ?? 0) + 1);
   let res: Response;
   try {
     res = await f.t.fetch(r.path + (r.query ? `?${r.query}` : ''), {

@@ -16,7 +16,7 @@ import { CONTROL_CHARS } from './arbitraries.js';
 import { newTally, send, stillUp, summaryLine, violationReport } from './check-answer.js';
 import { controlSweep } from './control-sweep.js';
 import { seed, type Fixture } from './fixture.js';
-import { bodySchemaOf, declaredStatuses, deref, operations, paramsOf, typesOf } from './spec-helpers.js';
+import { bodySchemaOf, declaredStatuses, deref, operations, paramsOf, typesOf } from '../helpers/spec.js';
 
 const tally = newTally();
 let t: TestServer;

@@ -8,7 +8,7 @@ import type { SpecOperation } from '../../server/http/spec.js';
 import { CONTROL_CHARS, enc, placed, UNSTORABLE } from './arbitraries.js';
 import type { Fixture } from './fixture.js';
 import { idsOf, OPERATORS, type FuzzRequest } from './requests.js';
-import { bodySchemaOf, deref, paramsOf, typesOf, type Schema } from './spec-helpers.js';
+import { bodySchemaOf, deref, paramsOf, typesOf, type Schema } from '../helpers/spec.js';
 
 /**
  * Percent-encodes like `enc`, but writes an unpaired surrogate as its three "WTF-8" bytes

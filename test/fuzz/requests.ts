@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import type { SpecOperation } from '../../server/http/spec.js';
 import { anyJson, enc, mutate, NASTY_NUMBERS, nastyNumber, nastyString, nastyUrlString, PROTO_KEYS, validOf } from './arbitraries.js';
 import type { Fixture } from './fixture.js';
-import { bodySchemaOf, deref, paramsOf, type Param, type Schema } from './spec-helpers.js';
+import { bodySchemaOf, deref, paramsOf, type Param, type Schema } from '../helpers/spec.js';
 
 /** Which key a request carries: the bootstrap key, the project-1 key, none, one with no scope, a garbage one. */
 export type KeyKind = 'boot' | 'p1' | 'none' | 'noscope' | 'garbage';

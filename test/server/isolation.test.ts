@@ -14,12 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCatalogPlugin } from '../../server/bootstrap.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
 import { importEvents } from '../../server/events/import.js';
-import { listOperations, loadSpec } from '../../server/http/spec.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { dumpPgSchema } from '../helpers/pg.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { bodyRequired, operations as OPERATIONS } from '../helpers/spec.js';
 
 interface Answer {
   status: number;
@@ -310,16 +310,13 @@ describe('a key of project A acting on another project’s object answers as for
 
 // ------------------------------------------------------------------------------------------ keys
 
-const spec = loadSpec();
-const OPERATIONS = listOperations(spec);
-
 /** A request for every operation of the spec in `project` (ids need not exist: auth comes first). */
 function requestFor(op: (typeof OPERATIONS)[number], project: number): { method: string; path: string; body?: unknown } {
   const filled = op.path
     .replace('{project_id}', String(project))
     .replace('{id}', op.path.includes('/events/') ? randomUUID() : '1')
     .replace('{parent_membership__user__uuid}', randomUUID());
-  const needsBody = !!(spec.paths[op.path]?.[op.method] as { requestBody?: { required?: boolean } } | undefined)?.requestBody?.required;
+  const needsBody = bodyRequired(op);
   const query = op.operationId === 'environments_events_values_retrieve' ? '?key=$browser' : '';
   return { method: op.method.toUpperCase(), path: filled + query, ...(needsBody ? { body: {} } : {}) };
 }

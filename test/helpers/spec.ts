@@ -1,0 +1,91 @@
+/**
+ * Reading openapi.yaml in tests, one copy for every suite that walks the contract (the fuzzers,
+ * the scope matrix, the static contract checks, the mock checks): the parsed spec and its
+ * operations (from the server's own `loadSpec` / `listOperations`), local `$ref` resolution, and per
+ * operation its object, parameters, JSON request body schema, declared statuses and scopes.
+ */
+import { listOperations, loadSpec, type OpenApiDocument, type SpecOperation } from '../../server/http/spec.js';
+
+/** The parsed contract (one load per test file; tests that change it clone it first). */
+export const spec: OpenApiDocument = loadSpec();
+/** Every operation of the contract, in the spec's order. */
+export const operations: SpecOperation[] = listOperations(spec);
+
+/** A JSON schema (or any spec node) as read from the parsed spec. */
+export type Schema = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * Follows local `$ref`s (`#/components/…`, JSON-pointer escapes `~0` `~1` honoured) until the node
+ * is not a reference. Throws on a reference that resolves to nothing or that loops.
+ */
+export function deref<T = Schema>(node: unknown): T {
+  let cur = node as Schema;
+  const seen = new Set<string>();
+  while (cur && typeof cur === 'object' && typeof cur.$ref === 'string') {
+    const ref = cur.$ref as string;
+    if (seen.has(ref)) throw new Error(`circular $ref ${ref}`);
+    seen.add(ref);
+    let target: unknown = spec;
+    for (const part of ref.replace(/^#\//, '').split('/')) target = (target as Schema)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    if (target === undefined) throw new Error(`unresolved $ref ${ref}`);
+    cur = target as Schema;
+  }
+  return cur as T;
+}
+
+/** A parameter object of the spec, resolved. */
+export interface Param {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required?: boolean;
+  schema?: Schema;
+  example?: unknown;
+  examples?: Record<string, { value?: unknown }>;
+  style?: string;
+  explode?: boolean;
+}
+
+/** The operation object of `op` (or of the operation with this operationId) in the spec. */
+export function opObject(op: SpecOperation | string): Schema {
+  const found = typeof op === 'string' ? operations.find((o) => o.operationId === op) : op;
+  if (!found) throw new Error(`no operation ${String(op)} in the spec`);
+  return (spec.paths[found.path] as Record<string, Schema>)[found.method] as Schema;
+}
+
+/** The parameters of `op`: those of its path item, then its own, resolved. */
+export function paramsOf(op: SpecOperation): Param[] {
+  const item = spec.paths[op.path] as { parameters?: unknown[] };
+  return [...(item.parameters ?? []), ...((opObject(op).parameters as unknown[]) ?? [])].map((p) => deref<Param>(p));
+}
+
+/** The (resolved) `application/json` request body schema of `op`, if it declares a body. */
+export function bodySchemaOf(op: SpecOperation): Schema | undefined {
+  const rb = opObject(op).requestBody;
+  if (!rb) return undefined;
+  return deref<Schema>(deref<Schema>(rb).content?.['application/json']?.schema);
+}
+
+/** True when `op` declares a request body with `required: true`. */
+export function bodyRequired(op: SpecOperation): boolean {
+  const rb = opObject(op).requestBody;
+  return rb ? deref<{ required?: boolean }>(rb).required === true : false;
+}
+
+/** The statuses `op` declares, as the spec's keys (`'200'`, `'400'`…). */
+export function declaredStatuses(op: SpecOperation): string[] {
+  return Object.keys(opObject(op).responses as Schema);
+}
+
+/** The scopes `op`'s `security` requires (PersonalAPIKeyAuth), e.g. `['plugin:write']`. */
+export function requiredScopes(op: SpecOperation): string[] {
+  const security = (opObject(op).security ?? []) as Array<Record<string, string[]>>;
+  return security.flatMap((s) => s.PersonalAPIKeyAuth ?? []);
+}
+
+/** The types a schema allows (`type` as a list; an untyped schema with properties is an object, else a string). */
+export function typesOf(s: Schema): string[] {
+  if (Array.isArray(s.type)) return s.type as string[];
+  if (typeof s.type === 'string') return [s.type];
+  if (s.properties) return ['object'];
+  return ['string'];
+}
