@@ -46,6 +46,13 @@
  * not read as digits. Some PostHog versions cut chains longer than their MAX_ELEMENTS_CHAIN_LENGTH
  * before reading them; this reads the whole chain. Nothing here throws: garbage gives whatever
  * elements can be read, and `''` gives `[]`.
+ *
+ * Writing (`writeElementsChain`, PostHog's `elements_to_string`) is the other half: the demo
+ * generator uses it. What it writes reads back as the element it was written from (checked by a
+ * property test, test/domain/elements-chain-roundtrip.test.ts) as long as the element's strings stay
+ * within what PostHog's writer can express: it escapes only `"`, so a value ending in `\`, holding
+ * `\"`, a newline or nothing at all, or a tag or class with `.`, `;`, `"`, `=` or whitespace, does
+ * not read back, in PostHog either.
  */
 
 /** One element of a chain, shaped as the `ClickhouseEventElement` schema of openapi.yaml. */
@@ -268,4 +275,63 @@ function parseElement(piece: string, order: number): Element {
     element.attributes = Object.fromEntries(others);
   }
   return element;
+}
+
+/**
+ * One element to write into a chain: an element of a clicked element's ancestry, as posthog-js
+ * captures it (posthog/models/element/element.py `Element`). The optional strings are written only
+ * when non-empty.
+ */
+export interface ChainElement {
+  /** tag name, e.g. `button` */
+  tag: string;
+  /** class names, in any order (written sorted) */
+  classes?: string[];
+  /** the element's text (`text="…"`) */
+  text?: string;
+  /** `href` (written both as `href` and `attr__href`) */
+  href?: string;
+  /** the HTML id (written both as `attr_id` and `attr__id`) */
+  id?: string;
+  /** 1-based position among its parent's children */
+  nthChild: number;
+  /** 1-based position among its parent's children of the same tag */
+  nthOfType: number;
+  /** further attributes by chain key, usually `attr__<html attribute>`; they win over the derived ones */
+  attributes?: Record<string, string>;
+}
+
+function escapeChainValue(s: string): string {
+  return s.replace(/"/g, '\\"');
+}
+
+/**
+ * PostHog's `elements_to_string` (posthog/models/element/element.py): per element the tag, its
+ * classes sorted (`.a.b`), then `:` and the attributes sorted by name as `key="value"` (text,
+ * nth-child, nth-of-type, href, attr_id and the element's `attr__…` attributes); elements joined
+ * with `;`, innermost first. `"` in keys and values is written `\"` (and dropped from class names
+ * in the tag part); nothing else is escaped. Never throws.
+ */
+export function writeElementsChain(elements: readonly ChainElement[]): string {
+  return elements
+    .map((el) => {
+      const classes = [...(el.classes ?? [])].sort();
+      const attrs: Record<string, string> = {
+        ...(el.text ? { text: el.text } : {}),
+        'nth-child': String(el.nthChild),
+        'nth-of-type': String(el.nthOfType),
+        ...(el.href ? { href: el.href } : {}),
+        ...(el.id ? { attr_id: el.id } : {}),
+        ...(classes.length ? { attr__class: classes.join(' ') } : {}),
+        ...(el.href ? { attr__href: el.href } : {}),
+        ...(el.id ? { attr__id: el.id } : {}),
+        ...el.attributes,
+      };
+      const attrText = Object.keys(attrs)
+        .sort()
+        .map((k) => `${escapeChainValue(k)}="${escapeChainValue(attrs[k]!)}"`)
+        .join('');
+      return `${el.tag}${classes.map((c) => `.${c.replace(/"/g, '')}`).join('')}:${attrText}`;
+    })
+    .join(';');
 }
