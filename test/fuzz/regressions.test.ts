@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { invalid, NOT_FOUND } from '../helpers/errors.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
 import type { PropertyFilter, PropertyGroup } from '../../server/domain/event-filters.js';
@@ -31,7 +32,7 @@ import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { usesPostgres } from '../helpers/server.js';
 
 
-const invalidInteger = (attr: string) => ({ type: 'validation_error', code: 'invalid_input', detail: 'A valid integer is required.', attr });
+const invalidInteger = (attr: string) => invalid('A valid integer is required.', attr);
 
 let t: TestServer;
 let configId: number;
@@ -245,7 +246,7 @@ describe('a path segment that is not UTF-8 once decoded', () => {
   // express-openapi-validator refuses it ("malformed uri'"), which answered 400 with the raw path as
   // attr, also where the operation declares no 400; it names nothing: 404, as any unknown id.
   it('GET /api/environments/1/dashboards/%ED%A0%80/ (a lone surrogate\'s bytes) answers 404', async () => {
-    expect(await get('/api/environments/1/dashboards/%ED%A0%80/')).toEqual({ status: 404, body: { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null } });
+    expect(await get('/api/environments/1/dashboards/%ED%A0%80/')).toEqual({ status: 404, body: NOT_FOUND });
   });
 });
 

@@ -11,13 +11,7 @@ import { OrganizationLevel } from '../../server/storage/repositories/accounts.js
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { openStore } from '../../server/storage/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-
-interface ErrorBody {
-  type: string;
-  code: string;
-  detail: string;
-  attr: string | null;
-}
+import { type ErrorBody, INVALID_KEY, missingScope, NO_PROJECT_ACCESS, NOT_AUTHENTICATED, PROJECT_NOT_FOUND, projectNotAllowed } from '../helpers/errors.js';
 
 interface ProjectWire {
   id: number;
@@ -38,26 +32,6 @@ interface ProjectPage {
 
 const LIST = '/api/environments/1/pipeline_frontend_apps_configs/';
 const listOf = (projectId: string | number) => `/api/environments/${projectId}/pipeline_frontend_apps_configs/`;
-
-const NOT_AUTHENTICATED: ErrorBody = {
-  type: 'authentication_error',
-  code: 'not_authenticated',
-  detail: 'Authentication credentials were not provided.',
-  attr: null,
-};
-const INVALID_KEY: ErrorBody = {
-  type: 'authentication_error',
-  code: 'authentication_failed',
-  detail: 'Personal API key found in request Authorization header is invalid.',
-  attr: null,
-};
-const PROJECT_NOT_FOUND: ErrorBody = { type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null };
-const NO_PROJECT_ACCESS: ErrorBody = {
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: "You don't have access to the project.",
-  attr: null,
-};
 
 let t: TestServer;
 
@@ -281,12 +255,7 @@ describe('project_id', () => {
   it('@current with a key limited to another project answers 403 naming the current project', async () => {
     const second = await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'limited' });
     const key = await t.key(['*'], { projects: [second.id] });
-    await expectError(await t.fetch(listOf('@current'), { key }), 403, {
-      type: 'authentication_error',
-      code: 'permission_denied',
-      detail: 'API key does not have access to the requested project: ID 1.',
-      attr: null,
-    });
+    await expectError(await t.fetch(listOf('@current'), { key }), 403, projectNotAllowed(1));
   });
 });
 
@@ -397,12 +366,7 @@ describe('order of checks', () => {
   it('a missing scope and malformed JSON answer 403, not 400 parse_error', async () => {
     const key = await t.key(['plugin:read']);
     const res = await t.fetch(LIST, { key, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"plugin": ' });
-    await expectError(res, 403, {
-      type: 'authentication_error',
-      code: 'permission_denied',
-      detail: "API key missing required scope 'plugin:write'",
-      attr: null,
-    });
+    await expectError(res, 403, missingScope('plugin:write'));
   });
 
   it('no key and a body of an unsupported media type answer 401, not 415', async () => {
@@ -423,12 +387,7 @@ describe('order of checks', () => {
   it('a missing scope and an invalid body answer 403, not 400', async () => {
     const key = await t.key(['plugin:read']);
     const res = await t.fetch(LIST, { key, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
-    await expectError(res, 403, {
-      type: 'authentication_error',
-      code: 'permission_denied',
-      detail: "API key missing required scope 'plugin:write'",
-      attr: null,
-    });
+    await expectError(res, 403, missingScope('plugin:write'));
   });
 
   it('no key on an unknown project answers 401, not 404', async () => {
@@ -437,12 +396,7 @@ describe('order of checks', () => {
 
   it('a missing scope on an unknown project answers 403 with the scope message', async () => {
     const key = await t.key(['dashboard:read']);
-    await expectError(await t.fetch(listOf(99999), { key }), 403, {
-      type: 'authentication_error',
-      code: 'permission_denied',
-      detail: "API key missing required scope 'plugin:read'",
-      attr: null,
-    });
+    await expectError(await t.fetch(listOf(99999), { key }), 403, missingScope('plugin:read'));
   });
 
   it('a missing scope on a malformed project id answers 403 with the scope message', async () => {
@@ -462,12 +416,7 @@ describe('order of checks', () => {
 
   it('a key limited to other projects on an unknown project answers 403 naming that project', async () => {
     const key = await t.key(['*'], { projects: [1] });
-    await expectError(await t.fetch(listOf(99999), { key }), 403, {
-      type: 'authentication_error',
-      code: 'permission_denied',
-      detail: 'API key does not have access to the requested project: ID 99999.',
-      attr: null,
-    });
+    await expectError(await t.fetch(listOf(99999), { key }), 403, projectNotAllowed(99999));
   });
 
   it('a key limited to project 1 on a malformed project id answers 404 "Project not found."', async () => {

@@ -22,6 +22,7 @@ import type { components, EnvApiClient } from '../../client/index.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ErrorBody, forbidden, missingScope, NOT_AUTHENTICATED, NOT_FOUND, PROJECT_NOT_FOUND, required } from '../helpers/errors.js';
 import { refuseInserts } from '../helpers/store.js';
 
 type Dashboard = components['schemas']['Dashboard'];
@@ -29,7 +30,6 @@ type DashboardTile = components['schemas']['DashboardTile'];
 type TemplateRequest = components['schemas']['DashboardCreateFromTemplateJSONRequest'];
 type Template = components['schemas']['DashboardTemplate'];
 type TemplateTile = components['schemas']['DashboardTemplateTile'];
-type ErrorBody = components['schemas']['Error'];
 
 type DashboardPage = components['schemas']['PaginatedDashboardBasicList'];
 
@@ -44,12 +44,8 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 const UNKNOWN_ID = 2_000_000_000;
 
-const forbidden = (detail: string): ErrorBody => ({ type: 'authentication_error', code: 'permission_denied', detail, attr: null });
-const NOT_FOUND: ErrorBody = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
 const NO_EDIT = forbidden("You don't have edit permissions for this dashboard.");
 const NO_PROJECT_ACCESS = forbidden("You don't have access to the project.");
-const missingScope = (scope: string): ErrorBody => forbidden(`API key missing required scope '${scope}'`);
-const required = (attr: string): ErrorBody => ({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr });
 
 let t: TestServer;
 /** project 1 of the bootstrap organization */
@@ -804,7 +800,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
 
   it('on an unknown project answers 404 "Project not found." and creates nothing', async () => {
     const a = await createsNothing(() => fromTemplateRaw({ template: template() }, { project: 99999 }));
-    expectError(a, 404, { type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null });
+    expectError(a, 404, PROJECT_NOT_FOUND);
   });
 
   it('on a project of another organization answers 403 and creates nothing', async () => {
@@ -1301,7 +1297,7 @@ describe('GET /api/environments/{project_id}/dashboards/', () => {
   });
 
   it('an unknown project answers 404 "Project not found."', async () => {
-    expectError(await listDashboards(99999), 404, { type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null });
+    expectError(await listDashboards(99999), 404, PROJECT_NOT_FOUND);
   });
 });
 
@@ -1428,7 +1424,7 @@ describe('scopes and keys on the dashboards operations', () => {
 
   it('without a key every operation answers 401', async () => {
     const { a, b } = await twoDashboards();
-    const notAuthenticated: ErrorBody = { type: 'authentication_error', code: 'not_authenticated', detail: 'Authentication credentials were not provided.', attr: null };
+    const notAuthenticated: ErrorBody = NOT_AUTHENTICATED;
     expectError(await listRaw(P, '', null), 401, notAuthenticated);
     expectError(await retrieveRaw(P, a.id, null), 401, notAuthenticated);
     const post = await t.fetch(`/api/environments/${P}/dashboards/create_from_template_json/`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ template: template() }), key: null });

@@ -11,8 +11,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ErrorBody } from '../helpers/errors.js';
 
-type ErrorBody = components['schemas']['Error'];
 
 /** Longest detail a capped message may have. */
 const MAX_DETAIL = 300;

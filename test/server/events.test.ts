@@ -13,13 +13,13 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ErrorBody, missingScope, projectNotAllowed } from '../helpers/errors.js';
 import { paginate, type components, type operations } from '../../client/index.js';
 import { EventsWriteRepository, type EventInput, type PersonUpdate } from '../../server/storage/repositories/events-write.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 
 type ClickhouseEvent = components['schemas']['ClickhouseEvent'];
 type EventsPage = components['schemas']['PaginatedClickhouseEventList'];
-type ErrorBody = components['schemas']['Error'];
 type ListQuery = NonNullable<operations['environments_events_list']['parameters']['query']>;
 type ValuesQuery = NonNullable<operations['environments_events_values_retrieve']['parameters']['query']>;
 
@@ -34,12 +34,6 @@ const DAY = 24 * HOUR;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const missingScope = (scope: string): ErrorBody => ({
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: `API key missing required scope '${scope}'`,
-  attr: null,
-});
 
 let t: TestServer;
 
@@ -1545,12 +1539,7 @@ describe('events — isolation between projects and organizations, scopes', () =
 
   it('a key limited to another project answers 403 on project 1', async () => {
     const key = await t.key(['query:read'], { projects: [sibling] });
-    const expected: ErrorBody = {
-      type: 'authentication_error',
-      code: 'permission_denied',
-      detail: 'API key does not have access to the requested project: ID 1.',
-      attr: null,
-    };
+    const expected: ErrorBody = projectNotAllowed(1);
     await expectError(await t.fetch('/api/environments/1/events/', { key }), 403, expected);
     await expectError(await t.fetch(`/api/environments/1/events/${secret.uuid}/`, { key }), 403, expected);
     await expectError(await t.fetch('/api/environments/1/events/values/?key=$browser', { key }), 403, expected);

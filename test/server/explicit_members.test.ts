@@ -18,11 +18,11 @@ import type { components, EnvApiClient } from '../../client/index.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ErrorBody, forbidden, invalid, missingScope, NOT_FOUND, PROJECT_NOT_FOUND, required } from '../helpers/errors.js';
 
 type ExplicitTeamMember = components['schemas']['ExplicitTeamMember'];
 type ExplicitTeamMemberRequest = components['schemas']['ExplicitTeamMemberRequest'];
 type PatchedExplicitTeamMember = components['schemas']['PatchedExplicitTeamMember'];
-type ErrorBody = components['schemas']['Error'];
 
 const MEMBERS = '/api/environments/{project_id}/explicit_members/';
 const MEMBER = '/api/environments/{project_id}/explicit_members/{parent_membership__user__uuid}/';
@@ -38,8 +38,6 @@ const UNKNOWN_UUID = '01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01';
 /** the project id PostHog's test_add_member_to_nonexistent_project_forbidden uses */
 const NONEXISTENT_PROJECT = 2137;
 
-const forbidden = (detail: string): ErrorBody => ({ type: 'authentication_error', code: 'permission_denied', detail, attr: null });
-const invalid = (detail: string): ErrorBody => ({ type: 'validation_error', code: 'invalid_input', detail, attr: null });
 
 /** TeamMemberStrictManagementPermission.message */
 const INSUFFICIENT = forbidden("You don't have sufficient permissions in the project.");
@@ -49,9 +47,6 @@ const OWN_LEVEL = forbidden("You can't set your own access level.");
 const EDIT_HIGHER = forbidden('You can only edit others with level lower or equal to you.');
 const NOT_PRIVATE = invalid('Explicit members can only be accessed for projects with project-based permissioning enabled.');
 const DUPLICATE = invalid('This user likely already is an explicit member of the project.');
-const NOT_FOUND: ErrorBody = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
-const PROJECT_NOT_FOUND: ErrorBody = { type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null };
-const missingScope = (scope: string): ErrorBody => forbidden(`API key missing required scope '${scope}'`);
 
 let t: TestServer;
 let members: ExplicitMembersRepository;
@@ -493,7 +488,7 @@ describe('POST /api/environments/{project_id}/explicit_members/', () => {
     const res = await raw(me, 'POST', `/api/environments/${p}/explicit_members/`, { level: 1 });
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'user_uuid' });
+    expect(res.body).toEqual(required('user_uuid'));
   });
 
   it('a user_uuid that is not a UUID answers 400 on `user_uuid`', async () => {

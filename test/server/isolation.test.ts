@@ -19,6 +19,7 @@ import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { dumpPgSchema } from '../helpers/pg.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { INVALID_KEY, projectNotAllowed } from '../helpers/errors.js';
 import { bodyRequired, operations as OPERATIONS } from '../helpers/spec.js';
 
 interface Answer {
@@ -339,7 +340,7 @@ describe('keys', () => {
       expect({ op: op.operationId, status: a.status, body: a.body }).toEqual({
         op: op.operationId,
         status: 401,
-        body: { type: 'authentication_error', code: 'authentication_failed', detail: 'Personal API key found in request Authorization header is invalid.', attr: null },
+        body: INVALID_KEY,
       });
     }
   });
@@ -357,7 +358,7 @@ describe('keys', () => {
         expect({ op: op.operationId, status: a.status, body: a.body }).toEqual({
           op: op.operationId,
           status: 403,
-          body: { type: 'authentication_error', code: 'permission_denied', detail: `API key does not have access to the requested project: ID ${project}.`, attr: null },
+          body: projectNotAllowed(project),
         });
         checked += 1;
       }

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ErrorBody, invalid, INVALID_KEY, missingScope, NO_PROJECT_ACCESS, NOT_AUTHENTICATED, NOT_FOUND, PROJECT_NOT_FOUND, projectNotAllowed, required } from '../helpers/errors.js';
 import { paginate, unwrap, type components } from '../../client/index.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
 import { ANSWER_READS } from '../../server/domain/plugin-configs.js';
@@ -21,37 +22,11 @@ type PluginConfigRequest = components['schemas']['PluginConfigRequest'];
 type PatchedPluginConfig = components['schemas']['PatchedPluginConfig'];
 type ActivityLogPage = components['schemas']['ActivityLogPage'];
 type PaginatedPluginConfigList = components['schemas']['PaginatedPluginConfigList'];
-type ErrorBody = components['schemas']['Error'];
 
 const SECRET = '**************** POSTHOG SECRET FIELD ****************';
 const NO_FRONTEND = 'export function getFrontendApp () { return {"no_frontend": true} }';
-const NOT_FOUND: ErrorBody = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
-const PROJECT_NOT_FOUND: ErrorBody = { type: 'invalid_request', code: 'not_found', detail: 'Project not found.', attr: null };
-const NO_PROJECT_ACCESS: ErrorBody = {
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: "You don't have access to the project.",
-  attr: null,
-};
-const NOT_AUTHENTICATED: ErrorBody = {
-  type: 'authentication_error',
-  code: 'not_authenticated',
-  detail: 'Authentication credentials were not provided.',
-  attr: null,
-};
-const INVALID_KEY: ErrorBody = {
-  type: 'authentication_error',
-  code: 'authentication_failed',
-  detail: 'Personal API key found in request Authorization header is invalid.',
-  attr: null,
-};
-const missingScope = (scope: string): ErrorBody => ({
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: `API key missing required scope '${scope}'`,
-  attr: null,
-});
-const jobError = (detail: string): ErrorBody => ({ type: 'validation_error', code: 'invalid_input', detail, attr: null });
+/** 400 invalid_input on no field: the job's answer for a plugin or payload it refuses. */
+const jobError = (detail: string): ErrorBody => invalid(detail);
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -487,10 +462,10 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
   it('when plugin or order is missing, answers 400 required with attr naming it', async () => {
     const noPlugin = await raw('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { body: { order: 0 } });
     expect(noPlugin.status).toBe(400);
-    expect(noPlugin.body).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'plugin' });
+    expect(noPlugin.body).toEqual(required('plugin'));
     const noOrder = await raw('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { body: { plugin: plugin['notification-bar'] } });
     expect(noOrder.status).toBe(400);
-    expect(noOrder.body).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'order' });
+    expect(noOrder.body).toEqual(required('order'));
   });
 
   it('when a field has the wrong type, answers 400 with attr naming the field', async () => {
@@ -692,7 +667,7 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/{id}
     const client = t.clientFor(await t.key(['plugin:read'], { projects: [projectB] }));
     const { response, error } = await client.GET(FRONTEND_APP, { params: { path: { project_id: '1', id: app.id } } });
     expect(response.status).toBe(403);
-    expect(error).toEqual({ type: 'authentication_error', code: 'permission_denied', detail: 'API key does not have access to the requested project: ID 1.', attr: null });
+    expect(error).toEqual(projectNotAllowed(1));
   });
 
   it('when the key lacks plugin:read, answers 403 missing scope', async () => {
@@ -1324,7 +1299,7 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
   it('when the body has no job, answers 400 required with attr job', async () => {
     const res = await job(cio.id, {});
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'job' });
+    expect(res.body).toEqual(required('job'));
   });
 
   it('when the id is not a destination config of the project, answers 404 and stores nothing', async () => {
@@ -1670,12 +1645,7 @@ describe('every plugin_configs operation', () => {
     for (const op of ops) {
       const res = await call(op, 1, key);
       expect(res.status, op.name).toBe(403);
-      expect(res.body, op.name).toEqual({
-        type: 'authentication_error',
-        code: 'permission_denied',
-        detail: 'API key does not have access to the requested project: ID 1.',
-        attr: null,
-      });
+      expect(res.body, op.name).toEqual(projectNotAllowed(1));
     }
   });
 

@@ -5,14 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ErrorBody, NOT_FOUND, required } from '../helpers/errors.js';
 import { declaredStatuses, operations } from '../helpers/spec.js';
-
-interface ErrorBody {
-  type: string;
-  code: string;
-  detail: string;
-  attr: string | null;
-}
 
 const ERROR_TYPES = ['validation_error', 'authentication_error', 'invalid_request', 'throttled_error', 'server_error'];
 const UTC_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
@@ -102,7 +96,6 @@ describe('trailing slash', () => {
 });
 
 describe('unknown routes and methods', () => {
-  const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
 
   it.each([
     '/api/environments/1/nothing_here/',
@@ -186,7 +179,7 @@ describe('request bodies', () => {
   it('a missing required field answers 400 required with attr', async () => {
     const res = await t.fetch(LIST, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ order: 1 }) });
     expect(res.status).toBe(400);
-    expect(await errorOf(res, 'missing plugin')).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'plugin' });
+    expect(await errorOf(res, 'missing plugin')).toEqual(required('plugin'));
   });
 
   it('an invalid query parameter answers 400 with attr naming it', async () => {

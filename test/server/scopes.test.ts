@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecOperation } from '../../server/http/spec.js';
 import { KNOWN_SCOPES } from '../../server/domain/access.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ErrorBody, missingScope, projectNotAllowed } from '../helpers/errors.js';
 import { bodyRequired, declaredStatuses, operations, paramsOf, requiredScopes, type Param } from '../helpers/spec.js';
 
 /** Every scope a key can carry, but `*`. */
@@ -111,13 +112,6 @@ async function expectNotRefused(op: SpecOperation, path: string, res: Response):
   expect(declaredStatuses(op), what).toContain(String(res.status));
 }
 
-interface ErrorBody {
-  type: string;
-  code: string;
-  detail: string;
-  attr: string | null;
-}
-
 let t: TestServer;
 let fixture: Fixture;
 let otherProjectId: number;
@@ -167,12 +161,7 @@ for (const op of operations) {
         const res = await t.fetch(path, { ...init, key });
         const body = (await res.json()) as ErrorBody;
         expect(res.status).toBe(403);
-        expect(body).toEqual({
-          type: 'authentication_error',
-          code: 'permission_denied',
-          detail: `API key missing required scope '${scope}'`,
-          attr: null,
-        });
+        expect(body).toEqual(missingScope(scope));
       });
 
       it(`with a key holding exactly ${scope}, is not refused`, async () => {
@@ -206,12 +195,7 @@ for (const op of operations) {
         const res = await t.fetch(path, { ...init, key });
         const body = (await res.json()) as ErrorBody;
         expect(res.status).toBe(403);
-        expect(body).toEqual({
-          type: 'authentication_error',
-          code: 'permission_denied',
-          detail: 'API key does not have access to the requested project: ID 1.',
-          attr: null,
-        });
+        expect(body).toEqual(projectNotAllowed(1));
       });
 
       it('with a key limited to project 1, is not refused on project 1', async () => {
