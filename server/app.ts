@@ -1,18 +1,14 @@
 /**
  * `createApp(deps)`: the Express application, without `listen()`.
  *
- * Pipeline, one sequence of middlewares (`inSequence`) served without Express's router
- * (`handleWithoutRouter`), then the error handler: request log + request id
- * (pino) → one middleware for `/_health`, `/_readyz` (outside the spec and auth), trailing-slash
- * normalisation and the JSON body (1 MiB; skipped without a body) → express-openapi-validator
- * (route match, memoised per method and path; security with scopes read from the spec, then the
- * per-key rate limit, then request validation, response validation when enabled) → one dispatch
- * on the operationId the validator matched, to the handler map → PostHog-shaped errors. The spec
- * is parsed once, here, not per request; without response validation the validator is given the
- * spec without response schemas (`withoutResponseSchemas`).
+ * The request path, step by step, is drawn at the top of server/http/openapi-pipeline.ts: one
+ * sequence of middlewares (`inSequence`) served without Express's router (`handleWithoutRouter`),
+ * request log → health probes, trailing slash and JSON body → express-openapi-validator with the
+ * route memo and the per-key rate limit (`validatorPipeline`) → one dispatch on the operationId
+ * the validator matched, to the handler map → PostHog-shaped errors. The spec is parsed once, here,
+ * not per request. Routes are added to `openapi.yaml` and the handler map, never with `app.use`.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import { createServices, type Services } from './domain/services.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
@@ -22,11 +18,11 @@ import { healthRoutes } from './http/health.js';
 import { JsonText } from './http/json-text.js';
 import { assertRequestText } from './http/request-text.js';
 import { defaultLogger, requestLogger } from './http/logging.js';
+import { openapiOf, validatorPipeline } from './http/openapi-pipeline.js';
 import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
-import { listOperations, loadSpec, withoutResponseSchemas, type OpenApiDocument } from './http/spec.js';
+import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
-import { installRouteRegexpCache, memoiseRouteMatch, skipUnusedSpecSchemaCompile } from './http/validator-tuning.js';
 import type { EventsReads } from './read-pool/index.js';
 import type { Store } from './storage/db.js';
 
@@ -120,12 +116,13 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       assertFiniteQuery(req.query);
-      const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, unknown> } }).openapi?.pathParams;
+      const openapi = openapiOf(req);
+      const pathParams = openapi?.pathParams;
       // The same coercion lets `Infinity` through as an integer id: it names no object (404, as DRF).
       if (pathParams) for (const k in pathParams) if (typeof pathParams[k] === 'number' && !Number.isFinite(pathParams[k])) throw notFound();
       const params = pathParams ? { ...req.params, ...pathParams } : { ...req.params };
       // NUL and lone surrogates in the query or body: 400 on both stores (PostgreSQL cannot hold NUL)
-      assertRequestText({ operation: (req as Request & { openapi?: { schema?: { parameters?: unknown; requestBody?: unknown } } }).openapi?.schema, query: req.query, body: req.body });
+      assertRequestText({ operation: openapi?.schema, query: req.query, body: req.body });
       const ctx = new Context(operationId, params, req.query, req.body, (req as AuthedRequest).auth, services, req) as unknown as HandlerContext<OperationId>;
       const reply = await handler(ctx);
       if (reply.headers) res.set(reply.headers);
@@ -143,18 +140,6 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
   };
 }
 
-/** `mw` until it has once called `next()` without an error; from then on, only `next()`. */
-function untilFirstSuccess(mw: express.RequestHandler): express.RequestHandler {
-  let passed = false;
-  return (req, res, next) => {
-    if (passed) return next();
-    return mw(req, res, (err?: unknown) => {
-      if (err === undefined) passed = true;
-      next(err);
-    });
-  };
-}
-
 /** Builds the application. Throws at build time if the spec has an operation without a handler. */
 export function createApp(deps: AppDeps): express.Express {
   const spec = deps.spec ?? loadSpec();
@@ -163,8 +148,6 @@ export function createApp(deps: AppDeps): express.Express {
   const logger = deps.logger ?? defaultLogger();
   const onServerError = deps.onServerError ?? ((err: unknown) => logger.error({ err }, 'unexpected error'));
   const rateLimit = deps.rateLimit === undefined ? readRateLimitConfig() : deps.rateLimit;
-  installRouteRegexpCache();
-  skipUnusedSpecSchemaCompile();
 
   const app = express();
   app.disable('x-powered-by');
@@ -195,36 +178,14 @@ export function createApp(deps: AppDeps): express.Express {
       next();
     });
   };
-  const validator = OpenApiValidator.middleware({
-    // without response validation (production) the validator gets no response schemas to compile
-    apiSpec: (deps.validateResponses === false ? withoutResponseSchemas(spec) : spec) as never,
-    validateRequests: { allowUnknownQueryParameters: true, removeAdditional: true },
-    validateResponses: deps.validateResponses === false ? false : { removeAdditional: false },
-    validateSecurity: { handlers: { PersonalAPIKeyAuth: personalApiKeyHandler(deps.store) } },
-    validateFormats: true,
-    // The spec is checked where it changes: Redocly lints it (recommended-strict) and the contract
-    // tests read it, in CI. Checking it again against the OpenAPI meta-schema at every start cost
-    // ~200 ms of cold start (docs/performance.md).
-    validateApiSpec: false,
-    // no multipart/form-data in the spec: without this the library adds a middleware that checks
-    // every request for one
-    fileUploader: false,
-    // match on req.url, which the trailing-slash step above has normalised
-    useRequestUrl: true,
-  }) as unknown as express.RequestHandler[];
-  // The library's first middleware installs `app.param` handlers (for Express routes with path
-  // parameters, which this app does not have: it dispatches on the operationId below) and reports a
-  // spec that failed to load. Both are done once it has passed: after that it is skipped.
-  const pathParams = validator.findIndex((mw) => mw.name === 'pathParamsMiddleware');
-  if (pathParams !== -1) validator[pathParams] = untilFirstSuccess(validator[pathParams]!);
-  const metadata = validator.findIndex((mw) => mw.name === 'metadataMiddleware');
-  if (metadata !== -1) validator[metadata] = memoiseRouteMatch(validator[metadata]!);
-  if (rateLimit) {
-    // Throttle after authentication and the scope check (the key is known and valid, as DRF's
-    // check_throttles after check_permissions), before request validation (invalid requests count).
-    const afterSecurity = validator.findIndex((mw) => mw.name === 'securityMiddleware');
-    validator.splice(afterSecurity === -1 ? validator.length : afterSecurity + 1, 0, rateLimitMiddleware({ logger, ...rateLimit }));
-  }
+  // express-openapi-validator's middlewares with the route memo and the rate limiter in place;
+  // throws here when the library's internals are not where the pipeline expects them
+  const validator = validatorPipeline({
+    spec,
+    validateResponses: deps.validateResponses !== false,
+    securityHandler: personalApiKeyHandler(deps.store),
+    rateLimiter: rateLimit ? rateLimitMiddleware({ logger, ...rateLimit }) : undefined,
+  });
 
   // The validator has already matched the request to one operation of the spec (unknown paths and
   // methods were answered 404/405 there): dispatch on its operationId instead of matching the path a
@@ -235,7 +196,7 @@ export function createApp(deps: AppDeps): express.Express {
     routes.set(op.operationId, route(op.operationId as OperationId, map, services, deps.validateResponses !== false));
   }
   const dispatch: express.RequestHandler = (req, res, next) => {
-    const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
+    const operationId = openapiOf(req)?.schema.operationId;
     const handle = operationId === undefined ? undefined : routes.get(operationId);
     if (!handle) return next(notFound());
     return handle(req, res, next);

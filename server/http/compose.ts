@@ -83,7 +83,12 @@ export function inSequence(...middlewares: RequestHandler[]): RequestHandler {
  * or a rejection is reported to `onUnhandled` and answered with a bare 500 (headers `onError` set
  * are removed; the connection is destroyed instead when the headers were already sent), `next()`
  * with a bare 404. Not kept: the `X-Powered-By` header (envapi turns it off), the router's
- * diagnostics channel, and routes or `app.use` layers added to `app`, which are never reached.
+ * diagnostics channel, and routes or `app.use` layers: once this has run, `app.use`, `app.route`,
+ * `app.all` and every `app.<method>` route (`app.get(path, …)`; `app.get(setting)` still reads a
+ * setting) throw a `RouteAfterPipelineError`, since no router would ever reach them. Routes are added
+ * to the pipeline: an operation in `openapi.yaml` plus its handler in the handler map
+ * (server/handlers/), or a step of the pipeline in `createApp` (server/app.ts; the request path is
+ * drawn in server/http/openapi-pipeline.ts). `app.param` stays (the validator calls it).
  *
  * HEAD: as Express's router runs a GET route for a HEAD request that has no HEAD route, and as
  * Django answers HEAD with the view's GET, a HEAD request goes through `pipeline` as a GET
@@ -124,6 +129,7 @@ export function handleWithoutRouter(
       onThrow(e ?? new Error('Thrown value was falsy'));
     }
   };
+  refuseRoutes(app);
   (app as Express & { handle: (req: IncomingMessage, res: ServerResponse) => void }).handle = (rawReq, rawRes) => {
     const req = rawReq as Request;
     const res = rawRes as Response;
@@ -155,6 +161,35 @@ export function handleWithoutRouter(
     req.next = done;
     guarded(pipeline, req, res, done, done);
   };
+}
+
+/** Thrown by `app.use`, `app.get(path, …)`… on an app served by `handleWithoutRouter`. */
+export class RouteAfterPipelineError extends Error {
+  constructor(call: string) {
+    super(
+      `${call}: this app is served without Express's router (handleWithoutRouter, server/http/compose.ts), ` +
+        'so a route or middleware added this way would never be reached. Add an operation to openapi.yaml and its ' +
+        'handler to the handler map (server/handlers/), or a step to the request pipeline in createApp (server/app.ts).',
+    );
+    this.name = 'RouteAfterPipelineError';
+  }
+}
+
+/** The app's route-adding methods: `use`, `route`, `all` and one per HTTP method Express defines. */
+const ROUTE_METHODS = ['use', 'route', 'all', ...http.METHODS.map((m) => m.toLowerCase())];
+
+/** Makes every route-adding method of `app` throw `RouteAfterPipelineError` (`app.get(setting)` still reads). */
+function refuseRoutes(app: Express): void {
+  const methods = app as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of ROUTE_METHODS) {
+    const original = methods[name];
+    if (typeof original !== 'function') continue;
+    methods[name] = function (this: unknown, ...args: unknown[]) {
+      // Express's app.get with one argument is the settings getter, not a route
+      if (name === 'get' && args.length === 1) return original.apply(this, args);
+      throw new RouteAfterPipelineError(`app.${name}(${typeof args[0] === 'string' ? JSON.stringify(args[0]) : '…'})`);
+    };
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The request path's plumbing, through real HTTP: `inSequence` (several middlewares as one Express
  * layer) keeps Express 5's semantics; `handleWithoutRouter` gives the sequence what Express's
- * `app.handle` and router would, and ends errors as they would; the memoised route match (validator-tuning fix 3) decides as
+ * `app.handle` and router would, and ends errors as they would; the memoised route match (openapi-pipeline.ts, fix 3) decides as
  * the library does on every repetition of a path; the request log writes one line per request, and
  * marks a response whose connection closed before it was sent.
  */
@@ -19,7 +19,7 @@ import { createApp } from '../../server/app.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
 import { createHttpServer, handleWithoutRouter, inSequence } from '../../server/http/compose.js';
 import { listOperations, loadSpec } from '../../server/http/spec.js';
-import { memoiseRouteMatch } from '../../server/http/validator-tuning.js';
+import { memoiseRouteMatch } from '../../server/http/openapi-pipeline.js';
 import { migrateToLatest, openStore } from '../../server/storage/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

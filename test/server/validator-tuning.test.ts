@@ -1,13 +1,16 @@
 /**
- * The two express-openapi-validator fixes of server/http/validator-tuning.ts are installed (a
- * library upgrade that changes the patched modules makes these fail, so the fixes are revisited),
- * and they change only how much work is done: the memoised `pathToRegexp` gives what the original
- * gives, and requests are still routed and validated through the real HTTP stack.
+ * The fixes of express-openapi-validator that server/http/openapi-pipeline.ts installs (fix 1, the
+ * memoised `pathToRegexp`; fix 2, the skipped meta-schema compile) are in place once an app is
+ * built, installing them again changes nothing, and they change only how much work is done: the
+ * memoised `pathToRegexp` gives what the original gives, and requests are still routed and
+ * validated through the real HTTP stack, with and without response validation. Also: the
+ * request-only copy of the spec the production validator gets. (A library upgrade that moves a
+ * patched module fails the start: test/server/openapi-pipeline.test.ts.)
  */
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listOperations, loadSpec, withoutResponseSchemas } from '../../server/http/spec.js';
-import { installRouteRegexpCache, skipUnusedSpecSchemaCompile } from '../../server/http/validator-tuning.js';
+import { installRouteRegexpCache, skipUnusedSpecSchemaCompile } from '../../server/http/openapi-pipeline.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
