@@ -5,12 +5,12 @@
  * application/javascript, or empty for 204); a `strict` request (text no store can hold) answered
  * with a 4xx; nothing of project B in an answer to project 1 or to a project-1 key; an answer within
  * `HANG_TIMEOUT_MS`. Violations and counts go to a `Tally`, one per test file, which `summaryLine`
- * and `violationReport` print.
+ * and `violationReport` print. `useFuzzServer` gives a test file its own seeded server.
  */
-import { expect } from 'vitest';
-import { usesPostgres, type TestServer } from '../helpers/server.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
 import { SEED } from './arbitraries.js';
-import type { Fixture } from './fixture.js';
+import { seed, type Fixture } from './fixture.js';
 import { keyValue, type FuzzRequest } from './requests.js';
 import { declaredStatuses, operations } from '../helpers/spec.js';
 
@@ -182,4 +182,38 @@ export function violationReport(mine: Violation[]): string {
 export function summaryLine(tally: Tally, started: number, closeMs: number): string {
   const summary = [...tally.statusCounts.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(' ');
   return `[fuzz] ${tally.requestsSent} requests (${tally.sweepSent} of them the control-character sweep) over ${operations.length} operations (seed ${SEED}); store ${usesPostgres() ? 'postgres' : 'sqlite'}; ${((Date.now() - started) / 1000).toFixed(1)} s; statuses ${summary}; violations ${tally.violations.length}; close ${closeMs} ms`;
+}
+
+/**
+ * Gives the calling test file its own server: started and seeded (`seed`) before its tests, closed
+ * after them, when the file's `[fuzz]` summary line (`summaryLine` of `tally`) is logged; a failure
+ * to close is rethrown after the line. Call at the top level of a test file; the answer reads the
+ * seeded fixture once the tests run.
+ */
+export function useFuzzServer(tally: Tally): () => Fixture {
+  let t: TestServer | undefined;
+  let f: Fixture | undefined;
+  let suiteStarted = 0;
+  beforeAll(async () => {
+    suiteStarted = Date.now();
+    t = await startTestServer();
+    f = await seed(t);
+  }, 60_000);
+
+  afterAll(async () => {
+    const started = Date.now();
+    let closeError: unknown;
+    try {
+      await t?.close();
+    } catch (err) {
+      closeError = err;
+    }
+    console.info(summaryLine(tally, suiteStarted, Date.now() - started));
+    if (closeError) throw closeError;
+  });
+
+  return () => {
+    if (!f) throw new Error('the fuzz server is not seeded yet: read the fixture inside a test');
+    return f;
+  };
 }

@@ -23,11 +23,9 @@
  * Fixed seed; `FUZZ_RUNS` (total random requests, default 3,000) scales the run.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
 import { SEED } from './arbitraries.js';
-import { newTally, send, stillUp, summaryLine, violationReport } from './check-answer.js';
-import { seed, type Fixture } from './fixture.js';
+import { newTally, send, stillUp, useFuzzServer, violationReport } from './check-answer.js';
 import { requestArb } from './requests.js';
 import { operations } from '../helpers/spec.js';
 
@@ -35,31 +33,12 @@ const TOTAL_RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
 const RUNS_PER_OP = Math.ceil(TOTAL_RUNS / operations.length);
 
 const tally = newTally();
-let t: TestServer;
-let f: Fixture;
-
-let suiteStarted = 0;
-beforeAll(async () => {
-  suiteStarted = Date.now();
-  t = await startTestServer();
-  f = await seed(t);
-}, 60_000);
-
-let closeError: unknown;
-afterAll(async () => {
-  const started = Date.now();
-  try {
-    await t?.close();
-  } catch (err) {
-    closeError = err;
-  }
-  console.info(summaryLine(tally, suiteStarted, Date.now() - started));
-  if (closeError) throw closeError;
-});
+const fixture = useFuzzServer(tally);
 
 describe('fuzzing the contract', () => {
   for (const [index, op] of operations.entries()) {
     it(`${op.method.toUpperCase()} ${op.path} (${op.operationId})`, { timeout: 600_000 }, async () => {
+      const f = fixture();
       const before = tally.violations.length;
       await fc.assert(
         fc.asyncProperty(requestArb(op, f), async (r) => {
@@ -67,7 +46,7 @@ describe('fuzzing the contract', () => {
         }),
         { seed: SEED + index, numRuns: RUNS_PER_OP, endOnFailure: true },
       );
-      await stillUp(t);
+      await stillUp(f.t);
       const mine = tally.violations.slice(before);
       expect(mine.length, `${mine.length} violation(s) for ${op.operationId}:\n${violationReport(mine)}`).toBe(0);
     });

@@ -10,36 +10,14 @@
  * in particular text no store can hold (U+0000, unpaired surrogates) where the operation reads it
  * answers a 4xx, never a 2xx. ~4,000 requests whatever `FUZZ_RUNS`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
 import { CONTROL_CHARS } from './arbitraries.js';
-import { newTally, send, stillUp, summaryLine, violationReport } from './check-answer.js';
+import { newTally, send, stillUp, useFuzzServer, violationReport } from './check-answer.js';
 import { controlSweep } from './control-sweep.js';
-import { seed, type Fixture } from './fixture.js';
 import { bodySchemaOf, declaredStatuses, deref, operations, paramsOf, typesOf } from '../helpers/spec.js';
 
 const tally = newTally();
-let t: TestServer;
-let f: Fixture;
-
-let suiteStarted = 0;
-beforeAll(async () => {
-  suiteStarted = Date.now();
-  t = await startTestServer();
-  f = await seed(t);
-}, 60_000);
-
-let closeError: unknown;
-afterAll(async () => {
-  const started = Date.now();
-  try {
-    await t?.close();
-  } catch (err) {
-    closeError = err;
-  }
-  console.info(summaryLine(tally, suiteStarted, Date.now() - started));
-  if (closeError) throw closeError;
-});
+const fixture = useFuzzServer(tally);
 
 describe('fuzzing the contract: control characters', () => {
   it('every operation that reads a body or a string query parameter declares 400 (NUL and surrogates answer it)', () => {
@@ -52,11 +30,12 @@ describe('fuzzing the contract: control characters', () => {
 
   for (const op of operations) {
     it(`control characters in every string: ${op.method.toUpperCase()} ${op.path} (${op.operationId})`, { timeout: 600_000 }, async () => {
+      const f = fixture();
       const before = tally.violations.length;
       const requests = controlSweep(op, f);
       expect(requests.length).toBeGreaterThanOrEqual(CONTROL_CHARS.length);
       for (const r of requests) await send(r, f, tally);
-      await stillUp(t);
+      await stillUp(f.t);
       tally.sweepSent += requests.length;
       const mine = tally.violations.slice(before);
       expect(mine.length, `${mine.length} violation(s) for ${op.operationId}:\n${violationReport(mine)}`).toBe(0);

@@ -2,7 +2,8 @@
  * The error bodies tests expect, built with the server's own factories (`server/http/errors.ts`,
  * `.body`) so that `type` and `code` come from one place, with PostHog's `detail` texts written
  * here once. `test/server/error-bodies.test.ts` pins each of them to PostHog's wire body to the
- * letter, so a factory that drifted from PostHog fails there, not silently everywhere.
+ * letter, so a factory that drifted from PostHog fails there, not silently everywhere. Also
+ * `answer`, which reads a typed-client call as its status and body, data or error.
  */
 import type { components } from '../../client/index.js';
 import { authenticationFailed, notAuthenticated, notFound, permissionDenied, validationError } from '../../server/http/errors.js';
@@ -37,6 +38,14 @@ export function projectNotAllowed(id: number | string): ErrorBody {
   return forbidden(`API key does not have access to the requested project: ID ${id}.`);
 }
 
+/**
+ * 405 method_not_allowed "Method "<METHOD>" not allowed." (DRF's MethodNotAllowed). The server
+ * builds it inside its error mapping (no factory of its own), so it is written out here.
+ */
+export function methodNotAllowed(method: string): ErrorBody {
+  return { type: 'invalid_request', code: 'method_not_allowed', detail: `Method "${method}" not allowed.`, attr: null };
+}
+
 /** 400 validation_error with `detail` on `attr` (null: the whole request), `code` invalid_input unless told. */
 export function invalid(detail: string, attr: string | null = null, code = 'invalid_input'): ErrorBody {
   return validationError(detail, attr, code).body;
@@ -45,4 +54,17 @@ export function invalid(detail: string, attr: string | null = null, code = 'inva
 /** 400 required "This field is required." on `attr` (DRF's required field). */
 export function required(attr: string): ErrorBody {
   return invalid('This field is required.', attr, 'required');
+}
+
+/** What an operation answered: the status and the parsed body (data or PostHog's error). */
+export interface Answer<T> {
+  status: number;
+  data: T | undefined;
+  error: ErrorBody | undefined;
+}
+
+/** Awaits a typed-client call (`api.GET(…)`…) and answers its status with its data or error body. */
+export async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Answer<T>> {
+  const { data, error, response } = await call;
+  return { status: response.status, data, error: error as ErrorBody | undefined };
 }

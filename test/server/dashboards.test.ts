@@ -22,7 +22,7 @@ import type { components, EnvApiClient } from '../../client/index.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type ErrorBody, forbidden, missingScope, NOT_AUTHENTICATED, NOT_FOUND, PROJECT_NOT_FOUND, required } from '../helpers/errors.js';
+import { answer, type Answer, type ErrorBody, forbidden, missingScope, NOT_AUTHENTICATED, NOT_FOUND, PROJECT_NOT_FOUND, required } from '../helpers/errors.js';
 import { refuseInserts } from '../helpers/store.js';
 
 type Dashboard = components['schemas']['Dashboard'];
@@ -64,18 +64,6 @@ afterAll(async () => {
 });
 
 // ------------------------------------------------------------------------------------------ helpers
-
-/** What an operation answered: the status and the parsed body (data or PostHog's error). */
-interface Answer<T> {
-  status: number;
-  data: T | undefined;
-  error: ErrorBody | undefined;
-}
-
-async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Answer<T>> {
-  const { data, error, response } = await call;
-  return { status: response.status, data, error: error as ErrorBody | undefined };
-}
 
 async function rawAnswer<T>(res: Response): Promise<Answer<T>> {
   const text = await res.text();

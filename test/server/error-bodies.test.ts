@@ -8,6 +8,7 @@ import {
   forbidden,
   INVALID_KEY,
   invalid,
+  methodNotAllowed,
   missingScope,
   NO_PROJECT_ACCESS,
   NOT_AUTHENTICATED,
@@ -29,6 +30,7 @@ describe('test/helpers/errors.ts', () => {
     ['projectNotAllowed(1)', projectNotAllowed(1), { type: 'authentication_error', code: 'permission_denied', detail: 'API key does not have access to the requested project: ID 1.', attr: null }],
     ['invalid(detail)', invalid('Bad.'), { type: 'validation_error', code: 'invalid_input', detail: 'Bad.', attr: null }],
     ["invalid(detail, 'level', 'invalid_choice')", invalid('"15" is not a valid choice.', 'level', 'invalid_choice'), { type: 'validation_error', code: 'invalid_choice', detail: '"15" is not a valid choice.', attr: 'level' }],
+    ["methodNotAllowed('PUT')", methodNotAllowed('PUT'), { type: 'invalid_request', code: 'method_not_allowed', detail: 'Method "PUT" not allowed.', attr: null }],
     ["required('plugin')", required('plugin'), { type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'plugin' }],
   ])('%s is PostHog’s body', (_name, body, expected) => {
     expect(body).toStrictEqual(expected);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type ErrorBody, NOT_FOUND, required } from '../helpers/errors.js';
+import { type ErrorBody, methodNotAllowed, NOT_FOUND, required } from '../helpers/errors.js';
 import { declaredStatuses, operations } from '../helpers/spec.js';
 
 const ERROR_TYPES = ['validation_error', 'authentication_error', 'invalid_request', 'throttled_error', 'server_error'];
@@ -126,35 +126,20 @@ describe('unknown routes and methods', () => {
   it('PUT on a known path answers 405 method_not_allowed', async () => {
     const res = await t.fetch(LIST, { method: 'PUT', headers: JSON_HEADERS, body: '{}' });
     expect(res.status).toBe(405);
-    expect(await errorOf(res, 'PUT list')).toEqual({
-      type: 'invalid_request',
-      code: 'method_not_allowed',
-      detail: 'Method "PUT" not allowed.',
-      attr: null,
-    });
+    expect(await errorOf(res, 'PUT list')).toEqual(methodNotAllowed('PUT'));
   });
 
   it('PUT on a known templated path answers 405 method_not_allowed', async () => {
     const config = await createConfig(destinationPluginId);
     const res = await t.fetch(`/api/environments/1/pipeline_destination_configs/${config.id}/`, { method: 'PUT', headers: JSON_HEADERS, body: '{}' });
     expect(res.status).toBe(405);
-    expect(await errorOf(res, 'PUT destination')).toEqual({
-      type: 'invalid_request',
-      code: 'method_not_allowed',
-      detail: 'Method "PUT" not allowed.',
-      attr: null,
-    });
+    expect(await errorOf(res, 'PUT destination')).toEqual(methodNotAllowed('PUT'));
   });
 
   it('DELETE on a list path answers 405 naming DELETE', async () => {
     const res = await t.fetch('/api/projects/', { method: 'DELETE' });
     expect(res.status).toBe(405);
-    expect(await errorOf(res, 'DELETE projects')).toEqual({
-      type: 'invalid_request',
-      code: 'method_not_allowed',
-      detail: 'Method "DELETE" not allowed.',
-      attr: null,
-    });
+    expect(await errorOf(res, 'DELETE projects')).toEqual(methodNotAllowed('DELETE'));
   });
 });
 
@@ -350,7 +335,7 @@ describe('HEAD on GET operations', () => {
     expect(head.headers.get('content-type')).toMatch(/^application\/json/);
     expect((await head.arrayBuffer()).byteLength).toBe(0);
     // the body HEAD does not send is the one DRF would send for HEAD
-    const detail = JSON.stringify({ type: 'invalid_request', code: 'method_not_allowed', detail: 'Method "HEAD" not allowed.', attr: null });
+    const detail = JSON.stringify(methodNotAllowed('HEAD'));
     expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(detail)));
   });
 });
