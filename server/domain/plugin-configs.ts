@@ -14,6 +14,7 @@ import type { Kysely } from 'kysely';
 import { validationError, notFound, ApiError } from '../http/errors.js';
 import { JsonText } from '../http/json-text.js';
 import type { Store } from '../storage/db.js';
+import { cachedLoad } from '../storage/cached-loads.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import type { Database } from '../storage/schema.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
@@ -79,39 +80,66 @@ function secretKeys(plugin: Plugin): Set<string> {
   return new Set(secretFieldKeys(schemaOf(plugin)));
 }
 
+/** What a kept answer answers: one config of a kind (`id`), or one page of a kind's list (`page`, `url`). */
+type AnswerQuery = { kind: PluginConfigKind; id: number } | { kind: PluginConfigKind; page: { limit: number; offset: number }; url: URL };
+/** A kept answer: `retrieve`'s or `list`'s, serialized. */
+type Answer = JsonText<PluginConfigWire | PaginatedPluginConfigWire>;
+
 /**
- * The tables a kept `retrieve` or `list` answer is built from: the configs, the plugins, the
- * organization (name in `plugin_info`, plugins access level) and the team (the project's id).
+ * An organization's plugins of one kind (`'any'`: all), by id, as plugin configs keep them while
+ * the plugins table is unchanged (on SQLite: `Store.changeCounter`).
  */
-export const ANSWER_READS: readonly string[] = [
-  ...PluginConfigsRepository.READS,
-  ...PluginsRepository.LIST_FOR_ORGANIZATION_READS,
-  ...AccountsRepository.FIND_ORGANIZATION_READS,
-  'teams',
-];
+const PLUGINS_OF_KIND = cachedLoad({
+  name: 'plugins of an organization by kind',
+  reads: ['plugins'],
+  load: async (plugins: PluginsRepository, organizationId: string, kind: PluginConfigKind | 'any') => {
+    const all = await plugins.listForOrganization(organizationId);
+    const keep = all.filter((p) => kind === 'any' || (kind === 'destination' ? isDestination(p.capabilities) : isFrontendApp(p.capabilities)));
+    return new Map(keep.map((p) => [p.id, p]));
+  },
+});
 
 /** Plugin config operations of one store. */
 export class PluginConfigService {
-  /** An organization's plugins of one kind, while the plugins table is unchanged (on SQLite: `Store.changeCounter`). */
-  private readonly pluginsByKind: UnchangedStoreCache<Map<number, Plugin>> | undefined;
   /**
-   * Answers of `retrieve` and `list`, serialized, while the tables they come from are unchanged
-   * (on SQLite: `Store.changeCounter`, `ANSWER_READS`): they depend only on stored rows (the
-   * project's configs, the organization's plugins, name and plugins access level), never on who
-   * asks. A keyed GET then costs no query and no JSON encoding (docs/performance.md).
+   * `retrieve` and `list` answers, serialized, as they are kept while the tables they come from are
+   * unchanged: the configs, the plugins, the organization (name in `plugin_info`, plugins access
+   * level) and the team (the project's id); the project's team and organization come with the
+   * caller's `ProjectAccess`. They depend only on stored rows, never on who asks.
    */
-  private readonly answers: UnchangedStoreCache<JsonText<PluginConfigWire> | JsonText<PaginatedPluginConfigWire>> | undefined;
+  static readonly ANSWERS = cachedLoad({
+    name: 'plugin config answers',
+    reads: ['plugin_configs', 'plugins', 'organizations', 'teams'],
+    readsThroughArgument: ['teams', 'organizations'],
+    load: (service: PluginConfigService, project: ProjectAccess, query: AnswerQuery): Promise<Answer> => service.buildAnswer(project, query),
+  });
+
+  /** An organization's plugins of one kind, while the plugins table is unchanged (on SQLite: `Store.changeCounter`). */
+  private readonly pluginsByKind: UnchangedStoreCache<PluginsRepository, string, PluginConfigKind | 'any', Map<number, Plugin>> | undefined;
+  /**
+   * Answers of `retrieve` and `list` (`ANSWERS`), kept on SQLite (`Store.changeCounter`): a keyed
+   * GET then costs no query and no JSON encoding (docs/performance.md).
+   */
+  private readonly answers: UnchangedStoreCache<PluginConfigService, ProjectAccess, AnswerQuery, Answer> | undefined;
+  /** The plugins repository on the store (outside transactions), the context of `pluginsByKind`. */
+  private readonly plugins: PluginsRepository;
 
   constructor(private readonly store: Store) {
-    this.pluginsByKind = store.changeCounter && new UnchangedStoreCache(store.changeCounter, { reads: PluginsRepository.LIST_FOR_ORGANIZATION_READS, max: 1_000 });
-    this.answers = store.changeCounter && new UnchangedStoreCache(store.changeCounter, { reads: ANSWER_READS, max: 10_000 });
+    this.plugins = new PluginsRepository(store.db, store.changeCounter);
+    this.pluginsByKind = store.changeCounter && new UnchangedStoreCache(store.changeCounter, PLUGINS_OF_KIND, { max: 1_000 });
+    this.answers = store.changeCounter && new UnchangedStoreCache(store.changeCounter, PluginConfigService.ANSWERS, { max: 10_000 });
   }
 
-  /** `build()` serialized, kept under `key` in `answers` while `ANSWER_READS` are unchanged (on SQLite). */
-  private async answer<T>(key: string, build: () => Promise<T>): Promise<JsonText<T>> {
-    const load = async () => new JsonText<T>(Buffer.from(JSON.stringify(await build()), 'utf8'));
-    if (!this.answers) return load();
-    return ((await this.answers.get(key, load as () => Promise<JsonText<PluginConfigWire>>)) as JsonText<T> | undefined) ?? load();
+  /** The answer to `query`, kept under `key` in `answers` while `ANSWER_READS` are unchanged (on SQLite). */
+  private async answer<T>(key: string, project: ProjectAccess, query: AnswerQuery): Promise<JsonText<T>> {
+    const kept = this.answers && (await this.answers.get(key, this, project, query));
+    return (kept ?? (await this.buildAnswer(project, query))) as JsonText<T>;
+  }
+
+  /** `ANSWERS`' load: the config or the page `query` names, serialized. */
+  private async buildAnswer(project: ProjectAccess, query: AnswerQuery): Promise<Answer> {
+    const wire = 'id' in query ? await this.retrieveWire(project, query.kind, query.id) : await this.listPage(project, query.kind, query.page, query.url);
+    return new JsonText(Buffer.from(JSON.stringify(wire), 'utf8'));
   }
 
   private repos(db: Kysely<Database> = this.store.db) {
@@ -128,13 +156,10 @@ export class PluginConfigService {
    * through `db` inside a transaction; outside one, kept while the plugins table is unchanged.
    */
   private async pluginsOfKind(project: ProjectAccess, kind: PluginConfigKind | 'any', db?: Kysely<Database>): Promise<Map<number, Plugin>> {
-    const load = async () => {
-      const all = await this.repos(db).plugins.listForOrganization(project.organization.id);
-      const keep = all.filter((p) => kind === 'any' || (kind === 'destination' ? isDestination(p.capabilities) : isFrontendApp(p.capabilities)));
-      return new Map(keep.map((p) => [p.id, p]));
-    };
-    if (db !== undefined || !this.pluginsByKind) return load();
-    return (await this.pluginsByKind.get(`${project.organization.id}:${kind}`, load)) ?? load();
+    const organizationId = project.organization.id;
+    if (db !== undefined) return (await PLUGINS_OF_KIND.load(this.repos(db).plugins, organizationId, kind))!;
+    if (!this.pluginsByKind) return (await PLUGINS_OF_KIND.load(this.plugins, organizationId, kind))!;
+    return (await this.pluginsByKind.get(`${organizationId}:${kind}`, this.plugins, organizationId, kind))!;
   }
 
   private canConfigure(project: ProjectAccess): boolean {
@@ -195,7 +220,7 @@ export class PluginConfigService {
    * (kept on SQLite while `ANSWER_READS` are unchanged, by project, kind, page and request URL).
    */
   async list(project: ProjectAccess, kind: PluginConfigKind, page: { limit: number; offset: number }, url: URL): Promise<JsonText<PaginatedPluginConfigWire>> {
-    return this.answer(`list:${project.team.id}:${kind}:${page.limit}:${page.offset}:${url.href}`, () => this.listPage(project, kind, page, url));
+    return this.answer(`list:${project.team.id}:${kind}:${page.limit}:${page.offset}:${url.href}`, project, { kind, page, url });
   }
 
   private async listPage(project: ProjectAccess, kind: PluginConfigKind, page: { limit: number; offset: number }, url: URL): Promise<PaginatedPluginConfigWire> {
@@ -225,10 +250,12 @@ export class PluginConfigService {
    * Throws 404 "Not found." as `getObject`.
    */
   async retrieve(project: ProjectAccess, kind: PluginConfigKind, id: number): Promise<JsonText<PluginConfigWire>> {
-    return this.answer(`retrieve:${project.team.id}:${kind}:${id}`, async () => {
-      const { record, plugin } = await this.getObject(project, kind, id);
-      return this.toWire(record, plugin, project, true);
-    });
+    return this.answer(`retrieve:${project.team.id}:${kind}:${id}`, project, { kind, id });
+  }
+
+  private async retrieveWire(project: ProjectAccess, kind: PluginConfigKind, id: number): Promise<PluginConfigWire> {
+    const { record, plugin } = await this.getObject(project, kind, id);
+    return this.toWire(record, plugin, project, true);
   }
 
   /**
@@ -491,6 +518,12 @@ export class PluginConfigService {
     return { results: results.map(activityToWire), next: links.next, previous: links.previous, total_count: total };
   }
 }
+
+/**
+ * The tables a kept `retrieve` or `list` answer is built from (`PluginConfigService.ANSWERS.reads`):
+ * the configs, the plugins, the organization and the team.
+ */
+export const ANSWER_READS: readonly string[] = PluginConfigService.ANSWERS.reads;
 
 /** PostHog's ActivityLogSerializer shape; system entries get `{first_name: "System", email: null, is_system: true}`. */
 export function activityToWire(e: ActivityEntry): ActivityLogWire {

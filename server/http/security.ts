@@ -20,9 +20,10 @@ import {
 } from '../domain/access.js';
 import type { Store } from '../storage/db.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
-import { AccountsRepository } from '../storage/repositories/accounts.js';
-import { ApiKeysRepository, hashKeyValue, lastUsedIsStale } from '../storage/repositories/api-keys.js';
+import { AccountsRepository, PROJECT_ACCESS } from '../storage/repositories/accounts.js';
+import { ApiKeysRepository, KEY_BY_VALUE, hashKeyValue } from '../storage/repositories/api-keys.js';
 import { ApiError, authenticationFailed, isTransientStoreError, notAuthenticated, notFound, storeBusy } from './errors.js';
+import { openapiOf } from './openapi-pipeline.js';
 
 /** A request after authentication; `auth` is set by the security handler. */
 export interface AuthedRequest extends Request {
@@ -67,29 +68,28 @@ const TAGS_CHECKING_OWN_ACCESS = new Set(['explicit_members']);
 
 /** Whether the request's operation (from the spec) checks project access itself. */
 function checksOwnAccess(req: Request): boolean {
-  const tags = (req as Request & { openapi?: { schema?: { tags?: string[] } } }).openapi?.schema?.tags ?? [];
+  const tags = openapiOf(req)?.schema.tags ?? [];
   return tags.some((t) => TAGS_CHECKING_OWN_ACCESS.has(t));
 }
 
 /**
  * Builds the handler. It resolves to `true` with `req.auth` set, or throws an `ApiError` (also kept
  * on `req.securityError` so the error handler can send PostHog's exact body). On SQLite the key
- * lookup and the project access are kept in `UnchangedStoreCache`s (they were two queries and
+ * lookup and the project access are kept in `UnchangedStoreCache`s of the registered loads
+ * `KEY_BY_VALUE` and `PROJECT_ACCESS` (server/storage/cached-loads.ts; they were two queries and
  * ~150 µs of every request; docs/performance.md) until a table they read is written (a write to
  * plugin configs or dashboards keeps them); PostgreSQL reads them on every request.
  */
 export function personalApiKeyHandler(store: Store) {
   const accounts = new AccountsRepository(store.db);
   const keys = new ApiKeysRepository(store.db);
-  const keyCache =
-    store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<ApiKeysRepository['authenticate']>>>>(store.changeCounter, { reads: ApiKeysRepository.AUTHENTICATE_READS });
-  const accessCache =
-    store.changeCounter && new UnchangedStoreCache<NonNullable<Awaited<ReturnType<AccountsRepository['projectAccessOf']>>>>(store.changeCounter, { reads: AccountsRepository.PROJECT_ACCESS_READS });
-  // a kept key is used until its last_used_at is due for its hourly refresh, which goes to the store
+  const keyCache = store.changeCounter && new UnchangedStoreCache(store.changeCounter, KEY_BY_VALUE);
+  const accessCache = store.changeCounter && new UnchangedStoreCache(store.changeCounter, PROJECT_ACCESS);
+  // a kept key is used until its last_used_at is due for its hourly refresh (`KEY_BY_VALUE.usable`)
   const authenticate = (req: Request, token: string) =>
-    keyCache ? keyCache.get(hashOnConnection(req, token), () => keys.authenticate(token), (f) => !lastUsedIsStale(f.key)) : keys.authenticate(token);
+    keyCache ? keyCache.get(hashOnConnection(req, token), keys, token) : KEY_BY_VALUE.load(keys, token);
   const projectAccessOf = (teamId: number, userId: number) =>
-    accessCache ? accessCache.get(`${teamId}:${userId}`, () => accounts.projectAccessOf(teamId, userId)) : accounts.projectAccessOf(teamId, userId);
+    accessCache ? accessCache.get(`${teamId}:${userId}`, accounts, teamId, userId) : PROJECT_ACCESS.load(accounts, teamId, userId);
   return async (request: Request, scopes: string[]): Promise<true> => {
     const req = request as AuthedRequest;
     try {
@@ -99,7 +99,7 @@ export function personalApiKeyHandler(store: Store) {
       if (!found) throw authenticationFailed();
       assertScopes(found.key.scopes, scopes);
       if (req.deferredBodyError) throw req.deferredBodyError;
-      const rawProjectId = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams?.project_id;
+      const rawProjectId = openapiOf(req)?.pathParams.project_id as string | undefined;
       if (rawProjectId === undefined) {
         req.auth = { user: found.user, key: found.key, project: null };
         return true;

@@ -1,6 +1,7 @@
 /**
  * Which tables of an SQLite store may have changed, for caches kept while what they read is
- * unchanged (`Store.changeCounter`, `UnchangedStoreCache`).
+ * unchanged (`Store.changeCounter`, `UnchangedStoreCache`; each cache is made from a load
+ * registered in server/storage/cached-loads.ts, whose `reads` list is the one it asks about).
  *
  * Every writing statement prepared through the store (better-sqlite3's `readonly` false) is told
  * to `willWrite` before it runs, with its SQL text. When the text names its target table the way
@@ -83,8 +84,8 @@ export class ChangeTracker {
 
   /**
    * A number that moves whenever any of `tables` (names in any case) may have changed, and on every
-   * change when `tables` is undefined (the server's caches always name their tables; tests use
-   * both). Equal numbers mean none of them was written in between.
+   * change when `tables` is undefined (the server's caches always pass their registered load's
+   * `reads`, the same array each time; tests use both). Equal numbers mean none of them was written in between.
    */
   counter(tables?: readonly string[]): number {
     if (tables === undefined) return this.total;

@@ -4,20 +4,25 @@
  * a write moves the counters of its table and of the tables its foreign-key actions reach; a
  * commit by another connection, DDL, a write whose target cannot be read off its text and a write
  * to a table with a trigger move every counter. Then the lists of tables the server's caches
- * declare (`reads`) are checked against the SQL their loads actually run: a table left out of a
- * list would let a stale key or membership through.
+ * declare are checked: every load registered with `cachedLoad` (server/storage/cached-loads.ts,
+ * the only loads a cache can be made from) is run on a logging connection, and its `reads` must
+ * be exactly the tables its SQL reads (plus those its arguments carry): a table left out of a list
+ * would let a stale key or membership through. A registered load this file does not know how to
+ * run fails too, as does a module other than the cache reading the change counter itself.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
 import { ANSWER_READS, PluginConfigService } from '../../server/domain/plugin-configs.js';
+import { registeredLoads } from '../../server/storage/cached-loads.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
-import { AccountsRepository } from '../../server/storage/repositories/accounts.js';
-import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
+import { AccountsRepository, PROJECT_ACCESS } from '../../server/storage/repositories/accounts.js';
+import { ApiKeysRepository, KEY_BY_VALUE } from '../../server/storage/repositories/api-keys.js';
 import { PluginConfigsRepository } from '../../server/storage/repositories/plugin-configs.js';
 import { PluginsRepository } from '../../server/storage/repositories/plugins.js';
 import type { Database } from '../../server/storage/schema.js';
@@ -54,12 +59,12 @@ async function moved(write: () => Promise<unknown>, tables: string[][]): Promise
 describe('Store.changeCounter per table (SQLite)', () => {
   it('a write to plugin_configs moves its counter and leaves the key and access tables’ counters', async () => {
     const id = Number((await sql<{ id: number }>`insert into plugin_configs (team_id, plugin_id, enabled, "order", config, web_token, deleted, created_at, updated_at) values (${boot.team!.id}, ${boot.plugins![0]!.id}, 0, 1, '{}', 'tok', 0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z') returning id`.execute(store.db)).rows[0]!.id);
-    expect(await moved(() => store.db.updateTable('plugin_configs').set({ order: 2 }).where('id', '=', id).execute(), [['plugin_configs'], [...ApiKeysRepository.AUTHENTICATE_READS], [...AccountsRepository.PROJECT_ACCESS_READS]])).toEqual([true, false, false]);
-    expect(await moved(() => store.db.insertInto('activity_log').values({ id: 'a1', team_id: boot.team!.id, organization_id: boot.organization!.id, user_id: null, is_system: 0, scope: 'Plugin', item_id: '1', activity: 'updated', detail: '{}', created_at: '2026-01-01T00:00:00.000Z' }).execute(), [ANSWER_READS as string[], [...ApiKeysRepository.AUTHENTICATE_READS]])).toEqual([false, false]);
+    expect(await moved(() => store.db.updateTable('plugin_configs').set({ order: 2 }).where('id', '=', id).execute(), [['plugin_configs'], [...KEY_BY_VALUE.reads], [...PROJECT_ACCESS.reads]])).toEqual([true, false, false]);
+    expect(await moved(() => store.db.insertInto('activity_log').values({ id: 'a1', team_id: boot.team!.id, organization_id: boot.organization!.id, user_id: null, is_system: 0, scope: 'Plugin', item_id: '1', activity: 'updated', detail: '{}', created_at: '2026-01-01T00:00:00.000Z' }).execute(), [ANSWER_READS as string[], [...KEY_BY_VALUE.reads]])).toEqual([false, false]);
   });
 
   it('a write to personal_api_keys moves the key counter only', async () => {
-    expect(await moved(() => store.db.updateTable('personal_api_keys').set({ label: 'renamed' }).execute(), [[...ApiKeysRepository.AUTHENTICATE_READS], [...AccountsRepository.PROJECT_ACCESS_READS], ANSWER_READS as string[]])).toEqual([true, false, false]);
+    expect(await moved(() => store.db.updateTable('personal_api_keys').set({ label: 'renamed' }).execute(), [[...KEY_BY_VALUE.reads], [...PROJECT_ACCESS.reads], ANSWER_READS as string[]])).toEqual([true, false, false]);
   });
 
   it('a delete from teams moves explicit_team_memberships too (ON DELETE CASCADE)', async () => {
@@ -102,14 +107,36 @@ describe('Store.changeCounter per table (SQLite)', () => {
   });
 });
 
-describe('the tables the caches declare cover what their loads read', () => {
-  /** Table names after `from` and `join` in the SQL a load runs. */
+describe('every cached load is registered, and its reads are the tables its SQL reads', () => {
+  /**
+   * How each registered load is run here (server/storage/cached-loads.ts): its context and
+   * arguments, on a logging connection (`db`) or a store without a change counter (`logged`,
+   * so that nothing is served from a cache). A load registered without an entry here fails.
+   */
+  const runs: Record<string, (db: Kysely<Database>, logged: Store) => Promise<[unknown, unknown?, unknown?][]>> = {
+    'personal API key by value': async (db) => [[new ApiKeysRepository(db), boot.key!]],
+    'project access': async (db) => [[new AccountsRepository(db), boot.team!.id, boot.user!.id]],
+    'decoded plugins': async (db) => [[db, boot.plugins!.map((p) => p.id)]],
+    'plugins of an organization by kind': async (db) => [[new PluginsRepository(db), boot.organization!.id, 'any']],
+    'plugin config answers': async (_db, logged) => {
+      const access = (await new AccountsRepository(store.db).projectAccessOf(boot.team!.id, boot.user!.id))!;
+      const project = { team: access.team, organization: access.organization!, membership: access.membership!, level: 8 };
+      const pluginId = boot.plugins!.find((p) => p.url.includes('notification-bar'))!.id;
+      const config = await new PluginConfigsRepository(store.db).create({ team_id: boot.team!.id, plugin_id: pluginId, enabled: true, order: 1, config: {}, web_token: 'tok2', name: null, description: null, deleted: false });
+      const service = new PluginConfigService(logged);
+      return [
+        [service, project, { kind: 'frontend_app', id: config.id }],
+        [service, project, { kind: 'frontend_app', page: { limit: 100, offset: 0 }, url: new URL('http://x/api/environments/1/pipeline_frontend_apps_configs/') }],
+      ];
+    },
+  };
+
+  /** Table names after `from` and `join` in the SQL `run` sends through `db` (or `logged.db`). */
   async function tablesRead(run: (db: Kysely<Database>, logged: Store) => Promise<unknown>): Promise<Set<string>> {
     const statements: string[] = [];
     const connection = new SQLite(path.join(dir, 'envapi.sqlite3'));
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }), log: (e) => void statements.push(e.query.sql) });
     try {
-      // a store without changeCounter, so that nothing is served from a cache
       await run(db, { db, dialect: 'sqlite', location: 'logged', config: { dataDir: dir }, close: () => db.destroy() });
     } finally {
       await db.destroy();
@@ -120,32 +147,47 @@ describe('the tables the caches declare cover what their loads read', () => {
     return tables;
   }
 
-  it('the key lookup (ApiKeysRepository.AUTHENTICATE_READS)', async () => {
-    const read = await tablesRead((db) => new ApiKeysRepository(db).authenticate(boot.key!));
-    expect([...read].sort()).toEqual([...ApiKeysRepository.AUTHENTICATE_READS].sort());
+  /** Every module under server/ that declares a cached load (`cachedLoad(`), relative to the repository. */
+  function modulesDeclaringLoads(): string[] {
+    const found: string[] = [];
+    const walk = (d: string) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (p.endsWith('.ts') && /\bcachedLoad\s*[<(]/.test(fs.readFileSync(p, 'utf8').replace(/export function cachedLoad\b/, ''))) found.push(p);
+      }
+    };
+    walk(path.resolve('server'));
+    return found;
+  }
+
+  it('every module that declares one is loaded, and every registered load is run here', async () => {
+    const modules = modulesDeclaringLoads();
+    expect(modules.length).toBeGreaterThan(0);
+    for (const m of modules) await import(pathToFileURL(m).href);
+    expect(registeredLoads().map((l) => l.name).sort(), 'a load registered with cachedLoad() needs an entry in `runs`').toEqual(Object.keys(runs).sort());
   });
 
-  it('the project access (AccountsRepository.PROJECT_ACCESS_READS)', async () => {
-    const read = await tablesRead((db) => new AccountsRepository(db).projectAccessOf(boot.team!.id, boot.user!.id));
-    expect([...read].sort()).toEqual([...AccountsRepository.PROJECT_ACCESS_READS].sort());
-  });
-
-  it('an organization’s plugins (PluginsRepository.LIST_FOR_ORGANIZATION_READS)', async () => {
-    const read = await tablesRead((db) => new PluginsRepository(db).listForOrganization(boot.organization!.id));
-    expect([...read].sort()).toEqual([...PluginsRepository.LIST_FOR_ORGANIZATION_READS].sort());
-  });
-
-  it('plugin config retrieve and list answers (ANSWER_READS)', async () => {
-    const access = (await new AccountsRepository(store.db).projectAccessOf(boot.team!.id, boot.user!.id))!;
-    const project = { team: access.team, organization: access.organization!, membership: access.membership!, level: 8 };
-    const config = await new PluginConfigsRepository(store.db).create({ team_id: boot.team!.id, plugin_id: boot.plugins!.find((p) => p.url.includes('notification-bar'))!.id, enabled: true, order: 1, config: {}, web_token: 'tok2', name: null, description: null, deleted: false });
+  it.each(Object.keys(runs))('%s: reads = the tables its SQL reads + readsThroughArgument', async (name) => {
+    for (const m of modulesDeclaringLoads()) await import(pathToFileURL(m).href);
+    const load = registeredLoads().find((l) => l.name === name);
+    expect(load, `no load registered as "${name}"`).toBeDefined();
     const read = await tablesRead(async (db, logged) => {
-      const service = new PluginConfigService(logged);
-      await service.retrieve(project, 'frontend_app', config.id);
-      await service.list(project, 'frontend_app', { limit: 100, offset: 0 }, new URL('http://x/api/environments/1/pipeline_frontend_apps_configs/'));
-      await new AccountsRepository(db).findOrganization(boot.organization!.id);
+      for (const [context, a, b] of await runs[name]!(db, logged)) await load!.load(context, a, b);
     });
-    // the project's team and organization are baked into the answers too (ids, name, access level)
-    for (const t of [...read, 'teams', 'organizations']) expect(ANSWER_READS).toContain(t);
+    expect([...new Set([...read, ...(load!.readsThroughArgument ?? [])])].sort()).toEqual([...load!.reads].sort());
+  });
+
+  it('no module but the cache reads the store’s change counter (a cache is made only from a registered load)', () => {
+    const readers: string[] = [];
+    const walk = (d: string) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (p.endsWith('.ts') && /\bchangeCounter\s*(?:\?\.)?\(/.test(fs.readFileSync(p, 'utf8'))) readers.push(path.relative(path.resolve('server'), p));
+      }
+    };
+    walk(path.resolve('server'));
+    expect(readers).toEqual([path.join('storage', 'unchanged-cache.ts')]);
   });
 });

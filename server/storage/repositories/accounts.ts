@@ -5,6 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, TeamTable, UserTable } from '../schema.js';
+import { cachedLoad } from '../cached-loads.js';
 import { boolValue, fromJson, nowIso, toBool, toBoolOrNull, toInt, toIso } from '../values.js';
 
 /** Organization membership levels (posthog/models/organization.py OrganizationMembership.Level). */
@@ -97,11 +98,6 @@ function newProjectToken(): string {
 /** Repository of accounts; every method runs on the given Kysely instance (or transaction). */
 export class AccountsRepository {
   constructor(private readonly db: Kysely<Database>) {}
-
-  /** The tables `projectAccessOf` reads (for caches of its answers: `UnchangedStoreCache`). */
-  static readonly PROJECT_ACCESS_READS = ['teams', 'organizations', 'organization_memberships', 'explicit_team_memberships'] as const;
-  /** The tables `findOrganization` reads. */
-  static readonly FIND_ORGANIZATION_READS = ['organizations'] as const;
 
   /** Creates an organization with a random UUID id; `plugins_access_level` defaults to 9 (ROOT). */
   async createOrganization(input: { name: string; plugins_access_level?: number }): Promise<Organization> {
@@ -290,3 +286,13 @@ export class AccountsRepository {
     return { count: toInt(total.n as number | string), results: rows.map(toTeam) };
   }
 }
+
+/**
+ * `projectAccessOf(teamId, userId)` as the security handler keeps it (`UnchangedStoreCache`, by
+ * `teamId:userId`): the team, its organization, the user's membership and explicit level.
+ */
+export const PROJECT_ACCESS = cachedLoad({
+  name: 'project access',
+  reads: ['teams', 'organizations', 'organization_memberships', 'explicit_team_memberships'],
+  load: (accounts: AccountsRepository, teamId: number, userId: number) => accounts.projectAccessOf(teamId, userId),
+});

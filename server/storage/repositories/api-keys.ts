@@ -6,6 +6,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { fromJson, jsonValue, nowIso, toIso } from '../values.js';
+import { cachedLoad } from '../cached-loads.js';
 import { toUser, type User } from './accounts.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -77,9 +78,6 @@ function toKey(r: KeyRow): PersonalApiKey {
 /** Repository of personal API keys; every method runs on the given Kysely instance (or transaction). */
 export class ApiKeysRepository {
   constructor(private readonly db: Kysely<Database>) {}
-
-  /** The tables `authenticate` reads (for caches of its answers: `UnchangedStoreCache`). */
-  static readonly AUTHENTICATE_READS = ['personal_api_keys', 'users'] as const;
 
   /** Creates a key and returns it with its plain value, which is never retrievable again. */
   async create(input: { user_id: number; label: string; scopes: string[]; scoped_teams: number[] | null }): Promise<{ key: string; record: PersonalApiKey }> {
@@ -161,3 +159,15 @@ export class ApiKeysRepository {
     return Number(r.numDeletedRows) > 0;
   }
 }
+
+/**
+ * `authenticate` as the security handler keeps it (`UnchangedStoreCache`, kept by the key's hash):
+ * the key with its user, read from `personal_api_keys` and `users`. A kept key is answered until
+ * its `last_used_at` is due for its hourly refresh, which goes to the store.
+ */
+export const KEY_BY_VALUE = cachedLoad({
+  name: 'personal API key by value',
+  reads: ['personal_api_keys', 'users'],
+  load: (keys: ApiKeysRepository, plain: string) => keys.authenticate(plain),
+  usable: (found) => !lastUsedIsStale(found.key),
+});

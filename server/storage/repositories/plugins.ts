@@ -4,6 +4,8 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, PluginTable } from '../schema.js';
+import { cachedLoad } from '../cached-loads.js';
+import { UnchangedStoreCache, type ChangeCounter } from '../unchanged-cache.js';
 import { boolValue, fromJson, jsonValue, nowIso, toBool, toIso } from '../values.js';
 
 /** Capabilities as the plugin server reports them: `{methods?, jobs?, scheduled_tasks?}`. */
@@ -71,7 +73,7 @@ export class PluginsRepository {
    */
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly changeCounter?: (tables?: readonly string[]) => number,
+    private readonly changeCounter?: ChangeCounter,
   ) {}
 
   /** The decoded plugins this repository's store keeps (see `listForOrganization`). */
@@ -79,14 +81,11 @@ export class PluginsRepository {
     if (!this.changeCounter) return decodedShared;
     let kept = decodedByStore.get(this.changeCounter);
     if (!kept) {
-      kept = { mark: Number.NaN, entries: new Map() };
+      kept = new UnchangedStoreCache(this.changeCounter, PLUGIN_ROWS, { max: DECODED_MAX });
       decodedByStore.set(this.changeCounter, kept);
     }
     return kept;
   }
-
-  /** The tables `listForOrganization` reads (for caches of its answers: `UnchangedStoreCache`). */
-  static readonly LIST_FOR_ORGANIZATION_READS = ['plugins'] as const;
 
   /** Installs a plugin in its organization, or updates the one with the same url. */
   async install(input: PluginInput): Promise<{ plugin: Plugin; created: boolean }> {
@@ -147,11 +146,7 @@ export class PluginsRepository {
     // changed; the mark is read after the heads, so that a write the heads already show is never
     // answered from what was decoded before it.
     const decoded = this.decoded();
-    const mark = this.changeCounter?.(PluginsRepository.LIST_FOR_ORGANIZATION_READS);
-    if (mark !== undefined && mark !== decoded.mark) {
-      decoded.entries.clear();
-      decoded.mark = mark;
-    }
+    const mark = decoded.current();
     // updated_at as read (text on SQLite, a Date on PostgreSQL), not re-formatted: parsing it was
     // ~1.5 µs a plugin on every uncached read
     const keyOf = (r: { id: number; organization_id: string; updated_at: Parameters<typeof toIso>[0] }) =>
@@ -161,20 +156,17 @@ export class PluginsRepository {
     const byId = new Map<number, Plugin>();
     const missing: number[] = [];
     for (const h of heads) {
-      const kept = decoded.entries.get(keyOf(h));
+      const kept = decoded.peek(keyOf(h));
       if (kept) byId.set(h.id, kept);
       else missing.push(h.id);
     }
     if (missing.length) {
-      const rows = await this.db.selectFrom('plugins').selectAll().where('id', 'in', missing).execute();
+      const rows = (await decoded.load(this.db, missing)) ?? [];
       // rows read while the plugins table changed are answered but not kept
-      const keep = mark === undefined || this.changeCounter?.(PluginsRepository.LIST_FOR_ORGANIZATION_READS) === mark;
+      const keep = decoded.unchangedSince(mark);
       for (const r of rows) {
         const plugin = deepFreeze(toPlugin(r));
-        if (keep) {
-          if (decoded.entries.size >= DECODED_MAX) decoded.entries.clear();
-          decoded.entries.set(keyOf(r), plugin);
-        }
+        if (keep) decoded.keep(keyOf(r), plugin);
         // a plugin changed between the two queries is answered as its newer row
         byId.set(r.id, plugin);
       }
@@ -185,18 +177,22 @@ export class PluginsRepository {
 }
 
 /**
- * Decoded plugins by `id|organization_id|updated_at` (see `listForOrganization`), with the
- * plugins-table change mark they were kept under (NaN when the store has no change counter).
+ * The full rows of the plugins `ids` (the second query of `listForOrganization`, whose decoded
+ * plugins are kept by `id|organization_id|updated_at` while the plugins table is unchanged).
  */
-interface DecodedPlugins {
-  mark: number;
-  entries: Map<string, Plugin>;
-}
-/** Per store, by its change counter (SQLite). */
-const decodedByStore = new WeakMap<(tables?: readonly string[]) => number, DecodedPlugins>();
-/** Stores without a change counter (PostgreSQL): shared, keyed by `updated_at` only. */
-const decodedShared: DecodedPlugins = { mark: Number.NaN, entries: new Map() };
+export const PLUGIN_ROWS = cachedLoad({
+  name: 'decoded plugins',
+  reads: ['plugins'],
+  load: (db: Kysely<Database>, ids: number[]) => db.selectFrom('plugins').selectAll().where('id', 'in', ids).execute(),
+});
+
+/** Decoded plugins by `id|organization_id|updated_at` (see `listForOrganization`). */
+type DecodedPlugins = UnchangedStoreCache<Kysely<Database>, number[], void, Selectable<PluginTable>[], Plugin>;
 const DECODED_MAX = 10_000;
+/** Per store, by its change counter (SQLite). */
+const decodedByStore = new WeakMap<ChangeCounter, DecodedPlugins>();
+/** Stores without a change counter (PostgreSQL): shared, keyed by `updated_at` only, never dropped for a change. */
+const decodedShared: DecodedPlugins = new UnchangedStoreCache(undefined, PLUGIN_ROWS, { max: DECODED_MAX });
 
 /** Freezes a decoded plugin and its JSON values, so that no caller can change the shared copy. */
 function deepFreeze<T>(value: T): T {
