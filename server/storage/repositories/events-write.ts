@@ -36,6 +36,8 @@ export interface PersonUpdate {
 
 /** Rows per INSERT statement (7 parameters a row keeps SQLite well under its variable limit). */
 const ROWS_PER_STATEMENT = 500;
+/** Ids per `IN (…)` list, well under SQLite's variable limit. */
+const IDS_PER_QUERY = 500;
 
 /** Writes events and persons of one team; use inside a transaction for atomic batches. */
 export class EventsWriteRepository {
@@ -51,6 +53,24 @@ export class EventsWriteRepository {
    */
   async refreshStatistics(): Promise<void> {
     if (dialectOf(this.db) === 'postgres') await sql`analyze events, persons, person_distinct_ids`.execute(this.db);
+  }
+
+  /**
+   * Which of `uuids` are stored already, in any project: uuid → the project (`team_id`) that holds
+   * it; uuids not stored are absent. The import's look-up before writing a batch that met stored
+   * uuids (events/import/write.ts). Reads `IDS_PER_QUERY` ids per query.
+   */
+  async storedUuids(uuids: readonly string[]): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    for (let i = 0; i < uuids.length; i += IDS_PER_QUERY) {
+      const rows = await this.db
+        .selectFrom('events')
+        .select(['uuid', 'team_id'])
+        .where('uuid', 'in', uuids.slice(i, i + IDS_PER_QUERY))
+        .execute();
+      for (const r of rows) found.set(r.uuid, r.team_id);
+    }
+    return found;
   }
 
   /**

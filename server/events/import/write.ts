@@ -1,0 +1,250 @@
+/**
+ * The writing half of an import: normalised rows in batches, each batch one transaction through
+ * `EventsWriteRepository` (events inserted idempotently on uuid, persons updated), a batch waiting
+ * its turn while another writer holds the store's write lock, and the running totals that become
+ * the `ImportSummary`. A first import inserts straight away; once a batch meets stored uuids, the
+ * following batches look them up first, so re-importing a file replays none of its `$set`s.
+ */
+import { isStoreBusy, type Store } from '../../storage/db.js';
+import { AccountsRepository } from '../../storage/repositories/accounts.js';
+import { EventsWriteRepository, type PersonUpdate } from '../../storage/repositories/events-write.js';
+import { normalizeEventRow, toImportError, type NormalizedEventRow, type NumberedRow, type RawEventRow } from './normalize.js';
+
+/** `validating`: the first pass over a file (nothing written yet); `importing`: batches being written. */
+export type ImportPhase = 'validating' | 'importing';
+
+/**
+ * Progress callback: `done` rows validated (phase `validating`, reported every 10,000 rows and at
+ * the end) or rows written or skipped (phase `importing`, after each committed batch); `total` is
+ * the number of rows when known (a file's row count once validated, or `ImportOptions.total`).
+ */
+export type ProgressCallback = (done: number, total: number | undefined, phase: ImportPhase) => void;
+
+/** What `LockWaitCallback` is told. */
+export interface LockWait {
+  /** 1-based number of the first and last row of the batch that waits */
+  from_row: number;
+  to_row: number;
+  /** how long this batch has waited so far, ms */
+  waited_ms: number;
+}
+
+/**
+ * Called each time a batch could not take the store's write lock within the store's
+ * `lockTimeoutMs` (another process, e.g. the server, kept writing); the batch, rolled back, is then
+ * tried again, for as long as it takes.
+ */
+export type LockWaitCallback = (wait: LockWait) => void;
+
+/** The outcome of an import. */
+export interface ImportSummary {
+  /** the file path as given, or `ImportOptions.source` */
+  source: string;
+  /** rows read and validated */
+  rows_read: number;
+  /** events written */
+  inserted: number;
+  /** rows not written, `rows_read - inserted` */
+  skipped: number;
+  /** why rows were skipped: `duplicate uuid` (stored already, or repeated in the input), `uuid used by another project` */
+  skipped_reasons: Record<string, number>;
+  /** persons created for distinct ids seen for the first time */
+  persons_created: number;
+  /** wall time of the whole import, milliseconds */
+  duration_ms: number;
+  /** `rows_read` per second of `duration_ms`, rounded */
+  events_per_second: number;
+}
+
+/** Default rows per batch. */
+export const DEFAULT_BATCH_SIZE = 2_000;
+const MAX_BATCH_SIZE = 100_000;
+const REASON_DUPLICATE = 'duplicate uuid';
+const REASON_OTHER_PROJECT = 'uuid used by another project';
+
+/** Validates the options shared by both entry points; throws RangeError on a bad batch size. */
+export function batchSizeOf(batchSize: number | undefined): number {
+  const size = batchSize ?? DEFAULT_BATCH_SIZE;
+  if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH_SIZE) {
+    throw new RangeError(`batch size must be an integer from 1 to ${MAX_BATCH_SIZE}, got ${size}`);
+  }
+  return size;
+}
+
+/** Throws `Error` ("Project N does not exist.") unless project `teamId` exists. */
+export async function requireProject(store: Store, teamId: number): Promise<void> {
+  if (!Number.isInteger(teamId) || teamId < 1 || !(await new AccountsRepository(store.db).findTeam(teamId))) {
+    throw new Error(`Project ${teamId} does not exist.`);
+  }
+}
+
+/**
+ * The person updates of a batch, in order, ready for `applyPersonUpdates`: an update that only
+ * makes sure a person exists is dropped when the batch already named that distinct id (it would
+ * change nothing). `$identify` linking is the repository's (events-write.ts).
+ */
+function planPersonUpdates(updates: readonly PersonUpdate[]): PersonUpdate[] {
+  const seen = new Set<string>();
+  const planned: PersonUpdate[] = [];
+  for (const u of updates) {
+    if (!u.set && !u.set_once && !u.identify && seen.has(u.distinct_id)) continue;
+    seen.add(u.distinct_id);
+    if (u.identify?.anon_distinct_id) seen.add(u.identify.anon_distinct_id);
+    planned.push(u);
+  }
+  return planned;
+}
+
+/** Running totals of one import. */
+interface Totals {
+  rows: number;
+  inserted: number;
+  personsCreated: number;
+  skipped: Record<string, number>;
+}
+
+function countSkip(totals: Record<string, number>, reason: string, n = 1): void {
+  if (n > 0) totals[reason] = (totals[reason] ?? 0) + n;
+}
+
+/** Thrown inside a batch's transaction to roll it back when the optimistic insert met stored uuids. */
+class StoredUuidsMet extends Error {}
+
+/**
+ * Writes one batch in one transaction; updates `totals` only once it has committed.
+ *
+ * Uuids repeated within the batch are dropped first. Then, while no stored uuid has been met
+ * (`state.lookUp` false: a first import), the batch is inserted straight away and all its person
+ * updates applied; if the insert skipped a stored uuid, the transaction is rolled back and the
+ * batch written again the careful way: look the uuids up first, insert and update persons only
+ * for the new rows (so that re-importing an old file does not replay its `$set`s), count the
+ * others by reason. The careful way stays on while batches keep meeting stored uuids.
+ */
+async function writeBatch(store: Store, teamId: number, batch: readonly NormalizedEventRow[], totals: Totals, state: { lookUp: boolean }, onLockWait?: LockWaitCallback): Promise<void> {
+  const skipped: Record<string, number> = {};
+  const inBatch = new Set<string>();
+  const unique: NormalizedEventRow[] = [];
+  for (const r of batch) {
+    if (inBatch.has(r.event.uuid)) countSkip(skipped, REASON_DUPLICATE);
+    else {
+      inBatch.add(r.event.uuid);
+      unique.push(r);
+    }
+  }
+  const write = (lookUp: boolean) =>
+    store.db.transaction().execute(async (trx) => {
+      const written: Record<string, number> = { ...skipped };
+      let rows = unique;
+      const repo = new EventsWriteRepository(trx);
+      if (lookUp) {
+        const stored = await repo.storedUuids(unique.map((r) => r.event.uuid));
+        if (stored.size) {
+          rows = [];
+          for (const r of unique) {
+            const owner = stored.get(r.event.uuid);
+            if (owner === undefined) rows.push(r);
+            else countSkip(written, owner === teamId ? REASON_DUPLICATE : REASON_OTHER_PROJECT);
+          }
+        }
+      }
+      const inserted = rows.length ? await repo.insertEvents(teamId, rows.map((r) => r.event)) : 0;
+      if (inserted !== rows.length) {
+        if (!lookUp) throw new StoredUuidsMet();
+        // Stored by someone else between our look-up and our insert: still a duplicate.
+        countSkip(written, REASON_DUPLICATE, rows.length - inserted);
+      }
+      const updates = rows.map((r) => r.person);
+      const personsCreated = updates.length ? await repo.applyPersonUpdates(teamId, planPersonUpdates(updates)) : 0;
+      return { inserted, personsCreated, skipped: written, metStored: inserted !== unique.length };
+    });
+  let result: Awaited<ReturnType<typeof write>> | undefined;
+  if (!state.lookUp) {
+    try {
+      result = await waitingForStore(() => write(false), totals.rows, batch.length, onLockWait);
+    } catch (err) {
+      if (!(err instanceof StoredUuidsMet)) throw err;
+    }
+  }
+  result ??= await waitingForStore(() => write(true), totals.rows, batch.length, onLockWait);
+  state.lookUp = result.metStored;
+  totals.rows += batch.length;
+  totals.inserted += result.inserted;
+  totals.personsCreated += result.personsCreated;
+  for (const [reason, n] of Object.entries(result.skipped)) countSkip(totals.skipped, reason, n);
+}
+
+/**
+ * Runs one batch's transaction (`write`) again and again while it fails because the store's write
+ * lock stayed with another writer past the store's `lockTimeoutMs` (`isStoreBusy`: the
+ * transaction rolled back, nothing of it was written), telling `onLockWait` each time: an import
+ * beside a busy server waits its turn rather than gives up. Other errors are thrown as they are.
+ */
+async function waitingForStore<T>(write: () => Promise<T>, rowsBefore: number, rows: number, onLockWait: LockWaitCallback | undefined): Promise<T> {
+  const started = performance.now();
+  for (;;) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isStoreBusy(err)) throw err;
+      onLockWait?.({ from_row: rowsBefore + 1, to_row: rowsBefore + rows, waited_ms: Math.round(performance.now() - started) });
+    }
+  }
+}
+
+/**
+ * The second half of every import: normalises rows as they come, writes them in batches (each
+ * one transaction), reports progress after each batch. Throws ImportError on the first bad row.
+ */
+export async function writeRows(
+  store: Store,
+  teamId: number,
+  rows: AsyncIterable<NumberedRow> | Iterable<NumberedRow>,
+  source: string,
+  opts: { batchSize: number; onProgress?: ProgressCallback | undefined; total?: number | undefined; onLockWait?: LockWaitCallback | undefined },
+): Promise<ImportSummary> {
+  const started = performance.now();
+  const totals: Totals = { rows: 0, inserted: 0, personsCreated: 0, skipped: {} };
+  const state = { lookUp: false };
+  let batch: NormalizedEventRow[] = [];
+  /** Adds a row; true when the batch is full. */
+  const add = (line: number, row: RawEventRow): boolean => {
+    try {
+      batch.push(normalizeEventRow(teamId, row));
+    } catch (err) {
+      throw toImportError(source, line, err);
+    }
+    return batch.length >= opts.batchSize;
+  };
+  const flush = async (): Promise<void> => {
+    await writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
+    batch = [];
+    opts.onProgress?.(totals.rows, opts.total, 'importing');
+  };
+  if (Symbol.asyncIterator in rows) {
+    for await (const { line, row } of rows) if (add(line, row)) await flush();
+  } else {
+    // A synchronous source (an array, the demo generator) is read without a promise per row.
+    for (const { line, row } of rows) if (add(line, row)) await flush();
+  }
+  if (batch.length) {
+    await writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
+    opts.onProgress?.(totals.rows, opts.total, 'importing');
+  }
+  if (totals.inserted > 0) await new EventsWriteRepository(store.db).refreshStatistics();
+  return summarize(source, totals, started);
+}
+
+function summarize(source: string, totals: Totals, started: number): ImportSummary {
+  const durationMs = Math.round(performance.now() - started);
+  const skipped = totals.rows - totals.inserted;
+  return {
+    source,
+    rows_read: totals.rows,
+    inserted: totals.inserted,
+    skipped,
+    skipped_reasons: totals.skipped,
+    persons_created: totals.personsCreated,
+    duration_ms: durationMs,
+    events_per_second: durationMs > 0 ? Math.round((totals.rows * 1000) / durationMs) : totals.rows,
+  };
+}
