@@ -10,6 +10,7 @@ import { Weighted } from './random.js';
 
 /** Where the site lives: `$current_url` is ORIGIN + path, `$host` is HOST. */
 export const ORIGIN = 'https://hedgebox.net';
+/** `$host` of every event. */
 export const HOST = 'hedgebox.net';
 /** `$lib_version` of every event (posthog-js). */
 export const LIB_VERSION = '1.194.2';
@@ -216,6 +217,7 @@ export const DEVICES = new Weighted<Device>([
 
 /** The rare device of the rare-filter benchmark: ~0.05 % of sessions. */
 export const OPERA_MINI: Device = { ...android, browser: 'Opera Mini', browserVersions: ['84.0.2254'], screens: [[360, 640]] };
+/** Share of sessions made on OPERA_MINI, whatever the person's own device. */
 export const OPERA_MINI_SESSION_SHARE = 0.0005;
 
 /** `$geoip_country_code` and `$geoip_country_name` of a person, weighted. */
