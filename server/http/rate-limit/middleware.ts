@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { RedisStore } from 'rate-limit-redis';
 import { ApiError } from '../errors.js';
 import { defaultLogger } from '../logging.js';
+import { openapiOf } from '../openapi-pipeline.js';
 import { bearerToken } from '../security.js';
 import { DEFAULT_REDIS_TIMEOUT_MS, type RateClass, type RateLimitConfig } from './config.js';
 import { SharedCounterStore } from './counter-store.js';
@@ -104,7 +105,7 @@ export function rateLimitMiddleware(config: RateLimitConfig): RequestHandler {
     );
   }
   return (req: Request, res: Response, next: NextFunction) => {
-    const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
+    const operationId = openapiOf(req)?.schema.operationId;
     const chain = limiters[rateClassOf(operationId)];
     let i = 0;
     const step = (err?: unknown): void => {
