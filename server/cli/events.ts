@@ -1,0 +1,190 @@
+/**
+ * `envapi import events` and `envapi demo`: events into a project through the import pipeline
+ * (server/events/import.ts), from a PostHog export file or from the Hedgebox demo generator
+ * (server/events/demo.ts). While an import runs, stderr shows a progress bar (on a terminal, not
+ * with `--json`) and a line whenever a batch waits for the store's write lock.
+ */
+import cliProgress from 'cli-progress';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { parseIsoTimestamp } from '../domain/timestamps.js';
+import { generateDemoEvents } from '../events/demo.js';
+import { importEvents, importEventsFile, type ImportFormat, type ImportSummary, type LockWaitCallback, type ProgressCallback } from '../events/import.js';
+import type { Store } from '../storage/db.js';
+import { out, parseInteger, parsePositive, withStore } from './shared.js';
+
+/**
+ * `import events` and `demo`: a batch gives up on the store's write lock after this many ms and is
+ * retried at once, so that a line can say the import is waiting (the server's bound is 10 s).
+ */
+const IMPORT_LOCK_WAIT_MS = 2_000;
+/** While a batch keeps waiting, one line every this many ms. */
+const LOCK_WAIT_LINE_EVERY_MS = 30_000;
+
+/** A cli-progress bar on stderr while an import runs; none with --json or when stderr is not a terminal. */
+function importProgress(json: boolean): { onProgress: ProgressCallback | undefined; stop(): void } {
+  if (json || !process.stderr.isTTY) return { onProgress: undefined, stop: () => undefined };
+  let bar: cliProgress.SingleBar | undefined;
+  let phase: string | undefined;
+  const stop = (): void => {
+    bar?.stop();
+    bar = undefined;
+  };
+  const onProgress: ProgressCallback = (done, total, p) => {
+    const key = `${p}:${total === undefined ? '' : 'total'}`;
+    if (key !== phase) {
+      stop();
+      phase = key;
+      const format =
+        p === 'validating'
+          ? 'Checking  {value} rows'
+          : total === undefined
+            ? 'Importing {value} events | {duration_formatted}'
+            : 'Importing |{bar}| {percentage}% | {value}/{total} events | {duration_formatted} elapsed, {eta_formatted} left';
+      bar = new cliProgress.SingleBar({ format, stream: process.stderr, hideCursor: true, fps: 10, etaBuffer: 50 }, cliProgress.Presets.shades_classic);
+      bar.start(total ?? 0, done);
+    }
+    bar?.update(done);
+  };
+  return { onProgress, stop };
+}
+
+/** A count with thousands separators, e.g. `12,345`. */
+const n = (x: number): string => x.toLocaleString('en-US');
+
+/**
+ * A stderr line when a batch has waited `IMPORT_LOCK_WAIT_MS` for the store's write lock (another
+ * writer kept it), then one every `LOCK_WAIT_LINE_EVERY_MS` while it keeps waiting; the batch is
+ * retried until it is written.
+ */
+function lockWaitLines(): LockWaitCallback {
+  let batch = 0;
+  let printedAt = -Infinity;
+  return (w) => {
+    if (w.from_row !== batch) {
+      batch = w.from_row;
+      printedAt = -Infinity;
+    }
+    if (w.waited_ms - printedAt < LOCK_WAIT_LINE_EVERY_MS) return;
+    printedAt = w.waited_ms;
+    console.error(
+      `envapi: the store is locked by another writer (a server or another import); waiting to write rows ${n(w.from_row)}–${n(w.to_row)} ` +
+        `(${(w.waited_ms / 1000).toFixed(0)} s so far); the import goes on as soon as it can`,
+    );
+  };
+}
+
+/** The human summary of an import: counts, skip reasons, persons created, duration and rate. */
+function summaryLines(s: ImportSummary, projectId: number): string[] {
+  const reasons = Object.entries(s.skipped_reasons).map(([reason, count]) => `${reason}: ${n(count)}`);
+  return [
+    `Imported ${s.source} into project ${projectId}: ${n(s.rows_read)} rows read, ${n(s.inserted)} inserted, ${n(s.skipped)} skipped${reasons.length ? ` (${reasons.join(', ')})` : ''}.`,
+    `${n(s.persons_created)} persons created; ${(s.duration_ms / 1000).toFixed(1)} s, ${n(s.events_per_second)} events/s.`,
+  ];
+}
+
+/** `--batch-size`: rows per transaction, 1 to 100,000. */
+function parseBatchSize(value: string): number {
+  const size = parseInteger(value);
+  if (size < 1 || size > 100_000) throw new InvalidArgumentError('from 1 to 100000');
+  return size;
+}
+
+/** The terminal hooks an import runs with (progress bar, lock-wait lines). */
+interface ImportHooks {
+  onProgress: ProgressCallback | undefined;
+  onLockWait: LockWaitCallback;
+}
+
+/**
+ * Runs one import on the store of the global options (its write-lock wait bounded by
+ * `IMPORT_LOCK_WAIT_MS`), with a progress bar unless `json`, then hands the summary to `report`.
+ */
+async function runImport(
+  program: Command,
+  json: boolean,
+  run: (store: Store, hooks: ImportHooks) => Promise<ImportSummary>,
+  report: (summary: ImportSummary) => void,
+): Promise<void> {
+  await withStore(
+    program,
+    async (store) => {
+      const progress = importProgress(json);
+      let summary: ImportSummary;
+      try {
+        summary = await run(store, { onProgress: progress.onProgress, onLockWait: lockWaitLines() });
+      } finally {
+        progress.stop();
+      }
+      report(summary);
+    },
+    IMPORT_LOCK_WAIT_MS,
+  );
+}
+
+/** Adds `import` and `demo` to `program`. */
+export function registerEventCommands(program: Command): void {
+  program
+    .command('import')
+    .description('import data into a project')
+    .command('events')
+    .description(
+      'import events from a JSON Lines (.jsonl, .ndjson, .json) or CSV (.csv) file in PostHog\'s export shape ' +
+        '(event, distinct_id, properties, timestamp, optional uuid, elements_chain, $set, $set_once). The whole file is ' +
+        'checked first: a bad line stops the import before anything is written, with FILE:LINE: reason. Rows are then ' +
+        'written in batches, each in one transaction; rows whose uuid is stored already are skipped, so importing a ' +
+        'file twice inserts nothing twice.',
+    )
+    .argument('<file>', 'the file (.gz accepted)')
+    .requiredOption('--project <id>', 'project id', parsePositive)
+    .addOption(new Option('--format <format>', 'file format (default: from the file name)').choices(['jsonl', 'csv']))
+    .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
+    .option('--json', 'print the summary as JSON')
+    .action(async (file: string, o: { project: number; format?: ImportFormat; batchSize: number; json?: boolean }) => {
+      await runImport(
+        program,
+        !!o.json,
+        (store, hooks) => importEventsFile(store, o.project, file, { format: o.format, batchSize: o.batchSize, ...hooks }),
+        (summary) => out(!!o.json, { ...summary, project_id: o.project }, () => summaryLines(summary, o.project)),
+      );
+    });
+
+  program
+    .command('demo')
+    .description(
+      'generate a realistic product-analytics data set (Hedgebox, a file-sharing app: pageviews, autocaptures with ' +
+        'elements chains, custom events, identified and anonymous persons, browsers, OS, UTM sources) spread over ' +
+        'the last --days days up to --now, and import it through the same path as "import events". The same ' +
+        '--seed, --now, --days and --events give the same events, uuids included.',
+    )
+    .requiredOption('--project <id>', 'project id', parsePositive)
+    .requiredOption('--events <n>', 'number of events', parseInteger)
+    .option('--seed <n>', 'random seed (default: a random one, printed in the summary)', parseInteger)
+    .option('--days <n>', 'length of the period in days', parsePositive, 30)
+    .option('--now <timestamp>', 'end of the period, ISO 8601 (default: now)', (value: string) => {
+      const ts = parseIsoTimestamp(value);
+      if (!ts) throw new InvalidArgumentError('an ISO 8601 timestamp, e.g. 2025-01-15T12:00:00Z');
+      return new Date(ts.value.slice(0, 23) + 'Z');
+    })
+    .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
+    .option('--json', 'print the summary as JSON')
+    .action(async (o: { project: number; events: number; seed?: number; days: number; now?: Date; batchSize: number; json?: boolean }) => {
+      const seed = o.seed ?? Math.floor(Math.random() * 1_000_000);
+      const now = o.now ?? new Date();
+      await runImport(
+        program,
+        !!o.json,
+        (store, hooks) =>
+          importEvents(store, o.project, generateDemoEvents({ count: o.events, seed, now, days: o.days }), {
+            source: 'demo',
+            total: o.events,
+            batchSize: o.batchSize,
+            ...hooks,
+          }),
+        (summary) =>
+          out(!!o.json, { ...summary, project_id: o.project, seed, now: now.toISOString(), days: o.days }, () => [
+            ...summaryLines(summary, o.project),
+            `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`,
+          ]),
+      );
+    });
+}
