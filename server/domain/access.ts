@@ -5,7 +5,7 @@
  * Sources: posthog/permissions.py (APIScopePermission, TeamMemberAccessPermission),
  * posthog/api/routing.py (project_id parsing, `@current`), posthog/user_permissions.py (levels).
  */
-import { ApiError, notFound, permissionDenied } from '../http/errors.js';
+import { ApiError, notFound, permissionDenied } from './errors.js';
 import type { Membership, Organization, Team, User } from '../storage/repositories/accounts.js';
 import { OrganizationLevel } from '../storage/repositories/accounts.js';
 import type { PersonalApiKey } from '../storage/repositories/api-keys.js';

@@ -12,7 +12,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { components } from '../../generated/api.js';
-import { ApiError, notFound, permissionDenied, schemaProblemBody, validationError } from '../http/errors.js';
+import { ApiError, notFound, permissionDenied, schemaProblemBody, validationError } from './errors.js';
 import type { Kysely } from 'kysely';
 import type { Store } from '../storage/db.js';
 import type { Database } from '../storage/schema.js';

@@ -17,7 +17,7 @@
  * (ClickHouse's engine, linear-time) cannot compile; `attr` is `properties` in all cases. Keys and
  * values a message quotes are JSON text cut to at most 200 characters with `…` (server/domain/echo.ts).
  */
-import { validationError } from '../http/errors.js';
+import { validationError } from './errors.js';
 import { re2Error } from '../storage/dialect.js';
 import { clip, echo } from './echo.js';
 import { parseRelativeOrIso } from './relative-dates.js';

@@ -6,8 +6,8 @@
  * throw `ApiError` 400/404.
  */
 import type { components } from '../../generated/api.js';
-import { notFound, validationError } from '../http/errors.js';
-import { JsonText, Utf8Builder } from '../http/json-text.js';
+import { notFound, validationError } from './errors.js';
+import { JsonText, Utf8Builder } from '../wire/json-text.js';
 import type { Store } from '../storage/db.js';
 import { EventsReadRepository, type EventPerson, type EventRow, type ListedEventRow } from '../storage/repositories/events-read.js';
 import type { Team } from '../storage/repositories/accounts.js';

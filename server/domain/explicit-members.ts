@@ -22,7 +22,7 @@
  *    already is an explicit member of the project.".
  */
 import type { components } from '../../generated/api.js';
-import { ApiError, notFound, permissionDenied, validationError } from '../http/errors.js';
+import { ApiError, notFound, permissionDenied, validationError } from './errors.js';
 import type { Store } from '../storage/db.js';
 import { OrganizationLevel, type User } from '../storage/repositories/accounts.js';
 import { ExplicitMembersRepository, type ExplicitMembership } from '../storage/repositories/explicit-members.js';

@@ -1,7 +1,8 @@
 /**
  * Pipeline plugin configs: the rules of PostHog's PluginConfigViewSet and its two pipeline
  * subclasses (posthog/api/plugin.py), on our storage. No HTTP here: methods take the caller's
- * `ProjectAccess` and plain input, return wire-shaped plain objects, and throw `ApiError`.
+ * `ProjectAccess` and plain input, return wire-shaped plain objects (built in plugin-config-wire.ts),
+ * and throw `ApiError` (domain/errors.ts).
  *
  * - Destinations: configs whose plugin's `capabilities.methods` has onEvent or composeWebhook;
  *   frontend apps: configs whose plugin's capabilities have neither `methods` nor `scheduled_tasks`.
@@ -11,14 +12,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { validationError, notFound, ApiError } from '../http/errors.js';
-import { JsonText } from '../http/json-text.js';
+import { validationError, notFound } from './errors.js';
+import { JsonText } from '../wire/json-text.js';
 import type { Store } from '../storage/db.js';
 import { cachedLoad } from '../storage/cached-loads.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import type { Database } from '../storage/schema.js';
 import { AccountsRepository } from '../storage/repositories/accounts.js';
-import { ActivityLogRepository, type ActivityChange, type ActivityEntry } from '../storage/repositories/activity-log.js';
+import { ActivityLogRepository, type ActivityChange } from '../storage/repositories/activity-log.js';
 import { PluginsRepository, type Plugin } from '../storage/repositories/plugins.js';
 import {
   PluginConfigsRepository,
@@ -30,8 +31,18 @@ import {
 import type { components } from '../../generated/api.js';
 import type { ProjectAccess } from './access.js';
 import { limitOffsetLinks, pageLinks } from './pagination.js';
-import { findCatalogPlugin, type ConfigSchemaField, type PublicJob } from './plugin-catalog.js';
-import { PluginJobError, SECRET_FIELD_VALUE, secretFieldKeys, isDestination, isFrontendApp, maskSecretConfig, mergeConfigUpdate, validatePluginJobPayload } from './plugin-jobs.js';
+import { findCatalogPlugin, type PublicJob } from './plugin-catalog.js';
+import {
+  activityToWire,
+  pluginConfigToWire,
+  schemaOf,
+  secretKeys,
+  type HogFunctionMigrationWire,
+  type PaginatedPluginConfigWire,
+  type PluginConfigJobWire,
+  type PluginConfigWire,
+} from './plugin-config-wire.js';
+import { PluginJobError, SECRET_FIELD_VALUE, isDestination, isFrontendApp, mergeConfigUpdate, validatePluginJobPayload } from './plugin-jobs.js';
 
 /** The two pipeline views over plugin configs. */
 export type PluginConfigKind = 'destination' | 'frontend_app';
@@ -45,39 +56,17 @@ export const NO_FRONTEND_SOURCE = 'export function getFrontendApp () { return {"
 const SCOPE = 'PluginConfig';
 
 type Schemas = components['schemas'];
-/** `plugin_info` of a config: PostHog's PluginSerializer fields (schema `Plugin`). */
-export type PluginInfo = Schemas['Plugin'];
-/** A plugin config as it leaves the server (schema `PluginConfig`, PostHog's PluginConfigSerializer). */
-export type PluginConfigWire = Schemas['PluginConfig'];
-/** A page of plugin configs (schema `PaginatedPluginConfigList`). */
-export type PaginatedPluginConfigWire = Schemas['PaginatedPluginConfigList'];
-
 /** Body of create (schema `PluginConfigRequest`): writable fields. */
 export type PluginConfigCreateInput = Schemas['PluginConfigRequest'];
 /** Body of PATCH (schema `PatchedPluginConfig`): every field optional; `plugin` is ignored. */
 export type PluginConfigPatchInput = Schemas['PatchedPluginConfig'];
 
-/** One activity entry on the wire (schema `ActivityLog`, PostHog's ActivityLogSerializer). */
-export type ActivityLogWire = Schemas['ActivityLog'];
-/** The job record `job` answers with (schema `PluginConfigJobResult`). */
-export type PluginConfigJobWire = Schemas['PluginConfigJobResult'];
-/** The destination function `migrate` creates (schema `HogFunctionMigration`). */
-export type HogFunctionMigrationWire = Schemas['HogFunctionMigration'];
 
 /** The caller as the rules need it. */
 export interface Caller {
   project: ProjectAccess;
   userId: number;
   isStaff: boolean;
-}
-
-function schemaOf(plugin: Plugin): ConfigSchemaField[] | Record<string, ConfigSchemaField> {
-  const s = plugin.config_schema;
-  return (Array.isArray(s) || (s && typeof s === 'object') ? s : []) as ConfigSchemaField[] | Record<string, ConfigSchemaField>;
-}
-
-function secretKeys(plugin: Plugin): Set<string> {
-  return new Set(secretFieldKeys(schemaOf(plugin)));
 }
 
 /** What a kept answer answers: one config of a kind (`id`), or one page of a kind's list (`page`, `url`). */
@@ -166,55 +155,6 @@ export class PluginConfigService {
     return project.organization.plugins_access_level >= PLUGINS_ACCESS_LEVEL_CONFIG;
   }
 
-  /** `plugin_info`; `db` must be the transaction when called inside one (SQLite has one connection). */
-  private async pluginInfo(plugin: Plugin, project: ProjectAccess, db: Kysely<Database>): Promise<PluginInfo> {
-    let organizationName = project.organization.name;
-    if (plugin.organization_id !== project.organization.id) {
-      organizationName = (await this.repos(db).accounts.findOrganization(plugin.organization_id))?.name ?? '';
-    }
-    return {
-      id: plugin.id,
-      plugin_type: plugin.plugin_type as PluginInfo['plugin_type'],
-      name: plugin.name,
-      description: plugin.description,
-      url: plugin.url,
-      icon: plugin.icon,
-      config_schema: plugin.config_schema as PluginInfo['config_schema'],
-      tag: plugin.tag,
-      latest_tag: plugin.latest_tag,
-      is_global: plugin.is_global,
-      organization_id: plugin.organization_id,
-      organization_name: organizationName,
-      capabilities: plugin.capabilities,
-      metrics: plugin.metrics,
-      public_jobs: plugin.public_jobs as PluginInfo['public_jobs'],
-      hog_function_migration_available: Boolean(findCatalogPlugin(plugin.url)?.migrator),
-    };
-  }
-
-  /**
-   * The wire form: secrets masked, `error` always null, name/description falling back to the
-   * plugin's, `plugin_info` only when `withInfo` (PostHog: every action but list and rearrange).
-   */
-  private async toWire(record: PluginConfigRecord, plugin: Plugin | undefined, project: ProjectAccess, withInfo: boolean, db: Kysely<Database> = this.store.db): Promise<PluginConfigWire> {
-    return {
-      id: record.id,
-      plugin: record.plugin_id,
-      enabled: record.enabled,
-      order: record.order,
-      config: plugin ? maskSecretConfig(record.config, schemaOf(plugin)) : record.config,
-      error: null,
-      team_id: record.team_id,
-      plugin_info: withInfo && plugin ? await this.pluginInfo(plugin, project, db) : null,
-      delivery_rate_24h: null,
-      created_at: record.created_at,
-      updated_at: record.updated_at,
-      name: record.name || plugin?.name || null,
-      description: record.description || plugin?.description || null,
-      deleted: record.deleted,
-    };
-  }
-
   /**
    * One page of a kind's configs, `{count, next, previous, results}` with absolute links, serialized
    * (kept on SQLite while `ANSWER_READS` are unchanged, by project, kind, page and request URL).
@@ -231,7 +171,7 @@ export class PluginConfigService {
       count,
       next: links.next,
       previous: links.previous,
-      results: await Promise.all(results.map((r) => this.toWire(r, plugins.get(r.plugin_id), project, false))),
+      results: await Promise.all(results.map((r) => pluginConfigToWire(r, plugins.get(r.plugin_id), project, false, this.store.db))),
     };
   }
 
@@ -255,7 +195,7 @@ export class PluginConfigService {
 
   private async retrieveWire(project: ProjectAccess, kind: PluginConfigKind, id: number): Promise<PluginConfigWire> {
     const { record, plugin } = await this.getObject(project, kind, id);
-    return this.toWire(record, plugin, project, true);
+    return pluginConfigToWire(record, plugin, project, true, this.store.db);
   }
 
   /**
@@ -285,7 +225,7 @@ export class PluginConfigService {
         deleted: input.deleted ?? false,
       });
       await this.log(r.activity, caller, record, plugin, enabled ? 'enabled' : 'disabled', null);
-      return this.toWire(record, plugin, project, true, trx);
+      return pluginConfigToWire(record, plugin, project, true, trx);
     });
   }
 
@@ -368,7 +308,7 @@ export class PluginConfigService {
     return this.store.db.transaction().execute(async (trx) => {
       const { record, plugin } = await this.getObject(caller.project, kind, id, trx);
       const after = await this.applyChanges(this.repos(trx), caller, record, plugin, input);
-      return this.toWire(after, plugin, caller.project, true, trx);
+      return pluginConfigToWire(after, plugin, caller.project, true, trx);
     });
   }
 
@@ -414,7 +354,7 @@ export class PluginConfigService {
         });
       }
       const enabled = await r.configs.listEnabled(project.team.id);
-      return Promise.all(enabled.map((c) => this.toWire(c, plugins.get(c.plugin_id), project, false)));
+      return Promise.all(enabled.map((c) => pluginConfigToWire(c, plugins.get(c.plugin_id), project, false, this.store.db)));
     });
   }
 
@@ -525,25 +465,3 @@ export class PluginConfigService {
  */
 export const ANSWER_READS: readonly string[] = PluginConfigService.ANSWERS.reads;
 
-/** PostHog's ActivityLogSerializer shape; system entries get `{first_name: "System", email: null, is_system: true}`. */
-export function activityToWire(e: ActivityEntry): ActivityLogWire {
-  return {
-    id: e.id,
-    user: e.user ? { first_name: e.user.first_name, email: e.user.email } : { first_name: 'System', email: null, is_system: true },
-    activity: e.activity,
-    scope: e.scope,
-    item_id: e.item_id,
-    detail: {
-      id: e.detail.id ?? null,
-      changes: e.detail.changes?.map((c) => ({ type: c.type, action: c.action, field: c.field ?? null, before: c.before ?? null, after: c.after ?? null })) ?? null,
-      merge: null,
-      trigger: e.detail.trigger ?? null,
-      name: e.detail.name ?? null,
-      short_id: e.detail.short_id ?? null,
-      type: e.detail.type ?? null,
-    },
-    created_at: e.created_at,
-  };
-}
-
-export { ApiError };

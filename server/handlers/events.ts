@@ -3,7 +3,7 @@
  * (server/domain/events.ts), answer JSON or CSV as `format` asks.
  */
 import type { HandlersFor } from '../http/typed.js';
-import { projectOf } from './plugin_configs.js';
+import { projectOf } from './context.js';
 
 type EventsOperationId = 'environments_events_list' | 'environments_events_retrieve' | 'environments_events_values_retrieve';
 

@@ -5,8 +5,8 @@
 import type { HandlerMap } from '../http/typed.js';
 import { dashboardHandlers } from './dashboards.js';
 import { eventHandlers } from './events.js';
-import { explicitMemberHandlers } from './explicit_members.js';
-import { pluginConfigHandlers } from './plugin_configs.js';
+import { explicitMemberHandlers } from './explicit-members.js';
+import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
 
 /** Every operation of `openapi.yaml`, by tag. */

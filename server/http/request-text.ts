@@ -31,7 +31,7 @@
  *
  * Other control characters (U+0001–U+001F, U+007F) are ordinary text on both stores and accepted.
  */
-import { validationError, type ApiError } from './errors.js';
+import { validationError, type ApiError } from '../domain/errors.js';
 
 /** One problem character: NUL, or a UTF-16 surrogate not part of a pair (the `u` flag pairs them). */
 const FORBIDDEN = /[\u0000\ud800-\udfff]/u;

@@ -22,7 +22,8 @@ import type { Store } from '../storage/db.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import { AccountsRepository, PROJECT_ACCESS } from '../storage/repositories/accounts.js';
 import { ApiKeysRepository, KEY_BY_VALUE, hashKeyValue } from '../storage/repositories/api-keys.js';
-import { ApiError, authenticationFailed, isTransientStoreError, notAuthenticated, notFound, storeBusy } from './errors.js';
+import { ApiError, authenticationFailed, notAuthenticated, notFound, storeBusy } from '../domain/errors.js';
+import { isTransientStoreError } from './errors.js';
 import { openapiOf } from './openapi-pipeline.js';
 
 /** A request after authentication; `auth` is set by the security handler. */

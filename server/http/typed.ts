@@ -9,7 +9,7 @@
 import type { operations } from '../../generated/api.js';
 import type { AuthContext } from '../domain/access.js';
 import type { Services } from '../domain/services.js';
-import type { JsonText } from './json-text.js';
+import type { JsonText } from '../wire/json-text.js';
 
 /** Every operationId of the contract. */
 export type OperationId = keyof operations;

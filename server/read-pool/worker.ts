@@ -7,7 +7,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import { EventsService, type EventListParams, type EventValuesParams } from '../domain/events.js';
-import { ApiError, type ErrorBody } from '../http/errors.js';
+import { ApiError, type ErrorBody } from '../domain/errors.js';
 import { openStore, type StorageConfig, type Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
 

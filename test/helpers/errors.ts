@@ -1,12 +1,12 @@
 /**
- * The error bodies tests expect, built with the server's own factories (`server/http/errors.ts`,
+ * The error bodies tests expect, built with the server's own factories (`server/domain/errors.ts`,
  * `.body`) so that `type` and `code` come from one place, with PostHog's `detail` texts written
  * here once. `test/server/error-bodies.test.ts` pins each of them to PostHog's wire body to the
  * letter, so a factory that drifted from PostHog fails there, not silently everywhere. Also
  * `answer`, which reads a typed-client call as its status and body, data or error.
  */
 import type { components } from '../../client/index.js';
-import { authenticationFailed, notAuthenticated, notFound, permissionDenied, validationError } from '../../server/http/errors.js';
+import { authenticationFailed, notAuthenticated, notFound, permissionDenied, validationError } from '../../server/domain/errors.js';
 
 /** PostHog's error body `{type, code, detail, attr}` (the contract's `Error` schema). */
 export type ErrorBody = components['schemas']['Error'];

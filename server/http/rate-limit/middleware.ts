@@ -9,7 +9,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import { RedisStore } from 'rate-limit-redis';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../domain/errors.js';
 import { defaultLogger } from '../logging.js';
 import { openapiOf } from '../openapi-pipeline.js';
 import { bearerToken } from '../security.js';

@@ -3,10 +3,9 @@
  * frontend apps configs (8–10). Thin: each reads its validated input and calls
  * `PluginConfigService` (server/domain/plugin-configs.ts), where PostHog's rules live.
  */
-import type { Caller } from '../domain/plugin-configs.js';
-import type { AuthContext, ProjectAccess } from '../domain/access.js';
 import { DEFAULT_LIMIT } from '../domain/pagination.js';
 import type { HandlersFor } from '../http/typed.js';
+import { callerOf, projectOf } from './context.js';
 
 type PluginConfigOperationId =
   | 'environments_pipeline_destination_configs_partial_update'
@@ -19,17 +18,6 @@ type PluginConfigOperationId =
   | 'environments_pipeline_frontend_apps_configs_list'
   | 'environments_pipeline_frontend_apps_configs_create'
   | 'environments_pipeline_frontend_apps_configs_retrieve';
-
-/** The project of a project-scoped operation (set by the security handler). */
-export function projectOf(auth: AuthContext): ProjectAccess {
-  if (!auth.project) throw new Error('project-scoped operation without a resolved project');
-  return auth.project;
-}
-
-/** The caller as the plugin config rules need it. */
-function callerOf(auth: AuthContext): Caller {
-  return { project: projectOf(auth), userId: auth.user.id, isStaff: auth.user.is_staff };
-}
 
 /**
  * The 10 `plugin_configs` operations: each calls `PluginConfigService` (path ids parsed with `Number()`) and

@@ -2,10 +2,8 @@
  * Handlers of the `explicit_members` tag (operations 16–19 and the delete PostHog also has): read
  * the validated input and call `ExplicitMembersService` (server/domain/explicit-members.ts).
  */
-import type { AuthContext } from '../domain/access.js';
-import type { MemberCaller } from '../domain/explicit-members.js';
 import type { HandlersFor } from '../http/typed.js';
-import { projectOf } from './plugin_configs.js';
+import { projectUserOf } from './context.js';
 
 type ExplicitMembersOperationId =
   | 'environments_explicit_members_list'
@@ -14,32 +12,28 @@ type ExplicitMembersOperationId =
   | 'environments_explicit_members_partial_update'
   | 'environments_explicit_members_destroy';
 
-function callerOf(auth: AuthContext): MemberCaller {
-  return { project: projectOf(auth), user: auth.user };
-}
-
 /** The explicit members handlers. */
 export const explicitMemberHandlers: HandlersFor<ExplicitMembersOperationId> = {
   async environments_explicit_members_list({ auth, services }) {
-    return { status: 200, contentType: 'application/json', body: await services.explicitMembers.list(callerOf(auth)) };
+    return { status: 200, contentType: 'application/json', body: await services.explicitMembers.list(projectUserOf(auth)) };
   },
 
   async environments_explicit_members_create({ auth, body, services }) {
-    return { status: 201, contentType: 'application/json', body: await services.explicitMembers.create(callerOf(auth), body) };
+    return { status: 201, contentType: 'application/json', body: await services.explicitMembers.create(projectUserOf(auth), body) };
   },
 
   async environments_explicit_members_retrieve({ auth, params, services }) {
-    const body = await services.explicitMembers.retrieve(callerOf(auth), String(params.parent_membership__user__uuid));
+    const body = await services.explicitMembers.retrieve(projectUserOf(auth), String(params.parent_membership__user__uuid));
     return { status: 200, contentType: 'application/json', body };
   },
 
   async environments_explicit_members_partial_update({ auth, params, body, services }) {
-    const result = await services.explicitMembers.update(callerOf(auth), String(params.parent_membership__user__uuid), body ?? {});
+    const result = await services.explicitMembers.update(projectUserOf(auth), String(params.parent_membership__user__uuid), body ?? {});
     return { status: 200, contentType: 'application/json', body: result };
   },
 
   async environments_explicit_members_destroy({ auth, params, services }) {
-    await services.explicitMembers.destroy(callerOf(auth), String(params.parent_membership__user__uuid));
+    await services.explicitMembers.destroy(projectUserOf(auth), String(params.parent_membership__user__uuid));
     return { status: 204 };
   },
 };
