@@ -20,7 +20,7 @@ import { JsonText } from './wire/json-text.js';
 import { assertRequestText } from './http/request-text.js';
 import { defaultLogger, requestLogger } from './http/logging.js';
 import { openapiOf, validatorPipeline } from './http/openapi-pipeline.js';
-import { rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
+import { createRedisLink, rateClassesOf, rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
 import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
@@ -40,10 +40,8 @@ export interface AppDeps {
   onServerError?: (err: unknown, req: Request) => void;
   /** per-key rate limits; `false` disables them (default: from the environment, on) */
   rateLimit?: RateLimitConfig | false;
-  /** request logger (default: pino on stdout at `LOG_LEVEL`, silent under vitest) */
+  /** request logger (default: pino on stdout at `LOG_LEVEL`; tests pass a silent one) */
   logger?: Logger;
-  /** test only: `GET /_health?slow=1` waits this long (from `ENVAPI_TEST_SLOW_MS`) */
-  slowHealthMs?: number;
   /**
    * the events list and values reads, usually a worker pool (`createEventsReads`, server/read-pool/)
    * that the caller closes after the server; default: on the main thread
@@ -141,21 +139,27 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
   };
 }
 
-/** Builds the application. Throws at build time if the spec has an operation without a handler. */
+/**
+ * Builds the application. Throws at build time if the spec has an operation without a handler or
+ * without a valid `x-rate-limit-class` (`RateClassError`).
+ */
 export function createApp(deps: AppDeps): express.Express {
   const spec = deps.spec ?? loadSpec();
   const map = deps.handlers ?? defaultHandlers;
-  const services = createServices(deps.store, deps.eventsReads);
   const logger = deps.logger ?? defaultLogger();
   const onServerError = deps.onServerError ?? ((err: unknown) => logger.error({ err }, 'unexpected error'));
   const rateLimit = deps.rateLimit === undefined ? readRateLimitConfig() : deps.rateLimit;
+  const rateClasses = rateClassesOf(spec);
+  // one Redis link per app, shared by its limiters and its /_readyz
+  const redisLink = rateLimit ? createRedisLink({ logger, ...rateLimit }) : undefined;
+  const services = createServices(deps.store, { events: deps.eventsReads, redis: redisLink });
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
   // One middleware before the validator, not three (health probes, the trailing slash, the JSON body)
-  const health = healthRoutes(deps.store, { slowHealthMs: deps.slowHealthMs });
+  const health = healthRoutes(services.readiness);
   // A body that cannot be parsed is reported only after authentication and the scope check, as
   // PostHog (DRF) reads the body after its permission checks: the parse error waits on the request
   // and the security handler raises it once the key is accepted.
@@ -184,8 +188,8 @@ export function createApp(deps: AppDeps): express.Express {
   const validator = validatorPipeline({
     spec,
     validateResponses: deps.validateResponses !== false,
-    securityHandler: personalApiKeyHandler(deps.store),
-    rateLimiter: rateLimit ? rateLimitMiddleware({ logger, ...rateLimit }) : undefined,
+    securityHandler: personalApiKeyHandler(services.authentication),
+    rateLimiter: rateLimit ? rateLimitMiddleware({ logger, ...rateLimit }, { classes: rateClasses, link: redisLink }) : undefined,
   });
 
   // The validator has already matched the request to one operation of the spec (unknown paths and

@@ -20,7 +20,6 @@
  * | QUERY_TIMEOUT_MS | 30000 | time budget of one events list / values read (queue wait included); past it 504 |
  * | DATABASE_LOCK_TIMEOUT_MS | 10000 | SQLite: longest an API write waits for another writer (e.g. an import) before answering 503 with `Retry-After` |
  * | EVENTS_READ_THREADS | one per core, at most 4 | worker threads of the events reads (server/read-pool/); 0 = on the main thread |
- * | ENVAPI_TEST_SLOW_MS | unset | test only: `GET /_health?slow=1` waits this long |
  */
 import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, defaultReadThreads } from './read-pool/index.js';
@@ -44,8 +43,6 @@ export interface ServerConfig {
   logLevel: string;
   /** per-key throttles, or false when disabled */
   rateLimit: RateLimitConfig | false;
-  /** test only (`ENVAPI_TEST_SLOW_MS`): delay of `GET /_health?slow=1`; 0 = off */
-  testSlowMs: number;
   /** `QUERY_TIMEOUT_MS`: time budget of one events read, ms (also PostgreSQL's statement_timeout) */
   queryTimeoutMs: number;
   /** `EVENTS_READ_THREADS`: worker threads of the events reads; 0 = on the main thread */
@@ -78,7 +75,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
     logLevel: logLevel(env.LOG_LEVEL),
     rateLimit: readRateLimitConfig(env),
-    testSlowMs: int('ENVAPI_TEST_SLOW_MS', env.ENVAPI_TEST_SLOW_MS, 0),
     queryTimeoutMs: positive('QUERY_TIMEOUT_MS', env.QUERY_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS),
     eventsReadThreads: int('EVENTS_READ_THREADS', env.EVENTS_READ_THREADS, defaultReadThreads()),
     lockTimeoutMs: positive('DATABASE_LOCK_TIMEOUT_MS', env.DATABASE_LOCK_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS),

@@ -109,7 +109,6 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
         ? { ...config.rateLimit, redis: { prefix: config.redisPrefix, sendCommand: (command, ...args) => redis.call(command, ...args) } }
         : config.rateLimit,
     logger,
-    slowHealthMs: config.testSlowMs || undefined,
   });
   const httpServer = createHttpServer(app);
   // before listening: the drain must know every connection (server/http/drain.ts)

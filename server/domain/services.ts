@@ -1,35 +1,46 @@
 /**
- * The services handlers call, built once per app from the store (and the events reads, which may
- * run in a worker pool: server/read-pool/).
+ * The services the handlers and the request path call, built once per app from the store (and the
+ * events reads, which may run in a worker pool: server/read-pool/; and the rate limiter's Redis
+ * link, for readiness). Neither handlers nor `http/` get the store or a repository: they go through
+ * these.
  */
 import type { Store } from '../storage/db.js';
-import { AccountsRepository } from '../storage/repositories/accounts.js';
 import { createEventsReads, type EventsReads } from '../read-pool/index.js';
+import { AuthenticationService } from './authentication.js';
 import { DashboardsService } from './dashboards.js';
 import { ExplicitMembersService } from './explicit-members.js';
 import { PluginConfigService } from './plugin-configs.js';
+import { ProjectsService } from './projects.js';
+import { ReadinessService, type ReachabilityCheck } from './readiness.js';
 
-/** Everything a handler may use. */
+/** Everything a handler, the security handler (`authentication`) and `/_readyz` (`readiness`) may use. */
 export interface Services {
-  store: Store;
-  accounts: AccountsRepository;
+  projects: ProjectsService;
   pluginConfigs: PluginConfigService;
   events: EventsReads;
   explicitMembers: ExplicitMembersService;
   dashboards: DashboardsService;
+  authentication: AuthenticationService;
+  readiness: ReadinessService;
 }
 
-/**
- * Builds the services over one store. `events`: the events reads to use (a pool made by
- * `createEventsReads`, closed by its maker); default: in-process on the main thread.
- */
-export function createServices(store: Store, events?: EventsReads): Services {
+/** What the services are built with besides the store. */
+export interface ServiceDeps {
+  /** the events reads to use (a pool made by `createEventsReads`, closed by its maker); default: in-process on the main thread */
+  events?: EventsReads | undefined;
+  /** the rate limiter's Redis link, when the limits use Redis: `/_readyz` reports its reachability */
+  redis?: ReachabilityCheck | undefined;
+}
+
+/** Builds the services over one store. */
+export function createServices(store: Store, deps: ServiceDeps = {}): Services {
   return {
-    store,
-    accounts: new AccountsRepository(store.db),
+    projects: new ProjectsService(store),
     pluginConfigs: new PluginConfigService(store),
-    events: events ?? createEventsReads(store, { threads: 0 }),
+    events: deps.events ?? createEventsReads(store, { threads: 0 }),
     explicitMembers: new ExplicitMembersService(store),
     dashboards: new DashboardsService(store),
+    authentication: new AuthenticationService(store),
+    readiness: new ReadinessService(store, deps.redis),
   };
 }

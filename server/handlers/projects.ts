@@ -13,7 +13,7 @@ export const projectHandlers: HandlersFor<'projects_list'> = {
   async projects_list({ auth, query, services, url }) {
     const limit = query.limit ?? DEFAULT_LIMIT;
     const offset = query.offset ?? 0;
-    const { count, results } = await services.accounts.listTeamsForUser(auth.user.id, { limit, offset }, auth.key.scoped_teams);
+    const { count, results } = await services.projects.listForKey(auth.user.id, { limit, offset }, auth.key.scoped_teams);
     const links = limitOffsetLinks(url, limit, offset, count);
     return {
       status: 200,

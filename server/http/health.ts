@@ -9,34 +9,24 @@
  *   to per-process counting (docs/deploy.md, "When Redis is unreachable"), and every replica
  *   shares that Redis, so taking them out of rotation would turn a lost throttle store into an
  *   outage of the whole API. The check also serves as the limiters' recovery probe.
- *
- * Test-only: when the app is built with `slowHealthMs` (from `ENVAPI_TEST_SLOW_MS`, never set in
- * production), `GET /_health?slow=1` waits that long before answering, so the shutdown test can
- * hold a request in flight.
  */
 import { Router } from 'express';
-import { sql } from 'kysely';
-import type { Store } from '../storage/db.js';
-import { redisReadiness } from './rate-limit.js';
+import type { ReadinessService } from '../domain/readiness.js';
 
-/** The `/_health` and `/_readyz` routes over a store (see the module doc); mount before the validator. */
-export function healthRoutes(store: Store, opts: { slowHealthMs?: number } = {}): Router {
+/**
+ * The `/_health` and `/_readyz` routes (see the module doc) over the app's readiness check
+ * (domain/readiness.ts: the store, and the rate limiter's Redis link when there is one); mount
+ * before the validator.
+ */
+export function healthRoutes(readiness: ReadinessService): Router {
   const router = Router();
-  router.get('/_health', async (req, res) => {
-    if (opts.slowHealthMs && req.query.slow !== undefined) await new Promise((r) => setTimeout(r, opts.slowHealthMs));
+  router.get('/_health', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/_readyz', async (_req, res) => {
-    // both checks at once; the Redis one never rejects
-    const redis = redisReadiness();
-    let storeOk = true;
-    try {
-      await sql`select 1`.execute(store.db);
-    } catch {
-      storeOk = false;
-    }
-    const extra = redis ? { redis: await redis } : {};
-    if (storeOk) res.json({ status: 'ok', ...extra });
+    const { ready, redis } = await readiness.check();
+    const extra = redis ? { redis } : {};
+    if (ready) res.json({ status: 'ok', ...extra });
     else res.status(503).json({ status: 'unavailable', ...extra });
   });
   return router;

@@ -33,15 +33,14 @@ export function loggablePath(req: IncomingMessage): string {
 }
 
 /**
- * The default logger: JSON lines on stdout at `level` (`silent` under vitest). Lines are written
+ * The default logger: JSON lines on stdout at `level` (`silent`: no output). Lines are written
  * asynchronously (sonic-boom, `sync: false`): a line written while the previous write is still in
  * flight joins the next write instead of costing a system call of its own (docs/performance.md).
  * pino flushes what is pending
  * synchronously when the process exits; `flushLogs` does it on a graceful shutdown.
  */
 export function defaultLogger(level: string = process.env.LOG_LEVEL || 'info'): Logger {
-  const silent = !!process.env.VITEST || level === 'silent';
-  return pino({ level: process.env.VITEST ? 'silent' : level }, silent ? undefined : pino.destination({ dest: 1, sync: false }));
+  return pino({ level }, level === 'silent' ? undefined : pino.destination({ dest: 1, sync: false }));
 }
 
 /** Writes out what `logger` still holds (a no-op for a synchronous destination). */

@@ -4,7 +4,8 @@
  * The counter's key is the sha256 of the bearer token (never the token itself). Only requests that
  * authenticated with a personal API key are counted: the middleware runs right after the
  * validator's security step, so an unknown key has already answered 401. Each operation belongs
- * to one class, chosen by its operationId:
+ * to one class, the `x-rate-limit-class` it declares in `openapi.yaml` (read at start-up,
+ * rate-limit/classes.ts):
  *
  * | class | operations | limits |
  * |---|---|---|
@@ -25,10 +26,11 @@
  *
  * This module is the entry of the `rate-limit/` folder and re-exports its public parts:
  * - `rate-limit/config.ts`: `RateLimitConfig` and its reading from `RATE_LIMIT_*`;
- * - `rate-limit/redis-link.ts`: the Redis connection state, its probes and warnings, the ioredis
- *   options, and `redisReadiness()` (the one module-level state, `processLink`);
+ * - `rate-limit/classes.ts`: the class of each operation, from the spec;
+ * - `rate-limit/redis-link.ts`: the Redis connection state (one per app), its probes, its readiness
+ *   check and warnings, the ioredis options;
  * - `rate-limit/counter-store.ts`: the store that counts in Redis or, while Redis is down, in memory;
- * - `rate-limit/middleware.ts`: the middleware, the class of an operation, the 429.
+ * - `rate-limit/middleware.ts`: the middleware, the app's Redis link (`createRedisLink`), the 429.
  */
 export {
   DEFAULT_RATE_LIMITS,
@@ -40,5 +42,6 @@ export {
   type RateWindow,
   type RedisCounters,
 } from './rate-limit/config.js';
-export { rateClassOf, rateKeyOf, rateLimitMiddleware, throttled } from './rate-limit/middleware.js';
-export { redisClientOptions, redisReadiness, type RedisReadiness } from './rate-limit/redis-link.js';
+export { RATE_CLASS_EXTENSION, RATE_CLASSES, RateClassError, rateClassesOf } from './rate-limit/classes.js';
+export { createRedisLink, rateKeyOf, rateLimitMiddleware, throttled, type RateLimitDeps } from './rate-limit/middleware.js';
+export { redisClientOptions, RedisLink, type RedisReadiness } from './rate-limit/redis-link.js';

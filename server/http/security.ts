@@ -18,10 +18,7 @@ import {
   parseProjectId,
   type AuthContext,
 } from '../domain/access.js';
-import type { Store } from '../storage/db.js';
-import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
-import { AccountsRepository, PROJECT_ACCESS } from '../storage/repositories/accounts.js';
-import { ApiKeysRepository, KEY_BY_VALUE, hashKeyValue } from '../storage/repositories/api-keys.js';
+import type { AuthenticationService } from '../domain/authentication.js';
 import { ApiError, authenticationFailed, notAuthenticated, notFound, storeBusy } from '../domain/errors.js';
 import { isTransientStoreError } from './errors.js';
 import { openapiOf } from './openapi-pipeline.js';
@@ -47,19 +44,19 @@ export function bearerToken(req: Request): string | undefined {
 const lastTokenOf = new WeakMap<object, { token: Buffer; hash: string }>();
 
 /**
- * `hashKeyValue(token)`, computed once per keep-alive connection while the connection keeps
+ * `authentication.hashKey(token)`, computed once per keep-alive connection while the connection keeps
  * sending the same token (SHA-256 was ~2 % of a keyed GET's CPU; docs/performance.md). Only the
  * connection's own last token is remembered, for as long as the connection lives: no table of
  * plain keys outlives the requests that carried them. Behind a proxy one connection may carry
  * several clients' keys, so tokens are compared in constant time (`timingSafeEqual`).
  */
-function hashOnConnection(req: Request, token: string): string {
+function hashOnConnection(req: Request, token: string, authentication: AuthenticationService): string {
   const socket = req.socket as object | undefined;
-  if (!socket) return hashKeyValue(token);
+  if (!socket) return authentication.hashKey(token);
   const bytes = Buffer.from(token, 'utf8');
   const last = lastTokenOf.get(socket);
   if (last && last.token.length === bytes.length && timingSafeEqual(last.token, bytes)) return last.hash;
-  const hash = hashKeyValue(token);
+  const hash = authentication.hashKey(token);
   lastTokenOf.set(socket, { token: bytes, hash });
   return hash;
 }
@@ -74,29 +71,19 @@ function checksOwnAccess(req: Request): boolean {
 }
 
 /**
- * Builds the handler. It resolves to `true` with `req.auth` set, or throws an `ApiError` (also kept
- * on `req.securityError` so the error handler can send PostHog's exact body). On SQLite the key
- * lookup and the project access are kept in `UnchangedStoreCache`s of the registered loads
- * `KEY_BY_VALUE` and `PROJECT_ACCESS` (server/storage/cached-loads.ts; they were two queries and
- * ~150 µs of every request; docs/performance.md) until a table they read is written (a write to
- * plugin configs or dashboards keeps them); PostgreSQL reads them on every request.
+ * Builds the handler over the app's authentication service (domain/authentication.ts, which keeps
+ * keys and project access on SQLite). It resolves to `true` with `req.auth` set, or throws an
+ * `ApiError` (also kept on `req.securityError` so the error handler can send PostHog's exact body).
  */
-export function personalApiKeyHandler(store: Store) {
-  const accounts = new AccountsRepository(store.db);
-  const keys = new ApiKeysRepository(store.db);
-  const keyCache = store.changeCounter && new UnchangedStoreCache(store.changeCounter, KEY_BY_VALUE);
-  const accessCache = store.changeCounter && new UnchangedStoreCache(store.changeCounter, PROJECT_ACCESS);
-  // a kept key is used until its last_used_at is due for its hourly refresh (`KEY_BY_VALUE.usable`)
-  const authenticate = (req: Request, token: string) =>
-    keyCache ? keyCache.get(hashOnConnection(req, token), keys, token) : KEY_BY_VALUE.load(keys, token);
-  const projectAccessOf = (teamId: number, userId: number) =>
-    accessCache ? accessCache.get(`${teamId}:${userId}`, accounts, teamId, userId) : PROJECT_ACCESS.load(accounts, teamId, userId);
+export function personalApiKeyHandler(authentication: AuthenticationService) {
+  // the hash is needed only where keys are kept by it (SQLite)
+  const keepsKeys = authentication.keepsKeys;
   return async (request: Request, scopes: string[]): Promise<true> => {
     const req = request as AuthedRequest;
     try {
       const token = bearerToken(req);
       if (!token) throw notAuthenticated();
-      const found = await authenticate(req, token);
+      const found = await authentication.authenticate(token, keepsKeys ? hashOnConnection(req, token, authentication) : undefined);
       if (!found) throw authenticationFailed();
       assertScopes(found.key.scopes, scopes);
       if (req.deferredBodyError) throw req.deferredBodyError;
@@ -107,7 +94,7 @@ export function personalApiKeyHandler(store: Store) {
       }
       const teamId = parseProjectId(String(rawProjectId), found.user);
       assertKeyMayUseProject(found.key, teamId);
-      const access = await projectAccessOf(teamId, found.user.id);
+      const access = await authentication.projectAccess(teamId, found.user.id);
       if (!access) throw notFound('Project not found.');
       const { team, membership, organization } = access;
       const level = effectiveProjectLevel(team, membership, membership ? access.explicitLevel : null);

@@ -1,8 +1,8 @@
 /**
  * Contract ↔ conventions ↔ server, statically (no network): the rules of `openapi.yaml` that
  * Redocly's lint does not express (drf-style operationIds derived from the path, one scope per
- * operation, declared errors, examples on every success, `project_id` once per path item, no 501
- * placeholder left), and that the server's handler map and `generated/api.d.ts`
+ * operation, one throttle class per operation, declared errors, examples on every success,
+ * `project_id` once per path item, no 501 placeholder left), and that the server's handler map and `generated/api.d.ts`
  * carry exactly the spec's operationIds.
  */
 import fs from 'node:fs';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { handlers } from '../../server/handlers/index.js';
+import { RATE_CLASSES, RateClassError, rateClassesOf } from '../../server/http/rate-limit.js';
 import { deref, operations as ops, spec } from '../helpers/spec.js';
 
 type Json = Record<string, unknown>;
@@ -128,6 +129,24 @@ describe('openapi.yaml', () => {
       expect(scopes[0]).toMatch(/^[a-z_]+:(read|write)$/);
       // a read for GET, a write for everything else
       expect(scopes[0]!.endsWith(o.method === 'get' ? ':read' : ':write')).toBe(true);
+    });
+  });
+
+  describe('rate limits', () => {
+    it.each(all.map((o) => [o.operationId, o]))('%s declares x-rate-limit-class: events | event_values | default', (_id, o) => {
+      expect(RATE_CLASSES).toContain((o.op as unknown as Json)['x-rate-limit-class']);
+    });
+
+    it('the server reads every class from the spec, and refuses to start on an operation without a valid one', () => {
+      expect(rateClassesOf(spec).size).toBe(all.length);
+      for (const value of [undefined, 'fast']) {
+        const broken = structuredClone(spec);
+        const op = (broken.paths['/api/projects/'] as Record<string, Json>).get!;
+        if (value === undefined) delete op['x-rate-limit-class'];
+        else op['x-rate-limit-class'] = value;
+        expect(() => rateClassesOf(broken)).toThrow(RateClassError);
+        expect(() => rateClassesOf(broken)).toThrow(/projects_list \(GET \/api\/projects\/\) must declare x-rate-limit-class/);
+      }
     });
   });
 

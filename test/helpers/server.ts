@@ -15,6 +15,7 @@ import { createEventsReads, type ReadPoolOptions } from '../../server/read-pool/
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type Team, type User } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
+import { pino, type Logger } from 'pino';
 import { createClient, type EnvApiClient } from '../../client/index.js';
 import { createTestPgSchema, usesPostgres } from './pg.js';
 
@@ -44,6 +45,11 @@ export interface TestServer {
 
 let seq = 0;
 
+/** A logger that writes nothing: what in-process test apps pass as `logger` (the server's default logs to stdout). */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
+
 /**
  * Starts a server on a fresh store: SQLite in a temp directory, or a fresh schema in the PostgreSQL
  * pass. Responses are validated against the spec unless `validateResponses: false` (production's setting).
@@ -60,7 +66,7 @@ export async function startTestServer(opts: { validateResponses?: boolean; readP
   const errors: unknown[] = [];
   // the events reads run in a worker pool of one thread, as `npm start` runs them (with more threads)
   const eventsReads = createEventsReads(store, { threads: 1, ...opts.readPool });
-  const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, onServerError: (err) => errors.push(err), eventsReads });
+  const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, logger: silentLogger(), onServerError: (err) => errors.push(err), eventsReads });
   const server = await new Promise<Server>((resolve) => {
     // the server `npm start` uses (server/main.ts)
     const s = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(s));

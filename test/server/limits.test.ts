@@ -13,7 +13,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { bootstrap } from '../../server/bootstrap.js';
-import { DEFAULT_RATE_LIMITS, parseRates, rateClassOf, readRateLimitConfig, type RateLimitConfig } from '../../server/http/rate-limit.js';
+import { DEFAULT_RATE_LIMITS, parseRates, RateClassError, rateClassesOf, readRateLimitConfig, type RateLimitConfig } from '../../server/http/rate-limit.js';
+import { loadSpec } from '../../server/http/spec.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 
@@ -156,11 +157,20 @@ describe('rate limits', () => {
 });
 
 describe('rate-limit configuration', () => {
-  it('classes follow the operationId', () => {
-    expect(rateClassOf('environments_events_list')).toBe('events');
-    expect(rateClassOf('environments_events_retrieve')).toBe('events');
-    expect(rateClassOf('environments_events_values_retrieve')).toBe('event_values');
-    expect(rateClassOf('environments_dashboards_list')).toBe('default');
+  it("classes are PostHog's, as the spec declares them (x-rate-limit-class)", () => {
+    const classes = rateClassesOf(loadSpec());
+    expect(classes.get('environments_events_list')).toBe('events');
+    expect(classes.get('environments_events_retrieve')).toBe('events');
+    expect(classes.get('environments_events_values_retrieve')).toBe('event_values');
+    expect(classes.get('environments_dashboards_list')).toBe('default');
+    expect([...classes.values()].filter((c) => c !== 'default')).toHaveLength(3);
+  });
+
+  it('createApp refuses a spec with an operation without a valid class, rate limits on or off', () => {
+    const spec = loadSpec();
+    delete (spec.paths['/api/environments/{project_id}/events/'] as Record<string, Record<string, unknown>>).get!['x-rate-limit-class'];
+    const store = { db: undefined } as unknown as Store;
+    for (const rateLimit of [DEFAULT_RATE_LIMITS, false] as const) expect(() => createApp({ store, spec, rateLimit })).toThrow(RateClassError);
   });
 
   it("defaults to PostHog's limits, on", () => {

@@ -21,7 +21,7 @@ import { createHttpServer, handleWithoutRouter, inSequence } from '../../server/
 import { listOperations, loadSpec } from '../../server/http/spec.js';
 import { memoiseRouteMatch } from '../../server/http/openapi-pipeline.js';
 import { migrateToLatest, openStore } from '../../server/storage/db.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js';
 
 async function listen(app: express.Express): Promise<{ url: string; close(): Promise<void> }> {
   const server = await new Promise<Server>((resolve) => {
@@ -343,7 +343,7 @@ describe('production validator (request-only spec) decides as the full one', () 
   beforeAll(async () => {
     t = await startTestServer();
     // a second app on the same store, configured as production: request-only spec, no response validation
-    const prod = await listen(createApp({ store: t.store, validateResponses: false, rateLimit: false }));
+    const prod = await listen(createApp({ store: t.store, validateResponses: false, rateLimit: false, logger: silentLogger() }));
     prodUrl = prod.url;
     closeProd = prod.close;
   });
@@ -391,7 +391,7 @@ describe('a spec the validator cannot load', () => {
     const op = Object.values(first).find((o) => o && typeof o === 'object' && 'responses' in o)!;
     op.requestBody = { content: { 'application/json': { schema: { $ref: '#/components/schemas/NoSuchSchema' } } } };
     const errors: unknown[] = [];
-    const srv = await listen(createApp({ store, spec, rateLimit: false, validateResponses: false, onServerError: (e) => errors.push(e) }));
+    const srv = await listen(createApp({ store, spec, rateLimit: false, validateResponses: false, logger: silentLogger(), onServerError: (e) => errors.push(e) }));
     try {
       const res = await fetch(`${srv.url}/api/projects/`, { headers: { Authorization: 'Bearer phx_x' } });
       expect(res.status).toBe(500);
@@ -422,7 +422,7 @@ describe('request log', () => {
       },
     });
     const logger = pino({ level: 'info' }, sink);
-    srv = await listen(createApp({ store, logger, rateLimit: false, slowHealthMs: 400 }));
+    srv = await listen(createApp({ store, logger, rateLimit: false }));
   });
   afterAll(async () => {
     await srv.close();
@@ -443,14 +443,18 @@ describe('request log', () => {
 
   it('a response whose client went away first is logged as aborted, at warn', async () => {
     lines.length = 0;
+    // a POST whose body never comes: the server has received it (100 Continue) and waits for the
+    // body, so the client leaves before the answer
+    const path = '/api/environments/1/pipeline_frontend_apps_configs/';
     await new Promise<void>((resolve) => {
-      const req = http.get(`${srv.url}/_health?slow=1`);
+      const req = http.request(`${srv.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': '2', Expect: '100-continue' } });
       req.on('error', () => resolve());
-      setTimeout(() => req.destroy(), 50);
+      req.once('continue', () => req.destroy());
+      req.flushHeaders();
     });
     await new Promise((res) => setTimeout(res, 100));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 40, aborted: true, req: { method: 'GET', path: '/_health' } });
+    expect(lines[0]).toMatchObject({ level: 40, aborted: true, req: { method: 'POST', path } });
     expect(String(lines[0]!.msg)).toMatch(/\(aborted\)$/);
   });
 });

@@ -1,8 +1,10 @@
 /**
  * The throttling middleware: one express-rate-limit limiter per window of each class, chosen per
- * request by its operationId, counted per sha256 of the bearer token, answering PostHog's 429
- * `throttled_error` with `Retry-After` (seconds). With `config.redis`, each limiter counts through
- * a `SharedCounterStore` on one `RedisLink` (counter-store.ts, redis-link.ts).
+ * request by the `x-rate-limit-class` its operation declares in the spec (classes.ts), counted per
+ * sha256 of the bearer token, answering PostHog's 429 `throttled_error` with `Retry-After`
+ * (seconds). With `config.redis`, each limiter counts through a `SharedCounterStore` on one
+ * `RedisLink` (counter-store.ts, redis-link.ts), made per app by `createRedisLink` and shared with
+ * `/_readyz`.
  */
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -15,17 +17,7 @@ import { openapiOf } from '../openapi-pipeline.js';
 import { bearerToken } from '../security.js';
 import { DEFAULT_REDIS_TIMEOUT_MS, type RateClass, type RateLimitConfig } from './config.js';
 import { SharedCounterStore } from './counter-store.js';
-import { adoptProcessLink, reasonOf, RedisLink } from './redis-link.js';
-
-/**
- * The class of an operation (PostHog's throttle scopes): `events` for the events list and retrieve,
- * `event_values` for the events values, `default` for every other operation or none.
- */
-export function rateClassOf(operationId: string | undefined): RateClass {
-  if (operationId === 'environments_events_list' || operationId === 'environments_events_retrieve') return 'events';
-  if (operationId === 'environments_events_values_retrieve') return 'event_values';
-  return 'default';
-}
+import { reasonOf, RedisLink } from './redis-link.js';
 
 /** The counter key of a request: sha256 of its bearer token (hex), or undefined without one. */
 export function rateKeyOf(req: Request): string | undefined {
@@ -55,21 +47,40 @@ function limiterLogger(log: Logger): { error: (err: unknown, msg?: string) => vo
   };
 }
 
+/** The logger of the rate limiter's Redis warnings: `config.logger` (or the default) as component `rate-limit`. */
+function rateLimitLog(config: RateLimitConfig): Logger {
+  return (config.logger ?? defaultLogger()).child({ component: 'rate-limit' });
+}
+
+/**
+ * The Redis link of one app's limiters when `config.redis` is set, else undefined. `createApp`
+ * makes one per app and hands it to `rateLimitMiddleware` and to the readiness check of `/_readyz`
+ * (domain/readiness.ts), so there is no process-wide link.
+ */
+export function createRedisLink(config: RateLimitConfig): RedisLink | undefined {
+  if (!config.redis) return undefined;
+  return new RedisLink(config.redis.sendCommand, config.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS, rateLimitLog(config));
+}
+
+/** What the middleware is built with besides the limits. */
+export interface RateLimitDeps {
+  /** operationId → class, from the spec (`rateClassesOf`, classes.ts); an operation not in it counts as `default` */
+  classes: ReadonlyMap<string, RateClass>;
+  /** with `config.redis`: the link the limiters count through (default: a new one, `createRedisLink`) */
+  link?: RedisLink | undefined;
+}
+
 /**
  * The throttling middleware. Put it after the validator's metadata and security steps:
- * `req.openapi.schema.operationId` chooses the class. With `config.redis`, counters are shared
- * through Redis and fall back to per-process counting while Redis does not answer (redis-link.ts);
- * `redisReadiness()` then reports on that connection.
+ * `req.openapi.schema.operationId` chooses the class in `deps.classes`. With `config.redis`,
+ * counters are shared through Redis on `deps.link` and fall back to per-process counting while
+ * Redis does not answer (redis-link.ts).
  */
-export function rateLimitMiddleware(config: RateLimitConfig): RequestHandler {
+export function rateLimitMiddleware(config: RateLimitConfig, deps: RateLimitDeps): RequestHandler {
   const limiters = {} as Record<RateClass, RequestHandler[]>;
-  let link: RedisLink | undefined;
-  let log: Logger | undefined;
-  if (config.redis) {
-    log = (config.logger ?? defaultLogger()).child({ component: 'rate-limit' });
-    link = new RedisLink(config.redis.sendCommand, config.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS, log);
-    adoptProcessLink(link);
-  }
+  const { classes } = deps;
+  const link = config.redis ? (deps.link ?? createRedisLink(config)) : undefined;
+  const log = link ? rateLimitLog(config) : undefined;
   for (const cls of Object.keys(config.classes) as RateClass[]) {
     limiters[cls] = config.classes[cls].map((w) =>
       rateLimit({
@@ -106,7 +117,7 @@ export function rateLimitMiddleware(config: RateLimitConfig): RequestHandler {
   }
   return (req: Request, res: Response, next: NextFunction) => {
     const operationId = openapiOf(req)?.schema.operationId;
-    const chain = limiters[rateClassOf(operationId)];
+    const chain = limiters[(operationId !== undefined && classes.get(operationId)) || 'default'];
     let i = 0;
     const step = (err?: unknown): void => {
       if (err) return next(err);

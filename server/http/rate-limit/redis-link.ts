@@ -9,7 +9,8 @@
  * every store's scripts are reloaded and the link goes `up` again (one info line). A link that
  * flaps logs past `REDIS_LOG_BUDGET_PER_MINUTE` lines a minute at debug.
  *
- * This module holds the rate limiter's one piece of module-level state, `processLink` (see there).
+ * There is no module-level state: each app makes its own link (`createRedisLink`, middleware.ts)
+ * and hands it to its limiters and to the readiness check of its `/_readyz` (`RedisLink.check`).
  */
 import type { RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
@@ -197,26 +198,4 @@ export class RedisLink {
     this.logged[to] = recent;
     this.log[level](fields, msg);
   }
-}
-
-/**
- * The Redis link of the most recently built middleware with Redis (one per server process): the
- * rate limiter's only module-level state. `rateLimitMiddleware` sets it (`adoptProcessLink`) and
- * `/_readyz` reads it (`redisReadiness`, server/http/health.ts). It stays as it was before
- * rate-limit.ts was split, until issue 17 §3 routes it through services passed in.
- */
-let processLink: RedisLink | undefined;
-
-/** Makes `link` the one `redisReadiness()` reports on (called by `rateLimitMiddleware` with Redis). */
-export function adoptProcessLink(link: RedisLink): void {
-  processLink = link;
-}
-
-/**
- * Redis readiness of this process's rate limiter, for `/_readyz`: undefined when the limits do not
- * use Redis; otherwise a promise (never rejected) of `'ok'` or `'unavailable'`, settled within
- * about two `redisTimeoutMs`. A server process builds one app; with several, the latest counts.
- */
-export function redisReadiness(): Promise<RedisReadiness> | undefined {
-  return processLink?.check();
 }
