@@ -29,6 +29,7 @@ import { migrateToLatest, openStore, type Store } from '../server/storage/db.js'
 import { freePort, ROOT, SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
 import { childEnv, createTestStoreLocation, type TestStoreLocation } from './helpers/store.js';
 import { usesPostgres } from './helpers/pg.js';
+import { silentLogger } from './helpers/server.js';
 
 const BIN = path.join(ROOT, 'bin', 'envapi.js');
 const EVENTS = 100_000;
@@ -216,7 +217,7 @@ describe.skipIf(usesPostgres())('SQLite: a write while another connection holds 
   /** Serves `store` in-process with response validation on; returns the base URL and the 5xx causes seen. */
   async function serve(store: Store): Promise<{ url: string; errors: unknown[] }> {
     const errors: unknown[] = [];
-    const app = createApp({ store, validateResponses: true, rateLimit: false, onServerError: (err) => errors.push(err) });
+    const app = createApp({ store, validateResponses: true, rateLimit: false, logger: silentLogger(), onServerError: (err) => errors.push(err) });
     const s = await new Promise<Server>((resolve) => {
       const listening = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(listening));
     });

@@ -30,6 +30,7 @@ import type { RateLimitConfig } from '../../server/http/rate-limit.js';
 import { loadSpec } from '../../server/http/spec.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
 import { createTestPgSchema, usesPostgres } from '../helpers/pg.js';
+import { silentLogger } from '../helpers/server.js';
 
 /** A middleware named `name` that only passes on, as the library's are (named functions). */
 function named(name: string): RequestHandler {
@@ -166,7 +167,7 @@ describe('routes added after createApp', () => {
   afterAll(async () => env.cleanup());
 
   it('app.use, app.get(path), app.post, app.all and app.route throw, saying how routes are added; settings still read', () => {
-    const app = createApp({ store: env.store, rateLimit: false });
+    const app = createApp({ store: env.store, rateLimit: false, logger: silentLogger() });
     const handler: RequestHandler = (_req, res) => void res.end();
     const calls: Array<[string, () => unknown]> = [
       ['use', () => app.use(handler)],
@@ -196,7 +197,7 @@ describe('rate limit before request validation (real HTTP stack)', () => {
   let url: string;
   beforeAll(async () => {
     env = await freshStore();
-    const app = createApp({ store: env.store, validateResponses: true, rateLimit: limits });
+    const app = createApp({ store: env.store, validateResponses: true, rateLimit: limits, logger: silentLogger() });
     server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
