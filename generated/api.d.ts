@@ -612,8 +612,10 @@ export interface paths {
          *     `type` other than `event` and `person`) answers 400 with `attr` `properties`. An unknown
          *     `format` answers 400 (PostHog: 404).
          *
-         *     **Time budget.** The list is read off the server's main thread, so a slow filter never
-         *     delays other requests. A read that has not finished within `QUERY_TIMEOUT_MS` (default
+         *     **Time budget.** A list that may read much of the project (property filters,
+         *     `person_id`, both `event` and `distinct_id`, CSV, more than 1,000 rows with `offset`) is
+         *     read off the server's main thread, so a slow filter never delays other requests; a page
+         *     one index serves is read in place. A read that has not finished within `QUERY_TIMEOUT_MS` (default
          *     30 s, waiting for a free worker included) is cancelled and answers 504 `query_timeout`;
          *     when too many reads are already waiting the answer is 503 with `Retry-After`.
          */

@@ -30,7 +30,7 @@ type Started = ListeningProcess;
 
 /** Spawns a server; resolves once it listens (rejects if it exits first or takes over 60 s). */
 function spawnServer(env: Record<string, string>): Promise<Started> {
-  const childEnv = { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', REDIS_URL: '', VITEST: '' };
+  const childEnv = { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', REDIS_URL: '' };
   return spawnListening(SERVER_FROM_SOURCE, childEnv, { timeoutMs: 60_000, track: (p) => procs.push(p) });
 }
 

@@ -32,7 +32,7 @@ type Proc = ListeningProcess;
 const procs: ChildProcess[] = [];
 
 function startProcess(env: Record<string, string>, args: string[] = SERVER_FROM_SOURCE): Promise<Proc> {
-  return spawnListening(args, { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', VITEST: '' }, { track: (p) => procs.push(p) });
+  return spawnListening(args, { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }, { track: (p) => procs.push(p) });
 }
 
 describe.skipIf(Boolean(reason))('two server processes on one PostgreSQL and one Redis', () => {

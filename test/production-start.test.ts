@@ -22,7 +22,6 @@ describe('npm start (compiled build)', () => {
   it('starts from dist/, serves a keyed request, and exits 0 on SIGTERM', async () => {
     const env = childEnv({ ...store.env, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' });
     delete env.REDIS_URL;
-    delete env.VITEST;
     const server = await spawnListening(['dist/server/main.js'], env, { timeoutMs: 30_000 });
     const { url } = server;
     try {

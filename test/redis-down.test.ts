@@ -77,7 +77,7 @@ async function startRedis(port: number): Promise<ChildProcess> {
 type Proc = ListeningProcess;
 
 function startServer(env: Record<string, string>): Promise<Proc> {
-  return spawnListening(SERVER_FROM_SOURCE, { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', VITEST: '', DATABASE_URL: '' }, { track: (p) => children.push(p) });
+  return spawnListening(SERVER_FROM_SOURCE, { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '' }, { track: (p) => children.push(p) });
 }
 
 interface LogLine {

@@ -60,7 +60,7 @@ async function prepareStore(events: number): Promise<{ key: string; frontendPlug
 async function startServer(extra: Record<string, string> = {}): Promise<ListeningProcess> {
   location ??= await createTestStoreLocation('envapi-shutdown-');
   // DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL)
-  const env = childEnv({ ...location.env, PORT: '0', HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_MS: '60000', LOG_LEVEL: 'silent', VITEST: '', ...extra });
+  const env = childEnv({ ...location.env, PORT: '0', HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_MS: '60000', LOG_LEVEL: 'silent', ...extra });
   return spawnListening(SERVER_FROM_SOURCE, env, { timeoutMs: 30_000, track: (p) => (child = p) });
 }
 

@@ -9,7 +9,6 @@
  * values here are about 10 KB: the largest a GET can carry, and 50 times the cap.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { components } from '../../client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type ErrorBody } from '../helpers/errors.js';
 

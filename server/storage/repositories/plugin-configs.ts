@@ -86,9 +86,6 @@ export type PluginConfigChanges = Partial<Pick<PluginConfigRecord, 'enabled' | '
 export class PluginConfigsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** The tables `page` and `findForUpdate` read (for caches of answers built from them). */
-  static readonly READS = ['plugin_configs'] as const;
-
   /**
    * One page of a team's configs whose plugin is in `pluginIds`, deleted ones hidden,
    * ordered by (order, plugin_id, id), with the total count.
