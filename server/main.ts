@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import type { Redis as RedisClient } from 'ioredis';
+import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { createHttpServer } from './http/compose.js';
 import { createEventsReads } from './read-pool/index.js';
@@ -76,9 +77,16 @@ async function prepareStore(store: Store, print: Printer, url: string | undefine
   printFirstStart(await migrateAndBootstrap(store, print), print, url ?? 'http://HOST:PORT');
 }
 
-function openConfiguredStore(config: ServerConfig): Store {
-  // the time budget of a read also bounds every PostgreSQL statement of the main thread
-  return openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, statementTimeoutMs: config.queryTimeoutMs, lockTimeoutMs: config.lockTimeoutMs });
+function openConfiguredStore(config: ServerConfig, logger: Logger): Store {
+  return openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+    // the time budget of a read also bounds every PostgreSQL statement of the main thread
+    statementTimeoutMs: config.queryTimeoutMs,
+    lockTimeoutMs: config.lockTimeoutMs,
+    onConnectionError: (err) => logger.warn({ err: { message: err.message } }, 'an idle PostgreSQL connection failed; the next query opens a new one'),
+  });
 }
 
 /**
@@ -86,7 +94,8 @@ function openConfiguredStore(config: ServerConfig): Store {
  * cannot be opened. With `REDIS_URL` the rate-limit counters live in Redis.
  */
 export async function startServer(config: ServerConfig, print: Printer = (l) => console.log(l), opts: StartOptions = {}): Promise<RunningServer> {
-  const store = openConfiguredStore(config);
+  const logger = defaultLogger(config.logLevel);
+  const store = openConfiguredStore(config, logger);
   const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
   // commands fail fast while Redis is unreachable (the limiter then counts per process; rate-limit.ts)
   // ioredis is loaded only when REDIS_URL is set (~120 ms of cold start otherwise)
@@ -97,7 +106,6 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   }
   // connection errors are reported by the limiter (one warning per outage), not as unhandled events
   redis?.on('error', () => {});
-  const logger = defaultLogger(config.logLevel);
   // the events list and values run in worker threads under the time budget (server/read-pool/)
   const eventsReads = createEventsReads(store, { threads: config.eventsReadThreads, queryTimeoutMs: config.queryTimeoutMs });
   const app = createApp({

@@ -66,6 +66,14 @@ export interface StorageConfig {
    * wait is asynchronous (see `LockWaitingSqliteDriver`): the event loop keeps serving meanwhile.
    */
   lockTimeoutMs?: number | undefined;
+  /**
+   * PostgreSQL only: called when a pooled connection that was idle fails (the server restarted,
+   * an administrator or `idle_session_timeout` ended the session, the network dropped it). The
+   * pool has already discarded that connection and opens a new one for the next query, so this is
+   * for logging only. Without a listener node-postgres would throw the error as an uncaught
+   * exception and end the process. Not called for connections that end while the store closes.
+   */
+  onConnectionError?: ((err: Error) => void) | undefined;
 }
 
 /** Default of `StorageConfig.lockTimeoutMs`, ms. */
@@ -164,10 +172,20 @@ export function openStore(config: StorageConfig): Store {
     ].filter(Boolean);
     if (options.length) connection.searchParams.set('options', options.join(' '));
     const pool = new pg.Pool({ connectionString: connection.toString(), max: config.poolSize ?? 10 });
+    let closing = false;
+    // an idle connection's error is emitted by the pool: unheard, it would end the process
+    pool.on('error', (err) => {
+      if (!closing) config.onConnectionError?.(err);
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);
     url.password = '';
-    return { db, dialect: 'postgres', location: url.toString(), config, close: () => db.destroy() };
+    const close = async () => {
+      // the pool's end resolves before its connections have closed: one may still fail after it
+      closing = true;
+      await db.destroy();
+    };
+    return { db, dialect: 'postgres', location: url.toString(), config, close };
   }
   let file = ':memory:';
   if (!config.inMemory) {

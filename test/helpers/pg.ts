@@ -26,6 +26,8 @@ export interface TestPgSchema {
   url: string;
   /** Connections through `url` still open on the server, from any process (see `application_name`). */
   backends(): Promise<number>;
+  /** Ends every connection through `url` still open on the server (as a PostgreSQL restart would); returns how many. */
+  terminateBackends(): Promise<number>;
   /**
    * Ends connections through `url` that are still open (e.g. of a child process killed with
    * SIGKILL), then drops the schema and everything in it. Safe to call twice.
@@ -54,13 +56,21 @@ export async function createTestPgSchema(baseUrl: string | undefined = process.e
   url.searchParams.set('application_name', name);
   const backends = (c: pg.Client) =>
     c.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [name]);
+  const terminate = async (c: pg.Client) =>
+    (
+      await c.query<{ n: number }>(
+        'select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()) t',
+        [name],
+      )
+    ).rows[0]?.n ?? 0;
   return {
     name,
     url: url.toString(),
     backends: () => withClient(baseUrl, async (c) => (await backends(c)).rows[0]?.n ?? 0),
+    terminateBackends: () => withClient(baseUrl, terminate),
     drop: () =>
       withClient(baseUrl, async (c) => {
-        await c.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [name]);
+        await terminate(c);
         await c.query(`drop schema if exists ${name} cascade`);
       }),
   };

@@ -17,7 +17,7 @@ import { AccountsRepository, OrganizationLevel, type Organization, type Team, ty
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { pino, type Logger } from 'pino';
 import { createClient, type EnvApiClient } from '../../client/index.js';
-import { createTestPgSchema, usesPostgres } from './pg.js';
+import { createTestPgSchema, usesPostgres, type TestPgSchema } from './pg.js';
 
 export { usesPostgres };
 
@@ -40,7 +40,19 @@ export interface TestServer {
   otherOrganization(): Promise<{ organization: Organization; team: Team; owner: User; key: string }>;
   /** raw fetch with a key (for non-JSON answers, missing slashes, bad bodies) */
   fetch(pathAndQuery: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  /** the store's schema, in the PostgreSQL pass */
+  pg: TestPgSchema | undefined;
   close(): Promise<void>;
+}
+
+/** Options of `startTestServer`. */
+export interface TestServerOptions {
+  /** validate responses against the spec (default true; production's setting is false) */
+  validateResponses?: boolean;
+  /** the events read pool (default one worker thread) */
+  readPool?: ReadPoolOptions;
+  /** PostgreSQL: what the store is told of an idle connection that failed (`StorageConfig.onConnectionError`) */
+  onConnectionError?: (err: Error) => void;
 }
 
 let seq = 0;
@@ -55,10 +67,10 @@ export function silentLogger(): Logger {
  * pass. Responses are validated against the spec unless `validateResponses: false` (production's setting).
  * The events list and values run in a read pool of one worker thread unless `readPool` says otherwise.
  */
-export async function startTestServer(opts: { validateResponses?: boolean; readPool?: ReadPoolOptions } = {}): Promise<TestServer> {
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
   const pgSchema = usesPostgres() ? await createTestPgSchema() : undefined;
-  const store = pgSchema ? openStore({ databaseUrl: pgSchema.url }) : openStore({ dataDir: dir });
+  const store = pgSchema ? openStore({ databaseUrl: pgSchema.url, onConnectionError: opts.onConnectionError }) : openStore({ dataDir: dir });
   await migrateToLatest(store);
   const b = await bootstrap(store);
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
@@ -109,6 +121,7 @@ export async function startTestServer(opts: { validateResponses?: boolean; readP
       if (key) headers.set('Authorization', `Bearer ${key}`);
       return fetch(url + pathAndQuery, { ...init, headers });
     },
+    pg: pgSchema,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
