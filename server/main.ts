@@ -85,6 +85,7 @@ function openConfiguredStore(config: ServerConfig, logger: Logger): Store {
     // the time budget of a read also bounds every PostgreSQL statement of the main thread
     statementTimeoutMs: config.queryTimeoutMs,
     lockTimeoutMs: config.lockTimeoutMs,
+  }, {
     onConnectionError: (err) => logger.warn({ err: { message: err.message } }, 'an idle PostgreSQL connection failed; the next query opens a new one'),
   });
 }

@@ -37,6 +37,7 @@ import { ChangeTracker } from './change-tracker.js';
 import { compileRe2, type DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
+import { isSqliteBusy, StoreBusyError } from './errors.js';
 
 /** Where the data lives: a PostgreSQL URL, or a directory for the SQLite file. */
 export interface StorageConfig {
@@ -66,12 +67,17 @@ export interface StorageConfig {
    * wait is asynchronous (see `LockWaitingSqliteDriver`): the event loop keeps serving meanwhile.
    */
   lockTimeoutMs?: number | undefined;
+}
+
+/** What the store tells its opener of, besides the results of queries (not part of `StorageConfig`, which is plain data a worker thread receives). */
+export interface StoreListeners {
   /**
    * PostgreSQL only: called when a pooled connection that was idle fails (the server restarted,
    * an administrator or `idle_session_timeout` ended the session, the network dropped it). The
    * pool has already discarded that connection and opens a new one for the next query, so this is
-   * for logging only. Without a listener node-postgres would throw the error as an uncaught
-   * exception and end the process. Not called for connections that end while the store closes.
+   * for logging only. The store hears the pool's `error` event whether or not this is given
+   * (node-postgres would otherwise throw it as an uncaught exception and end the process). Not
+   * called for connections that end while the store closes.
    */
   onConnectionError?: ((err: Error) => void) | undefined;
 }
@@ -90,37 +96,6 @@ const OPEN_BUSY_TIMEOUT_MS = 5_000;
 /** Delays between attempts to take the lock, ms: doubling from the first to the last, then the last. */
 const RETRY_FIRST_DELAY_MS = 1;
 const RETRY_MAX_DELAY_MS = 25;
-
-/**
- * A SQLite write could not take the store's write lock within `StorageConfig.lockTimeoutMs`:
- * another connection or process kept it (typically an import writing a batch). Nothing was
- * written by the statement or transaction that failed; sending it again later is safe.
- * `http/errors.ts` answers it 503 with `Retry-After`.
- */
-export class StoreBusyError extends Error {
-  /** how long the write waited, ms */
-  readonly waitedMs: number;
-  constructor(waitedMs: number, options?: { cause?: unknown }) {
-    super(`the store is busy: another writer held the lock for ${Math.round(waitedMs)} ms (database is locked)`, options);
-    this.name = 'StoreBusyError';
-    this.waitedMs = waitedMs;
-  }
-}
-
-/**
- * True for better-sqlite3's `SqliteError` meaning "another connection holds a lock"
- * (`SQLITE_BUSY` and its extended codes `SQLITE_BUSY_SNAPSHOT`, `SQLITE_BUSY_RECOVERY`,
- * `SQLITE_BUSY_TIMEOUT`: "database is locked").
- */
-export function isSqliteBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-}
-
-/** True when `err` says the store was only momentarily unable to write (`StoreBusyError`, a raw SQLITE_BUSY). */
-export function isStoreBusy(err: unknown): boolean {
-  return err instanceof StoreBusyError || isSqliteBusy(err);
-}
 
 /** An open store: the Kysely instance and the dialect it speaks. */
 export interface Store {
@@ -158,7 +133,7 @@ export interface Store {
  * Opens the store without migrating it. Throws when the SQLite directory cannot be created or the
  * PostgreSQL URL is malformed (connection errors surface on first query).
  */
-export function openStore(config: StorageConfig): Store {
+export function openStore(config: StorageConfig, listeners: StoreListeners = {}): Store {
   if (config.databaseUrl) {
     // node-postgres is loaded only for PostgreSQL (~70 ms of an SQLite server's cold start otherwise)
     const pg = createRequire(import.meta.url)('pg') as typeof PgModule;
@@ -175,7 +150,7 @@ export function openStore(config: StorageConfig): Store {
     let closing = false;
     // an idle connection's error is emitted by the pool: unheard, it would end the process
     pool.on('error', (err) => {
-      if (!closing) config.onConnectionError?.(err);
+      if (!closing) listeners.onConnectionError?.(err);
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);

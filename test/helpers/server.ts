@@ -51,7 +51,7 @@ export interface TestServerOptions {
   validateResponses?: boolean;
   /** the events read pool (default one worker thread) */
   readPool?: ReadPoolOptions;
-  /** PostgreSQL: what the store is told of an idle connection that failed (`StorageConfig.onConnectionError`) */
+  /** PostgreSQL: what the store is told of an idle connection that failed (`StoreListeners.onConnectionError`) */
   onConnectionError?: (err: Error) => void;
 }
 
@@ -70,7 +70,7 @@ export function silentLogger(): Logger {
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
   const pgSchema = usesPostgres() ? await createTestPgSchema() : undefined;
-  const store = pgSchema ? openStore({ databaseUrl: pgSchema.url, onConnectionError: opts.onConnectionError }) : openStore({ dataDir: dir });
+  const store = pgSchema ? openStore({ databaseUrl: pgSchema.url }, { onConnectionError: opts.onConnectionError }) : openStore({ dataDir: dir });
   await migrateToLatest(store);
   const b = await bootstrap(store);
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
