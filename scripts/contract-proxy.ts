@@ -197,7 +197,7 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       path?: Record<string, string | number>;
     }
     /** Sends a request of `operationId` through the proxy and checks it answered `expected`. */
-    async function send(operationId: string, expected: number, r: Req = {}): Promise<{ status: number; body: any; retryAfter: string | null }> {
+    async function send(operationId: string, expected: number, r: Req = {}): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
       const op = byId.get(operationId);
       if (!op) throw new Error(`the scenario names ${operationId}, which the spec does not have`);
       const params: Record<string, string | number> = { project_id: '1', ...r.path };
@@ -213,14 +213,15 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       const res = await fetch(url, { method: op.method, headers, ...(body !== undefined ? { body } : {}) });
       const text = await res.text();
       const ct = res.headers.get('content-type') ?? '';
-      let parsed: any = text;
+      let parsed: unknown = text;
       try {
         if (ct.includes('json') && text) parsed = JSON.parse(text);
       } catch {
         /* left as text */
       }
       const what = `${operationId}: ${op.method} ${url.slice(proxy.length)} (meant ${expected})`;
-      const prismType = typeof parsed === 'object' && parsed && typeof parsed.type === 'string' && parsed.type.includes('stoplight.io/prism') ? (parsed.type as string) : undefined;
+      const problemType = typeof parsed === 'object' && parsed ? (parsed as { type?: unknown }).type : undefined;
+      const prismType = typeof problemType === 'string' && problemType.includes('stoplight.io/prism') ? problemType : undefined;
       const slViolations = res.headers.get('sl-violations');
       if (prismType?.endsWith('#VIOLATIONS')) {
         failures.push(`${what}: Prism reports the response violates the contract: ${text.slice(0, 800)}`);
@@ -237,8 +238,7 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     const otherScopeKey = (op: Operation) => (op.scope?.startsWith('query:') ? fx.pluginReadKey : fx.queryReadKey);
 
     // ---------------------------------------------------------------------------- scenario
-    const plugins = (await send('environments_pipeline_frontend_apps_configs_list', 200)).body;
-    void plugins;
+    await send('environments_pipeline_frontend_apps_configs_list', 200);
     // plugin ids by name, from a created config's plugin_info
     const create = async (pluginId: number, order: number) =>
       (await send('environments_pipeline_frontend_apps_configs_create', 201, { body: { plugin: pluginId, order, enabled: true, config: {} } })).body as { id: number };

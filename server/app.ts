@@ -24,7 +24,7 @@ import { createRedisLink, rateClassesOf, rateLimitMiddleware, readRateLimitConfi
 import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
 import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
-import type { EventsReads } from './read-pool/index.js';
+import type { EventsReads } from './domain/events-reads.js';
 import type { Store } from './storage/db.js';
 
 /** What the app is built from. */

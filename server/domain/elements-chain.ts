@@ -80,6 +80,7 @@ export interface Element {
 }
 
 /** Python's `str.isspace()` characters: what `\s` matches in PostHog's (Python `re`) expressions. */
+// eslint-disable-next-line no-control-regex -- Python's whitespace includes the separators \x1c-\x1f
 const PY_WHITESPACE = /[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 /** `[a-zA-Z\-_0-9]` of `split_class_attributes`. */
 const ATTRIBUTE_NAME_CHAR = /[a-zA-Z\-_0-9]/;

@@ -458,6 +458,7 @@ function readIso(input: string): IsoResult | undefined {
 }
 
 function readDateutilIso(s: string): IsoResult | undefined {
+  // eslint-disable-next-line no-control-regex -- ASCII only, as dateutil's isoparser
   if (/[^\x00-\x7f]/.test(s)) return undefined;
   try {
     let date: number[];
@@ -475,7 +476,8 @@ function readDateutilIso(s: string): IsoResult | undefined {
       offset = parsed.offset;
     }
     const [year = 0, month = 0, day = 0] = date;
-    let [hour = 0, minute = 0, second = 0, micro = 0] = time;
+    const [, minute = 0, second = 0, micro = 0] = time;
+    let hour = time[0] ?? 0;
     const nextDay = hour === 24;
     if (nextDay) hour = 0;
     need(year >= 1 && year <= 9999 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month));

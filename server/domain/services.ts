@@ -5,9 +5,9 @@
  * these.
  */
 import type { Store } from '../storage/db.js';
-import { createEventsReads, type EventsReads } from '../read-pool/index.js';
 import { AuthenticationService } from './authentication.js';
 import { DashboardsService } from './dashboards.js';
+import { inProcessEventsReads, type EventsReads } from './events-reads.js';
 import { ExplicitMembersService } from './explicit-members.js';
 import { PluginConfigService } from './plugin-configs.js';
 import { ProjectsService } from './projects.js';
@@ -26,7 +26,7 @@ export interface Services {
 
 /** What the services are built with besides the store. */
 export interface ServiceDeps {
-  /** the events reads to use (a pool made by `createEventsReads`, closed by its maker); default: in-process on the main thread */
+  /** the events reads to use (a pool made by server/read-pool's `createEventsReads`, closed by its maker); default: in-process on the main thread */
   events?: EventsReads | undefined;
   /** the rate limiter's Redis link, when the limits use Redis: `/_readyz` reports its reachability */
   redis?: ReachabilityCheck | undefined;
@@ -37,7 +37,7 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
   return {
     projects: new ProjectsService(store),
     pluginConfigs: new PluginConfigService(store),
-    events: deps.events ?? createEventsReads(store, { threads: 0 }),
+    events: deps.events ?? inProcessEventsReads(store),
     explicitMembers: new ExplicitMembersService(store),
     dashboards: new DashboardsService(store),
     authentication: new AuthenticationService(store),

@@ -139,7 +139,7 @@ export async function importEventsFile(store: Store, teamId: number, file: strin
     stat = await fs.promises.stat(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? `${file}: no such file` : `${file}: cannot read (${code ?? String(err)})`);
+    throw new Error(code === 'ENOENT' ? `${file}: no such file` : `${file}: cannot read (${code ?? String(err)})`, { cause: err });
   }
   if (!stat.isFile()) throw new Error(`${file}: not a file`);
   await requireProject(store, teamId);

@@ -136,8 +136,8 @@ export function handleWithoutRouter(
     req.res = res;
     res.req = req;
     // already in the chain when the server is `createHttpServer`'s (see there: much cheaper)
-    if (!request.isPrototypeOf(req)) Object.setPrototypeOf(req, request);
-    if (!response.isPrototypeOf(res)) Object.setPrototypeOf(res, response);
+    if (!Object.prototype.isPrototypeOf.call(request, req)) Object.setPrototypeOf(req, request);
+    if (!Object.prototype.isPrototypeOf.call(response, res)) Object.setPrototypeOf(res, response);
     res.locals ??= Object.create(null) as Response['locals'];
     req.originalUrl ??= req.url;
     req.baseUrl = '';

@@ -10,7 +10,7 @@
  * exception wrapper answers transient database errors; nothing was written by the request, so
  * sending it again is safe.
  */
-import { isStoreBusy } from '../storage/db.js';
+import { isTransientStoreError } from '../storage/errors.js';
 import {
   ApiError,
   notAuthenticated,
@@ -23,24 +23,6 @@ import {
   type ValidatorItem,
 } from '../domain/errors.js';
 import { QueryTimeoutError, ReadPoolBusyError } from '../read-pool/errors.js';
-
-/**
- * PostgreSQL SQLSTATEs that mean "try again": serialization_failure, deadlock_detected,
- * lock_not_available, too_many_connections, cannot_connect_now. (query_canceled, 57014, is the
- * events reads' time budget and is not in this list.)
- */
-const TRANSIENT_PG_CODES = new Set(['40001', '40P01', '55P03', '53300', '57P03']);
-
-/**
- * True for a storage error that will likely not recur if the request is sent again a moment later:
- * `StoreBusyError` or a raw SQLITE_BUSY from SQLite, a transient SQLSTATE from PostgreSQL
- * (node-postgres's `DatabaseError` carries it in `code`).
- */
-export function isTransientStoreError(err: unknown): boolean {
-  if (isStoreBusy(err)) return true;
-  const e = err as { code?: unknown; severity?: unknown } | null;
-  return typeof e?.code === 'string' && typeof e.severity === 'string' && TRANSIENT_PG_CODES.has(e.code);
-}
 
 /** Shape of errors thrown by express-openapi-validator, body-parser and Express. */
 interface HttpLikeError {

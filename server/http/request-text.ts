@@ -34,6 +34,7 @@
 import { validationError, type ApiError } from '../domain/errors.js';
 
 /** One problem character: NUL, or a UTF-16 surrogate not part of a pair (the `u` flag pairs them). */
+// eslint-disable-next-line no-control-regex -- NUL is what is refused
 const FORBIDDEN = /[\u0000\ud800-\udfff]/u;
 
 /** The 400 for `text` (which holds a forbidden character) at `attr`. */

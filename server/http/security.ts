@@ -20,7 +20,7 @@ import {
 } from '../domain/access.js';
 import type { AuthenticationService } from '../domain/authentication.js';
 import { ApiError, authenticationFailed, notAuthenticated, notFound, storeBusy } from '../domain/errors.js';
-import { isTransientStoreError } from './errors.js';
+import { isTransientStoreError } from '../storage/errors.js';
 import { openapiOf } from './openapi-pipeline.js';
 
 /** A request after authentication; `auth` is set by the security handler. */

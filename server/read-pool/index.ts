@@ -36,30 +36,16 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { Piscina } from 'piscina';
-import { EventsService, type EventListParams, type EventListResult, type EventValuesParams } from '../domain/events.js';
+import { EventsService, type EventListParams, type EventValuesParams } from '../domain/events.js';
+import { inProcessEventsReads, type EventsReads } from '../domain/events-reads.js';
 import { ApiError } from '../domain/errors.js';
 import { JsonText } from '../wire/json-text.js';
 import type { Store } from '../storage/db.js';
-import type { Team } from '../storage/repositories/accounts.js';
 import { QueryTimeoutError, ReadPoolBusyError } from './errors.js';
 import type { ReadOutcome, ReadTask, WorkerSetup } from './worker.js';
 
 export { QueryTimeoutError, ReadPoolBusyError };
-
-/** The answer of values suggestions: a JSON list of names, or CSV text. */
-export type EventValuesResult = Awaited<ReturnType<EventsService['values']>>;
-
-/** The events reads the handlers call; in-process or in the pool, the same answers. */
-export interface EventsReads {
-  /** A page of events (see `EventsService.list`). Throws `ApiError` 400, `QueryTimeoutError`, `ReadPoolBusyError`. */
-  list(team: Team, params: EventListParams, url: URL): Promise<EventListResult>;
-  /** Values suggestions (see `EventsService.values`). Same errors as `list`. */
-  values(team: Team, params: EventValuesParams, format: 'csv' | 'json' | undefined): Promise<EventValuesResult>;
-  /** One event by uuid: a keyed read, always on the main thread (see `EventsService.retrieve`). */
-  retrieve: EventsService['retrieve'];
-  /** Stops the pool's threads (tasks still running are aborted). In-process: nothing to do. */
-  close(): Promise<void>;
-}
+export type { EventsReads };
 
 /** How the pool is sized and bounded. */
 export interface ReadPoolOptions {
@@ -119,16 +105,9 @@ function pick<T extends object>(params: T, keys: readonly (keyof T)[]): T {
  * module doc). The caller closes it (`close()`) after the server has drained, before the store.
  */
 export function createEventsReads(store: Store, options: ReadPoolOptions = {}): EventsReads {
-  const inline = new EventsService(store);
   const threads = options.threads ?? defaultReadThreads();
-  if (threads <= 0 || (store.dialect === 'sqlite' && store.config.inMemory)) {
-    return {
-      list: (team, params, url) => inline.list(team, params, url),
-      values: (team, params, format) => inline.values(team, params, format),
-      retrieve: (team, id, format) => inline.retrieve(team, id, format),
-      close: async () => {},
-    };
-  }
+  if (threads <= 0 || (store.dialect === 'sqlite' && store.config.inMemory)) return inProcessEventsReads(store);
+  const inline = new EventsService(store);
   const budgetMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
   const ownUrl = import.meta.url;

@@ -59,6 +59,7 @@ function sqlitePath(key: string): string {
  * with the bound parameter, so any key is found exactly, and a key no event has reads as NULL.
  */
 function sqliteNeedsEach(key: string): boolean {
+  // eslint-disable-next-line no-control-regex -- control characters are what SQLite's JSON paths cannot quote
   return /["\\\u0000-\u001f\u007f]/.test(key);
 }
 

@@ -27,7 +27,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { invalid, NOT_FOUND } from '../helpers/errors.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import type { PropertyFilter, PropertyGroup } from '../../server/domain/event-filters.js';
+import type { PropertyFilter, PropertyGroup } from '../../server/storage/event-filter-tree.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { usesPostgres } from '../helpers/server.js';
 

@@ -52,7 +52,7 @@ describe('GET /api/environments/{project_id}/events/', () => {
     expect(e.detail).toMatch(/^The property filter on "k+…" has an empty value list\.$/);
   });
 
-  it('a 10 KB format (an enum the spec checks): "\"fff…\" is not a valid choice."', async () => {
+  it('a 10 KB format (an enum the spec checks): \'"fff…" is not a valid choice.\'', async () => {
     const e = await eventsError({ format: 'f'.repeat(LONG) });
     expect(e).toMatchObject({ code: 'invalid_choice', attr: 'format' });
     expect(e.detail).toMatch(/^"f{150,}…" is not a valid choice\.$/);

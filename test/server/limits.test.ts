@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { bootstrap } from '../../server/bootstrap.js';
 import { DEFAULT_RATE_LIMITS, parseRates, RateClassError, rateClassesOf, readRateLimitConfig, type RateLimitConfig } from '../../server/http/rate-limit.js';
@@ -92,6 +92,13 @@ const small: RateLimitConfig = {
     ],
   },
 };
+
+/** A request log line, as far as these tests read it. */
+interface LogLine {
+  req?: { id?: string; method?: string; path?: string };
+  res?: { statusCode?: number };
+  responseTime?: number;
+}
 
 describe('rate limits', () => {
   let t: App;
@@ -264,8 +271,9 @@ describe('protocol edges, health, request ids and logs', () => {
     expect(res.status).toBe(200);
     await t.fetch(`/api/environments/${t.projectId}/events/`, { key: 'phx_wrongkey123' });
     await t.fetch(`/api/environments/${t.projectId}/events/${secret}/`);
-    await new Promise((r) => setTimeout(r, 50));
-    const lines = t.logs.slice(start).map((l) => JSON.parse(l) as Record<string, any>);
+    // pino writes each line when the response has finished: wait for the three
+    await vi.waitFor(() => expect(t.logs.length - start).toBeGreaterThanOrEqual(3));
+    const lines = t.logs.slice(start).map((l) => JSON.parse(l) as LogLine);
     const line = lines.find((l) => l.req?.id === 'log-test-1');
     expect(line).toMatchObject({ req: { id: 'log-test-1', method: 'GET', path: `/api/environments/${t.projectId}/events/` }, res: { statusCode: 200 } });
     expect(typeof line?.responseTime).toBe('number');

@@ -178,7 +178,7 @@ describe('handleWithoutRouter', () => {
     const pipeline: RequestHandler = (req, res) =>
       void res.json({
         ownPrototype: Object.getPrototypeOf(req) === app.request,
-        inChain: app.request.isPrototypeOf(req) && app.response.isPrototypeOf(res),
+        inChain: Object.prototype.isPrototypeOf.call(app.request, req) && Object.prototype.isPrototypeOf.call(app.response, res),
         incoming: req instanceof http.IncomingMessage && res instanceof http.ServerResponse,
         query: req.query,
         app: req.app === app,

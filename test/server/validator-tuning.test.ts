@@ -90,7 +90,10 @@ describe('validator tuning', () => {
     const refs = new Set<string>();
     const walk = (v: unknown): void => {
       if (Array.isArray(v)) v.forEach(walk);
-      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) k === '$ref' ? refs.add(String(x)) : walk(x);
+      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) {
+        if (k === '$ref') refs.add(String(x));
+        else walk(x);
+      }
     };
     walk(lean);
     const leanComponents = lean.components as Record<string, Record<string, unknown>>;

@@ -5,7 +5,8 @@
  * the `ImportSummary`. A first import inserts straight away; once a batch meets stored uuids, the
  * following batches look them up first, so re-importing a file replays none of its `$set`s.
  */
-import { isStoreBusy, type Store } from '../../storage/db.js';
+import type { Store } from '../../storage/db.js';
+import { isStoreBusy } from '../../storage/errors.js';
 import { AccountsRepository } from '../../storage/repositories/accounts.js';
 import { EventsWriteRepository, type PersonUpdate } from '../../storage/repositories/events-write.js';
 import { normalizeEventRow, toImportError, type NormalizedEventRow, type NumberedRow, type RawEventRow } from './normalize.js';

@@ -4,7 +4,7 @@
  * differences (JSON access, regex, ILIKE) come from `../dialect.ts`.
  */
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { PropertyFilter, PropertyGroup } from '../../domain/event-filters.js';
+import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
 import { beforeCursor, dialectOf, icontains, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';

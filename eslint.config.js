@@ -1,0 +1,88 @@
+// ESLint: typescript-eslint's recommended rules on every TypeScript file, and the layers of the
+// server held by eslint-plugin-boundaries (README.md, "Layout"). `npm test` runs it.
+import js from '@eslint/js';
+import boundaries from 'eslint-plugin-boundaries';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+/**
+ * The server's layers, from the outside in. A file belongs to the first element whose pattern
+ * matches. Requests go http → handlers → domain → storage; nothing points back out.
+ */
+const elements = [
+  { type: 'client', pattern: 'client' },
+  { type: 'generated', pattern: 'generated' },
+  { type: 'wire', pattern: 'server/wire' },
+  { type: 'storage', pattern: 'server/storage' },
+  { type: 'domain', pattern: 'server/domain' },
+  { type: 'read-pool', pattern: 'server/read-pool' },
+  { type: 'events', pattern: 'server/events' },
+  { type: 'handlers', pattern: 'server/handlers' },
+  { type: 'http', pattern: 'server/http' },
+  { type: 'cli', pattern: 'server/cli' },
+  // the composition root: the files directly in server/ (app, main, bootstrap, config)
+  { type: 'root', pattern: 'server' },
+].map((e) => ({ ...e, partialMatch: false }));
+/** Each layer's error module (`errors.ts`): what http/ maps to PostHog's error shape. */
+const files = [{ category: 'errors', pattern: 'server/*/errors.ts' }];
+
+/** What each layer may import besides itself (and npm packages). */
+const allowed = {
+  client: ['generated'],
+  generated: [],
+  wire: [],
+  storage: ['wire', 'generated'],
+  domain: ['storage', 'wire', 'generated'],
+  // the read pool runs the domain's events reads in worker threads
+  'read-pool': ['domain', 'storage', 'wire'],
+  // import and demo data: application services over the domain and the store
+  events: ['domain', 'storage', 'wire'],
+  handlers: ['domain', 'http', 'wire', 'generated'],
+  http: ['domain', 'wire', 'generated'],
+  // the CLI starts the server (server/main.ts) and reads its configuration
+  cli: ['root', 'domain', 'storage', 'events', 'wire', 'generated'],
+  root: ['wire', 'storage', 'domain', 'read-pool', 'events', 'handlers', 'http', 'generated'],
+};
+
+const policies = [
+  ...Object.entries(allowed).map(([type, to]) => ({
+    from: { element: { type } },
+    allow: { to: { element: { types: { anyOf: [type, ...to] } } } },
+  })),
+  // http/ maps the errors of every layer to PostHog's shape: it may import their error modules
+  { from: { element: { type: 'http' } }, allow: { to: { element: { types: { anyOf: ['storage', 'read-pool'] } }, file: { categories: 'errors' } } } },
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'generated/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  { languageOptions: { globals: globals.node } },
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['server/**/*.ts', 'client/**/*.ts'],
+    plugins: { boundaries },
+    settings: {
+      'boundaries/elements': elements,
+      'boundaries/files': files,
+      'boundaries/include': ['server/**/*.ts', 'client/**/*.ts', 'generated/**/*.ts'],
+      'import/resolver': { typescript: { project: './tsconfig.json' } },
+    },
+    rules: {
+      'boundaries/no-unknown-dependencies': 'error',
+      'boundaries/no-unknown-files': 'error',
+      'boundaries/dependencies': [
+        'error',
+        {
+          default: 'disallow',
+          policies,
+        },
+      ],
+    },
+  },
+);
