@@ -162,9 +162,8 @@ function wallMs(wall: Wall): number {
   return d.getTime();
 }
 
-/** The wall clock of the instant `utcMs` in `zone`, with `micro % 1000` microseconds added. */
-function wallOf(utcMs: number, zone: IANAZone, subMilliMicros: number): Wall {
-  const d = new Date(utcMs + zone.offset(utcMs) * MINUTE_MS);
+/** The wall clock a date shows read as UTC, with `subMilliMicros` microseconds added. */
+function wallOfDate(d: Date, subMilliMicros: number): Wall {
   return {
     year: d.getUTCFullYear(),
     month: d.getUTCMonth() + 1,
@@ -174,6 +173,11 @@ function wallOf(utcMs: number, zone: IANAZone, subMilliMicros: number): Wall {
     second: d.getUTCSeconds(),
     micro: d.getUTCMilliseconds() * 1000 + subMilliMicros,
   };
+}
+
+/** The wall clock of the instant `utcMs` in `zone`, with `micro % 1000` microseconds added. */
+function wallOf(utcMs: number, zone: IANAZone, subMilliMicros: number): Wall {
+  return wallOfDate(new Date(utcMs + zone.offset(utcMs) * MINUTE_MS), subMilliMicros);
 }
 
 /**
@@ -204,15 +208,7 @@ function wallFromMs(ms: number, subMilliMicros: number): Wall | undefined {
   if (Number.isNaN(d.getTime())) return undefined;
   const year = d.getUTCFullYear();
   if (year < 1 || year > 9999) return undefined;
-  return {
-    year,
-    month: d.getUTCMonth() + 1,
-    day: d.getUTCDate(),
-    hour: d.getUTCHours(),
-    minute: d.getUTCMinutes(),
-    second: d.getUTCSeconds(),
-    micro: d.getUTCMilliseconds() * 1000 + subMilliMicros,
-  };
+  return wallOfDate(d, subMilliMicros);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * (server/domain/echo.ts), through the real HTTP stack: one test per kind of message of the events
  * list (property filters, `after` / `before`), each sent with a value far longer than the cap and
  * answered with a detail under 300 characters that still says what was wrong. The plugin-job
- * messages are tested with 400 KB names in plugin_configs.test.ts.
+ * messages are tested with 400 KB names in plugin-configs.test.ts.
  *
  * Query strings are limited by Node's HTTP parser (16 KB of request line and headers), so the
  * values here are about 10 KB: the largest a GET can carry, and 50 times the cap.

@@ -24,19 +24,15 @@ import {
   type Device,
 } from './hedgebox.js';
 import { hex32, uuidv4, uuidv7, uuidv7From, type Rng } from './random.js';
+import type { EventInput } from '../../storage/repositories/events-write.js';
 
-/** One generated event, in the shape `importEvents` reads. */
-export type DemoEventRow = {
-  /** UUIDv7 */
-  uuid: string;
-  event: string;
-  distinct_id: string;
-  properties: Record<string, unknown>;
-  /** ISO 8601 UTC with milliseconds, e.g. `2024-11-20T14:03:10.871Z` */
-  timestamp: string;
-  /** PostHog's elements chain for `$autocapture`, else `''` */
-  elements_chain: string;
-};
+/**
+ * One generated event, in the shape `importEvents` reads: a UUIDv7 `uuid`, `timestamp` in ISO 8601
+ * UTC with milliseconds (e.g. `2024-11-20T14:03:10.871Z`), `elements_chain` PostHog's chain for
+ * `$autocapture`, else `''`.
+ */
+export type DemoEventRow = { [K in keyof EventInput]: EventInput[K] };
+// (a type alias, not the interface itself: an alias may be read as the importer's `RawEventRow` record)
 
 /** A Hedgebox subscription. */
 export type Plan = 'free' | 'standard' | 'professional';
