@@ -845,6 +845,823 @@ export interface paths {
         patch: operations["environments_explicit_members_partial_update"];
         trace?: never;
     };
+    "/api/projects/{project_id}/pipeline_destination_configs/rearrange/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Reorder plugin configs
+         * @description Sets the `order` of several plugin configs at once. The body maps plugin config ids to
+         *     their new order: `{"orders": {"42": 2, "43": 1}}` (keyed by plugin config id, as in
+         *     PostHog's 2025 code; older PostHog versions keyed it by plugin id).
+         *
+         *     - All changes are applied in one transaction.
+         *     - Only the project's **enabled** configs are considered (of any kind, not only
+         *       destinations); ids of other configs, of other projects or of no config at all are ignored.
+         *       Omitting `orders` changes nothing.
+         *     - Each changed order is recorded as an `order_changed` activity of the plugin (not of the
+         *       config, so it does not appear in the config's activity).
+         *     - A key that is not a plugin config id (not all digits) answers 400 with `attr` `orders`;
+         *       a value that is not a 32-bit integer answers 400 with `attr` `orders__<key>` (PostHog
+         *       answers 500 for both).
+         *
+         *     Answers 200 with a plain array (not paginated) of all the project's enabled configs ordered
+         *     by `order`, then plugin id, each with `plugin_info` and `delivery_rate_24h` null.
+         */
+        patch: operations["pipeline_destination_configs_rearrange_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/pipeline_destination_configs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a destination config
+         * @description Soft-deletes a plugin config of the project: sets `deleted` to true **and** `enabled` to
+         *     false, records a `disabled` activity if the config was enabled, and answers 204 with no
+         *     body. Deleting an already deleted config answers 204 again. As in PostHog, any config of the
+         *     project can be deleted through this path, not only destinations.
+         *
+         *     PostHog's own handler only disables the config (its UI deletes by sending
+         *     `PATCH {"deleted": true}`) and answers 500 for an id that does not exist; envapi hides the
+         *     deleted config from lists and answers 404 `Not found.` for an unknown id.
+         */
+        delete: operations["pipeline_destination_configs_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a destination config
+         * @description Partially updates a destination config (a config whose plugin's `capabilities.methods`
+         *     contains `onEvent` or `composeWebhook`); any other id answers 404. Deleted configs can
+         *     still be updated by id, as in PostHog.
+         *
+         *     - Every field is optional; fields not sent keep their value.
+         *     - `plugin` is accepted but ignored: a config never changes plugin (PostHog drops it too).
+         *     - `deleted: true` also sets `enabled` to false, whatever `enabled` the body holds. This is
+         *       how PostHog's own UI deletes a config.
+         *     - `config` replaces the stored settings as a whole, except that secret fields (marked
+         *       `secret: true` in the plugin's `config_schema`) which are omitted, null, or equal to the
+         *       mask string keep their stored value.
+         *     - Records who changed what: a `config_updated` activity listing the changed config keys
+         *       (secret values masked), as PostHog does; an `updated` activity listing changes of
+         *       `order`, `name`, `description` or `deleted` (PostHog records none for these); and an
+         *       `enabled` or `disabled` activity when the flag flips.
+         *
+         *     Answers 200 with the updated config, `plugin_info` included and `delivery_rate_24h` null.
+         */
+        patch: operations["pipeline_destination_configs_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/pipeline_destination_configs/{id}/activity/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a destination config's activity
+         * @description The activity log of one destination config, newest first, paginated by page number
+         *     (`page`, default 1) and page size (`limit`, default 10, at most 100). An id that is not a
+         *     destination config of the project answers 404.
+         *
+         *     Kinds of activity (`activity`): `enabled` and `disabled` (on create, and whenever an update,
+         *     a delete or a migration flips the flag), `config_updated` (an update changed config keys;
+         *     secret values are masked in `changes`), `updated` (an update or a delete changed `order`,
+         *     `name`, `description` or `deleted`; not recorded by PostHog), `job_triggered` (a job was
+         *     started; `detail.trigger` holds the job type, id and payload as sent). Reordering is logged
+         *     against the plugin, not here.
+         *
+         *     `next` and `previous` are the absolute URL of this request with `page` replaced, or null.
+         *     A `page` or `limit` that is not a positive integer, or a `limit` above 100, answers 400
+         *     (PostHog answers 500); a page past the end answers 200 with empty `results` (PostHog answers
+         *     500).
+         */
+        get: operations["pipeline_destination_configs_activity_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/pipeline_destination_configs/{id}/frontend/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a destination config's frontend code
+         * @description The JavaScript of the plugin's frontend (its transpiled `frontend.tsx`), served as
+         *     `application/javascript; charset=UTF-8` with status 200, as PostHog does. When the plugin
+         *     has no frontend, the body is
+         *     `export function getFrontendApp () { return {"no_frontend": true} }`; while the source is
+         *     still being transpiled it is
+         *     `export function getFrontendApp () { return {"transpiling": true} }`; when transpilation
+         *     failed it returns `{"error": "<message>"}` the same way. An id that is not a destination
+         *     config of the project answers 404 (as JSON).
+         */
+        get: operations["pipeline_destination_configs_frontend_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/pipeline_destination_configs/{id}/job/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a plugin job
+         * @description Starts one of the jobs the plugin publishes (`public_jobs`, e.g. a historical export) for
+         *     this destination config. The body is `{"job": {"type", "payload", "operation"}}`;
+         *     `payload` defaults to `{}` and `operation` to `"start"`.
+         *
+         *     The job is validated against the plugin's `public_jobs`, with PostHog's messages (400,
+         *     `attr` null):
+         *
+         *     - no `type`, or an empty one: `The job type must be specified!`
+         *     - the plugin publishes no job: `Plugin has no public jobs`
+         *     - `type` is not one of them: `Unknown plugin job: '<type>'`
+         *     - a payload field marked `required` is missing: `Missing required job field: <key>`
+         *     - a payload key the job does not declare: `Unknown field for job: <key>`
+         *
+         *     A valid job is recorded durably with a new job id, for a plugin runner to pick up (envapi
+         *     runs no plugin code itself), and a `job_triggered` activity is logged. Answers 200 with the
+         *     job record; PostHog answers an empty 200. An id that is not a destination config of the
+         *     project answers 404.
+         */
+        post: operations["pipeline_destination_configs_job_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/pipeline_destination_configs/{id}/migrate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Migrate a destination config to a destination function
+         * @description Migrates a legacy destination to its hog-function equivalent. A plugin can be migrated
+         *     when its `plugin_info.hog_function_migration_available` is true (PostHog keeps migrators
+         *     for plugins such as Customer.io, Hubspot, SendGrid, Loops, Rudderstack, Engage, Avo,
+         *     Google Pub/Sub and Google Cloud Storage); otherwise the call answers 400
+         *     `No migration available for this plugin`.
+         *
+         *     Otherwise it creates a destination function from the config: `template_id` names the
+         *     function template, `inputs` carries the config's settings (secret inputs are returned as
+         *     `{"secret": true}` without their value), `enabled` copies the config's flag. If the config
+         *     was enabled it is then disabled (and a `disabled` activity is logged), so events are not
+         *     sent twice. Each call creates a new function, as in PostHog. Answers 200 with the created
+         *     function; envapi has no hog-functions product, so the record is reduced to the fields below.
+         *
+         *     The operation takes no request body; a body, if sent, is ignored. An id that is not a
+         *     destination config of the project answers 404.
+         */
+        post: operations["pipeline_destination_configs_migrate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/pipeline_frontend_apps_configs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List frontend app configs
+         * @description The project's frontend (site) app configs: configs whose plugin's `capabilities` has
+         *     neither a `methods` nor a `scheduled_tasks` key. Deleted configs are left out.
+         *
+         *     Ordered by `order`, then plugin id, then config id. Paginated with `limit` (default 100,
+         *     no upper cap, as PostHog's default `LimitOffsetPagination`) and `offset` (default 0);
+         *     `next` and `previous` are absolute URLs of the neighbouring pages, or null. A `limit` or
+         *     `offset` that is not a valid integer answers 400 (PostHog silently falls back to the
+         *     defaults).
+         *
+         *     In lists `plugin_info` is null; `config` secret values are masked.
+         */
+        get: operations["pipeline_frontend_apps_configs_list"];
+        put?: never;
+        /**
+         * Create a frontend app config
+         * @description Creates a plugin config in the project and answers 201 with it, `plugin_info` included.
+         *
+         *     - `plugin` and `order` are required; `plugin` must be an existing plugin id, else 400
+         *       `does_not_exist` (`Invalid pk "<id>" - object does not exist.`, `attr` `plugin`).
+         *     - `enabled` defaults to false; `deleted` to false.
+         *     - `config` is stored as sent (a JSON object; PostHog only accepts it as form data).
+         *     - `name` and `description`, when empty, fall back to the plugin's in responses.
+         *     - Every call creates a new config, as in PostHog's 2025 code (early-2024 PostHog updated an
+         *       existing config of the same plugin instead).
+         *     - As in PostHog, the plugin's kind is not checked: a config created here for a destination
+         *       plugin is afterwards reached through `pipeline_destination_configs`.
+         *     - Records an `enabled` or `disabled` activity, after the initial flag.
+         */
+        post: operations["pipeline_frontend_apps_configs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/pipeline_frontend_apps_configs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a frontend app config
+         * @description One frontend app config, `plugin_info` included and `config` secret values masked. Deleted
+         *     configs can still be retrieved by id, as in PostHog. An id that is not a frontend app config
+         *     of the project (for instance a destination's) answers 404 `Not found.`
+         */
+        get: operations["pipeline_frontend_apps_configs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List dashboards
+         * @description The project's dashboards, oldest first, without their tiles, paginated with `limit` and
+         *     `offset` (default 100) in PostHog's envelope `{count, next, previous, results}`. Deleted
+         *     dashboards are left out. The seed does not show this operation; PostHog has it. Retrieve
+         *     one dashboard for its tiles.
+         */
+        get: operations["dashboards_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dashboard with its tiles
+         * @description One dashboard of the project with its tiles (each an insight or a text card with its
+         *     `layouts` and `color`), ordered as PostHog orders them: by the `sm` layout's `y`, then `x`.
+         *     An unknown id, a deleted dashboard, a dashboard of another project or an id that is not an
+         *     integer answers 404. The seed does not show this operation; PostHog has it.
+         */
+        get: operations["dashboards_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/move_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a tile to another dashboard
+         * @description Moves one tile (an insight or a text card, with its layout and colour) from the dashboard
+         *     `id` to the dashboard `toDashboard` of the same project, and answers the **source**
+         *     dashboard as it is after the move (the tile is no longer in its `tiles`), as PostHog does.
+         *     The insight or text itself is not copied: the same tile now belongs to the other dashboard.
+         *
+         *     The body is `{"tile": {"id": <tile id>}, "toDashboard": <dashboard id>}`. Only `tile.id` is
+         *     read: a whole tile object taken from a dashboard response may be sent as `tile`, its other
+         *     fields are ignored. Moving a tile onto the dashboard it is already on changes nothing.
+         *
+         *     The caller must be able to edit both dashboards: a dashboard with `restriction_level` 37
+         *     can only be edited by its creator and by project administrators (PostHog also lets
+         *     invited collaborators edit; this server has no collaborators), otherwise 403
+         *     "You don't have edit permissions for this dashboard.".
+         *
+         *     Where PostHog answers 500 (it never looks the dashboards up), this server answers:
+         *     - 400 `required` with `attr` `tile`, `tile__id` or `toDashboard` when a field is missing;
+         *     - 400 `does_not_exist` with `attr` `tile__id` when the tile is not on dashboard `id`
+         *       (or was deleted);
+         *     - 400 `does_not_exist` with `attr` `toDashboard` when the target dashboard does not exist,
+         *       is deleted or belongs to another project (PostHog would even move the tile there);
+         *     - 404 `not_found` when dashboard `id` does not exist in this project or is deleted.
+         *
+         *     PostHog refuses personal API keys on this action (403 "This action does not support
+         *     Personal API Key access"); this server accepts keys with the `dashboard:write` scope.
+         */
+        patch: operations["dashboards_move_tile_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/create_from_template_json/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a dashboard from a template given as JSON
+         * @description Creates a dashboard from a dashboard template sent in the body (PostHog's template JSON,
+         *     as exported from a dashboard or taken from the template gallery) and answers it with its
+         *     tiles. The status is **200**, not 201, as in PostHog.
+         *
+         *     From the template: the dashboard's `name` is `template_name`, its `description` is
+         *     `dashboard_description`, its `filters` are `dashboard_filters` and its `tags` are `tags`.
+         *     Each tile becomes a tile of the new dashboard, in order, with its `layouts` and `color`:
+         *     - `type: INSIGHT` creates a new insight (`name`, `description`, `query`) marked
+         *       `is_sample: true`;
+         *     - `type: TEXT` creates a text card with `body`.
+         *
+         *     The optional siblings of `template` override the template's values (`name`,
+         *     `description`, `tags`) or set the dashboard's (`pinned`, default false;
+         *     `restriction_level`, default 21). PostHog ignores these siblings. The template's `id`,
+         *     `team_id`, `created_at`, `image_url` and `variables` are accepted and not used; `id` may
+         *     be a string (the gallery's template uuid) or an integer (e.g. the id of the dashboard a
+         *     template was made from), where PostHog's template schema accepts only a string. The
+         *     dashboard's `creation_mode` stays `default`, and `created_by` is the key's owner, as in
+         *     PostHog. PostHog's analytics-only siblings (`creation_context`, `_create_in_folder`) and
+         *     any other unknown field are ignored.
+         *
+         *     Everything happens in one transaction: on any error no dashboard, insight or text is left
+         *     behind. An invalid template answers 400 `validation_error` naming the first problem, with
+         *     `attr` the path to the field joined with `__` (e.g. `template__tiles__0__type`) — PostHog
+         *     answers jsonschema's long message with `attr` null, and 500 when `template` or a tile's
+         *     `type` is missing. PostHog skips tiles of an unknown `type` with a log line; this server
+         *     answers 400 instead.
+         *
+         *     PostHog refuses personal API keys on this action (403 "This action does not support
+         *     Personal API Key access"); this server accepts keys with the `dashboard:write` scope.
+         */
+        post: operations["dashboards_create_from_template_json_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List events (deprecated)
+         * @deprecated
+         * @description This endpoint for listing and filtering events is effectively deprecated and kept only for
+         *     backwards compatibility. To list or aggregate events ad hoc, use the query endpoint
+         *     (`POST /api/projects/{project_id}/query/` with a HogQL query); to export many events or
+         *     all of them, use batch exports.
+         *
+         *     Events come newest first (by `timestamp`, ties broken by `id`). Filters combine with AND:
+         *     `event` (exact name), `distinct_id` (exact), `person_id` (every distinct id of that person;
+         *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
+         *     `timestamp`) and `properties`. Without `after` there is no lower bound; without `before`,
+         *     events up to 5 seconds in the future are included (PostHog's `now() + 5s`). `select` and
+         *     `where` are accepted and ignored, as PostHog has done since 2024. Values may carry `$`, `:`,
+         *     `[`, `"` and other reserved characters without percent-encoding (`event=$pageview`), as
+         *     PostHog takes them.
+         *
+         *     **Pagination.** A page holds at most `limit` events (default 100; values above 10,000 are
+         *     clamped to 10,000, PostHog's cap). `next` is the absolute URL of the following page, or
+         *     null when there are no more events. It repeats every query parameter of the request except
+         *     `offset` and `cursor`, and adds a `cursor` holding the position (timestamp and id) of the
+         *     page's last event: following `next` never skips nor repeats an event, even when many
+         *     events share a timestamp. PostHog's `next` instead sets `before` to the last timestamp and
+         *     keeps `offset`, which skips events that share the boundary timestamp
+         *     (https://github.com/PostHog/posthog/issues/34143). `offset` still works for scripts that
+         *     page with it. There is no `count` and no `previous`, as in PostHog.
+         *
+         *     **CSV.** With `format=csv` the answer is `text/csv` (UTF-8): the page's events, each nested
+         *     object and array flattened into columns named with `.` (`properties.$browser`,
+         *     `person.properties.email`, `elements.0.tag_name`), the header being the sorted union of all
+         *     rows' columns, a missing value an empty cell, lines ending with CRLF. Strings are written
+         *     bare, numbers and booleans as in JSON (`true`), null as an empty cell; an empty array or
+         *     object produces no column. A CSV answer has no `next`; page with `limit` and `offset` or
+         *     with `before`. An empty page is an empty body.
+         *
+         *     **Errors.** Where PostHog answers 500 (a non-numeric `limit` or `person_id`) or silently
+         *     uses "now" (an unparsable `after` / `before`), this server answers 400 naming the
+         *     parameter in `attr`; an unparsable `properties` answers 400 "Properties are unparsable!"
+         *     as in PostHog, and a property filter this server cannot run (an unknown `operator`, a
+         *     `type` other than `event` and `person`) answers 400 with `attr` `properties`. An unknown
+         *     `format` answers 400 (PostHog: 404).
+         *
+         *     **Time budget.** A list that may read much of the project (property filters,
+         *     `person_id`, both `event` and `distinct_id`, CSV, more than 1,000 rows with `offset`) is
+         *     read off the server's main thread, so a slow filter never delays other requests; a page
+         *     one index serves is read in place. A read that has not finished within `QUERY_TIMEOUT_MS` (default
+         *     30 s, waiting for a free worker included) is cancelled and answers 504 `query_timeout`;
+         *     when too many reads are already waiting the answer is 503 with `Retry-After`.
+         */
+        get: operations["events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/events/values/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Suggest values of an event property
+         * @description Answers up to 10 distinct values of the event property `key` (or, with `is_column=true`,
+         *     of the event column `key`: `event` or `distinct_id`) seen in this project's events from
+         *     the start of the day 7 days ago (UTC) to the end of today, as PostHog does, to fill
+         *     filter pickers. To answer in a few milliseconds whatever the volume, only the 20,000 most
+         *     recent events of that window (after the `event_name` filter) are looked at; PostHog scans
+         *     the whole window. Null values are left out; a property holding an array contributes each
+         *     of its elements. With `value`, only values whose text contains it (case-insensitive) are
+         *     kept, shortest first as in PostHog; otherwise the most frequent come first (PostHog's
+         *     order is unspecified). `event_name`, repeatable, keeps only events with one of those
+         *     names. `key=custom_event` answers the distinct names of events other than PostHog's
+         *     built-in `$`-prefixed ones, in name order. `key`, `value` and `event_name` may carry `$`
+         *     and other reserved characters without percent-encoding (`key=$browser`).
+         *
+         *     The answer is a bare JSON array `[{"name": <value>}, ...]` (PostHog's 2024–2025 shape;
+         *     PostHog's 2026 code wraps it as `{"results": [...], "refreshing": false}` and demands
+         *     `event_name` from personal API keys, which this server does not) with
+         *     `Cache-Control: max-age=10`. With `format=csv` it is `text/csv` with one `name` column.
+         *
+         *     Without `key` the answer is 400 "You must provide a key" (code `required`, `attr` `key`),
+         *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`
+         *     and `distinct_id` answers 400 with `attr` `key`. A `key`, `value` or `event_name` holding
+         *     U+0000 or an unpaired surrogate answers 400 `null_characters_not_allowed` (or
+         *     `surrogate_characters_not_allowed`) naming it. PostHog's undocumented
+         *     `properties_<name>` filters are not supported. The same time budget as the events list
+         *     applies (504 past `QUERY_TIMEOUT_MS`, 503 with `Retry-After` when too many reads wait).
+         */
+        get: operations["events_values_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/events/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The event's UUID (its `id`). Anything else answers 400 `invalid_input` with `attr` `id` from the handler, so the parameter is not constrained to the UUID format here.
+                 * @example 01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f
+                 */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve one event
+         * @description Answers the event of this project with this UUID, whatever its age, with its person.
+         *
+         *     A malformed UUID answers 400 `invalid_input` with `attr` `id`; PostHog answers a
+         *     hand-built body without `attr` (`{"detail": "Invalid UUID", "code": "invalid", "type":
+         *     "validation_error"}`), this server the full error shape. An unknown UUID answers 404
+         *     "No events exist for event UUID <id>", as in PostHog.
+         *
+         *     With `format=csv` the answer is `text/csv`: one header line and one row, flattened as in
+         *     the events list. PostHog answers an empty body there.
+         */
+        get: operations["events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/explicit_members/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the explicit members of a project
+         * @description Answers every explicit member of the project whose user is active, as a bare JSON array:
+         *     PostHog does not paginate this list. Members come in the order they joined (oldest first;
+         *     PostHog's order is unspecified, in practice the same).
+         *
+         *     Explicit members are the users given access to a project with project-based permissioning
+         *     (`access_control`) turned on, each with a project `level`: 1 member or 8 administrator.
+         *     A member's `effective_level` is the higher of that level and their organization level
+         *     (`parent_level`: 1 member, 8 administrator, 15 owner).
+         *
+         *     The caller (the key's owner) needs access to the project: their effective project level is
+         *     their organization level when the project has no `access_control`; otherwise the higher of
+         *     their explicit level and their organization level, and organization members without an
+         *     explicit membership have no access. As in PostHog (TeamMemberStrictManagementPermission),
+         *     a caller without access, including a user of another organization, gets 403 "You don't
+         *     have sufficient permissions in the project." on every explicit members operation. The
+         *     list can be read even when `access_control` is off.
+         */
+        get: operations["explicit_members_list"];
+        put?: never;
+        /**
+         * Add an explicit member to a project
+         * @description Gives the user `user_uuid` explicit access to the project at `level` (default 1, member)
+         *     and answers the new membership with 201. Checks, in PostHog's order:
+         *     1. the caller's effective project level must be at least 8 (administrator), else 403
+         *        "You don't have sufficient permissions in the project." (also when the caller has no
+         *        access to the project at all);
+         *     2. the project must have project-based permissioning on, else 400 "Explicit members can
+         *        only be accessed for projects with project-based permissioning enabled.";
+         *     3. `user_uuid` must not be the caller, else 403 "You can't explicitly add yourself to
+         *        projects.";
+         *     4. `level` must not exceed the caller's effective level, else 403 "You can only set access
+         *        level to lower or equal to your current one.";
+         *     5. the user must be an active member of the project's organization, else 403 "You both
+         *        need to belong to the same organization.";
+         *     6. the user must not be an explicit member already, else 400 "This user likely already is
+         *        an explicit member of the project.".
+         *
+         *     A `level` other than 1 or 8 answers 400 `invalid_choice` with `attr` `level`; a missing or
+         *     malformed `user_uuid` answers 400 with `attr` `user_uuid`. Unknown fields are ignored.
+         */
+        post: operations["explicit_members_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/explicit_members/{parent_membership__user__uuid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user UUID (`user.uuid` in a membership). A value that is not a UUID answers 404 "Not found.", never 500, so the parameter is not constrained to the UUID format here.
+                 * @example 01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01
+                 */
+                parent_membership__user__uuid: components["parameters"]["ExplicitMemberUserUuid"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an explicit member
+         * @description Answers the explicit membership in this project of the user with this UUID. The caller
+         *     needs access to the project, as for the list (403 "You don't have sufficient permissions
+         *     in the project." otherwise). An unknown user, a user without an explicit
+         *     membership here, an inactive user, or a path value that is not a UUID answer 404
+         *     "Not found." (PostHog can answer 500 on a non-UUID value).
+         */
+        get: operations["explicit_members_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an explicit member
+         * @description Removes the explicit membership of the user with this UUID from the project (PostHog has
+         *     this operation; the seed does not show it). Project admins (effective level 8 or more,
+         *     organization admins and owners included) may remove anyone; anyone may remove themselves,
+         *     which is how a member leaves a project (PostHog's special case: removing yourself skips
+         *     every permission check, so a caller who is not an explicit member gets 404). Other
+         *     callers answer 403 "You don't have sufficient permissions in the project."; an unknown
+         *     member or a path value that is not a UUID answers 404. The user stays a member of the
+         *     organization. Answers 204.
+         */
+        delete: operations["explicit_members_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an explicit member's level
+         * @description Sets the project `level` of the explicit member with this user UUID and answers the
+         *     membership with its recomputed `effective_level`. An empty body changes nothing. Checks,
+         *     in PostHog's order:
+         *     1. the caller's effective project level must be at least 8 (administrator), else 403
+         *        "You don't have sufficient permissions in the project." (also when the caller has no
+         *        access to the project at all);
+         *     2. the project must have project-based permissioning on, else 400 "Explicit members can
+         *        only be accessed for projects with project-based permissioning enabled.";
+         *     3. the new `level` must not exceed the caller's effective level, else 403 "You can only set
+         *        access level to lower or equal to your current one.";
+         *     4. editing someone else whose current `level` is higher than the caller's effective level
+         *        answers 403 "You can only edit others with level lower or equal to you.";
+         *     5. setting one's own `level` answers 403 "You can't set your own access level.".
+         *
+         *     A `level` other than 1 or 8 answers 400 `invalid_choice` with `attr` `level`. `user_uuid`
+         *     (the member cannot be changed) and any other field are ignored, as PostHog ignores them.
+         *     A path value that is not a UUID answers 404, never 500.
+         */
+        patch: operations["explicit_members_partial_update"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2825,6 +3642,1120 @@ export interface operations {
         };
     };
     environments_explicit_members_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user UUID (`user.uuid` in a membership). A value that is not a UUID answers 404 "Not found.", never 500, so the parameter is not constrained to the UUID format here.
+                 * @example 01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01
+                 */
+                parent_membership__user__uuid: components["parameters"]["ExplicitMemberUserUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedExplicitTeamMember"];
+            };
+        };
+        responses: {
+            /** @description The updated explicit membership. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplicitTeamMember"];
+                };
+            };
+            /** @description The body is invalid or the project has no project-based permissioning. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `project:write`, or one of PostHog's membership rules refuses the change. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project does not exist, or has no explicit member with this user UUID. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_rearrange_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PluginConfigRearrangeRequest"];
+            };
+        };
+        responses: {
+            /** @description The project's enabled plugin configs in their new order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"][];
+                };
+            };
+            /** @description The body is not a map of plugin config ids to integer orders. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The config is deleted and disabled. No body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedPluginConfig"];
+            };
+        };
+        responses: {
+            /** @description The updated plugin config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_activity_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Page number of the activity log, from 1 (newest entries). Default 1. */
+                page?: components["parameters"]["ActivityPage"];
+                /** @description Number of activity entries per page, 1 to 100. Default 10. */
+                limit?: components["parameters"]["ActivityLimit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the config's activity log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityLogPage"];
+                };
+            };
+            /** @description `page` or `limit` is out of range or not an integer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_frontend_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plugin's frontend code, or a stub saying why there is none. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_job_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PluginConfigJobRequest"];
+            };
+        };
+        responses: {
+            /** @description The job was recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfigJobResult"];
+                };
+            };
+            /** @description The job is not one the plugin publishes, or its payload does not fit it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_migrate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destination function created from the config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HogFunctionMigration"];
+                };
+            };
+            /** @description The config's plugin has no migration. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_frontend_apps_configs_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of frontend app configs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPluginConfigList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_frontend_apps_configs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PluginConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description The created plugin config. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_frontend_apps_configs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plugin config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dashboards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDashboardBasicList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dashboard with its tiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_move_tile_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboardMoveTile"];
+            };
+        };
+        responses: {
+            /** @description The source dashboard after the move, with its remaining tiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            /** @description A field is missing or invalid, the tile is not on this dashboard, or the target dashboard does not exist in this project. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `dashboard:write`, the caller has no access to the project, or the caller cannot edit one of the two dashboards. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard `id` in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_create_from_template_json_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardCreateFromTemplateJSONRequest"];
+            };
+        };
+        responses: {
+            /** @description The new dashboard with its tiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            /** @description The body or the template is invalid; the first problem is reported. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    events_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events with a `timestamp` strictly after this moment. An ISO 8601 date or
+                 *     date-time (`2024-11-20`, `2024-11-20T14:00:00Z`; without an offset it is read in the
+                 *     project's timezone, UTC by default) or one of PostHog's relative forms: an optional
+                 *     `-`, an optional number and a unit, `h` hours, `d` days, `w` weeks, `m` months,
+                 *     `q` quarters (13 weeks), `y` years, `M` minutes, `s` seconds, always counted back from
+                 *     now in the project's timezone (`-1d`, `-24h`, `-30M`, `-2w`). A `Start` or `End`
+                 *     suffix works as in PostHog (posthog/utils.py `relative_date_parse`): on `h` and `d` it
+                 *     moves to the start or end of that hour or day (`dStart` is the start of today,
+                 *     `-1dStart` the start of yesterday); on `m` it sets the day of the month to the 1st or
+                 *     the last, keeping the time of day (`mStart`); on `y`, `Start` sets January 1 (time
+                 *     kept) and `End` only the last day of the current month, as PostHog does. Anything else
+                 *     answers 400 (PostHog silently uses now).
+                 */
+                after?: string;
+                /** @description Only events with a `timestamp` strictly before this moment. Same forms as `after`. Default `now() + 5 seconds`. */
+                before?: string;
+                /**
+                 * @description Only events of this distinct id (exact match). PostHog's own OpenAPI schema types this parameter as an integer by mistake; it is any string.
+                 * @example 01934e70-1f2e-7d3c-9b8a-7c6d5e4f3a2b
+                 */
+                distinct_id?: string;
+                /**
+                 * @description Only events with this name (exact match).
+                 * @example $pageview
+                 */
+                event?: string;
+                /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
+                format?: components["parameters"]["EventsFormat"];
+                /** @description The maximum number of events to answer (default 100). Values above 10,000 are clamped to 10,000, PostHog's cap; 0, negative, non-integer and non-numeric values (`Infinity` included) and values beyond 2,147,483,647 answer 400. */
+                limit?: components["parameters"]["EventsLimit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description Opaque position taken from a previous page's `next`; do not build it. Events after that position (in the page order) are returned; `offset`, if also given, skips events after it. A value that is not a well-formed cursor answers 400 with `attr` `cursor`. Not in PostHog.
+                 * @example MjAyNC0xMS0yMFQxNDowMzoxMC44NzFaLDAxOTM0ZThhLTRiN2UtN2MyMS04ZTVmLTNhOWIxYzJkNGU2Zg
+                 */
+                cursor?: string;
+                /** @description Only events of this person (of any of the person's distinct ids). Either the person's integer id or the person's UUID (with or without dashes), as PostHog's `get_pk_or_uuid` reads it; PostHog's schema says integer only. Any other value answers 400 (PostHog answers 500). */
+                person_id?: string;
+                /**
+                 * @description Property filters, JSON-encoded: either an array of filters (all must match) or a group
+                 *     `{"type": "AND" | "OR", "values": [<filter or group>, ...]}`, groups nesting.
+                 *     A filter is `{"key": ..., "value": ..., "operator": ..., "type": ...}`:
+                 *     - `key` (required): the property name, e.g. `$browser` or `email`;
+                 *     - `type`: `event` (default, the event's `properties`) or `person` (the person's
+                 *       properties);
+                 *     - `operator` (default `exact`): `exact`, `is_not` (a `value` array means any of / none
+                 *       of), `icontains`, `not_icontains` (case-insensitive substring), `regex`, `not_regex`,
+                 *       `gt`, `lt`, `gte`, `lte` (numeric), `is_set`, `is_not_set` (no `value`),
+                 *       `is_date_exact`, `is_date_after`, `is_date_before` (the property read as a date,
+                 *       compared with a date in `value`, absolute or relative as in `after`);
+                 *     - `value`: a string, number, boolean or array of those; required except for `is_set`
+                 *       and `is_not_set`.
+                 *
+                 *     Invalid JSON answers 400 "Properties are unparsable!"; a filter with a missing `key`,
+                 *     an unknown `operator` or another `type` (PostHog's `cohort`, `element`, `group`, ...)
+                 *     answers 400 with `attr` `properties`, and so does a regular expression longer than
+                 *     1,000 characters or one that RE2 cannot compile (lookaround such as `(?=`,
+                 *     backreferences such as `\1`, bad syntax): `regex` and `not_regex` use RE2 syntax and
+                 *     semantics, as ClickHouse's `match()` in PostHog does, and match in time linear in the
+                 *     text, whatever the pattern. At most 50 filters, nested at most 5 levels. A key or value
+                 *     holding U+0000 or an unpaired surrogate (`\u0000`, `\ud800`) answers 400 with `attr`
+                 *     `properties` (see Requests in the API description).
+                 */
+                properties?: string;
+                /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions to return. Accepted and ignored, as PostHog does today; use the query endpoint instead. */
+                select?: string;
+                /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions that must pass. Accepted and ignored, as PostHog does today; use the query endpoint instead. */
+                where?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedClickhouseEventList"];
+                    "text/csv": string;
+                };
+            };
+            /** @description A query parameter is invalid; `attr` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    events_values_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Required. The property name (e.g. `$browser`), or with `is_column=true` the column name; `custom_event` lists custom event names. Without it the answer is 400 "You must provide a key".
+                 * @example $browser
+                 */
+                key?: string;
+                /**
+                 * @description Keep only values whose text contains this (case-insensitive).
+                 * @example fire
+                 */
+                value?: string;
+                /**
+                 * @description Keep only events with one of these names; repeat the parameter for several (`event_name=$pageview&event_name=$autocapture`).
+                 * @example [
+                 *       "$pageview"
+                 *     ]
+                 */
+                event_name?: string[];
+                /** @description When true, `key` names an event column (`event` or `distinct_id`) instead of a property. */
+                is_column?: boolean;
+                /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
+                format?: components["parameters"]["EventsFormat"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Up to 10 distinct values, each as `{"name": <value>}`. */
+            200: {
+                headers: {
+                    /** @description Always `max-age=10`, as PostHog sends. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPropertyValue"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description `key` is missing or not a column, or another parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    events_retrieve: {
+        parameters: {
+            query?: {
+                /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
+                format?: components["parameters"]["EventsFormat"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The event's UUID (its `id`). Anything else answers 400 `invalid_input` with `attr` `id` from the handler, so the parameter is not constrained to the UUID format here.
+                 * @example 01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f
+                 */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClickhouseEvent"];
+                    "text/csv": string;
+                };
+            };
+            /** @description `id` is not a UUID, or `format` is unknown. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description The project does not exist, or it has no event with this UUID. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    explicit_members_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The explicit members, not paginated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplicitTeamMember"][];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `project:read`, or the caller has no access to the project. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    explicit_members_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExplicitTeamMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The new explicit membership. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplicitTeamMember"];
+                };
+            };
+            /** @description The body is invalid, the project has no project-based permissioning, or the user already is an explicit member. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `project:write`, or one of PostHog's membership rules refuses the change. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    explicit_members_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user UUID (`user.uuid` in a membership). A value that is not a UUID answers 404 "Not found.", never 500, so the parameter is not constrained to the UUID format here.
+                 * @example 01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01
+                 */
+                parent_membership__user__uuid: components["parameters"]["ExplicitMemberUserUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The explicit membership. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExplicitTeamMember"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `project:read`, or the caller has no access to the project. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project does not exist, or has no explicit member with this user UUID. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    explicit_members_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The member's user UUID (`user.uuid` in a membership). A value that is not a UUID answers 404 "Not found.", never 500, so the parameter is not constrained to the UUID format here.
+                 * @example 01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01
+                 */
+                parent_membership__user__uuid: components["parameters"]["ExplicitMemberUserUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `project:write`, or the caller is not a project admin and is not removing themselves. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project does not exist, or has no explicit member with this user UUID. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    explicit_members_partial_update: {
         parameters: {
             query?: never;
             header?: never;

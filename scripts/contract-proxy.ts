@@ -197,7 +197,7 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       path?: Record<string, string | number>;
     }
     /** Sends a request of `operationId` through the proxy and checks it answered `expected`. */
-    async function send(operationId: string, expected: number, r: Req = {}): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
+    async function sendOp(operationId: string, expected: number, r: Req = {}): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
       const op = byId.get(operationId);
       if (!op) throw new Error(`the scenario names ${operationId}, which the spec does not have`);
       const params: Record<string, string | number> = { project_id: '1', ...r.path };
@@ -235,92 +235,104 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       }
       return { status: res.status, body: parsed, retryAfter: res.headers.get('retry-after') };
     }
+    const send = sendOp;
     const otherScopeKey = (op: Operation) => (op.scope?.startsWith('query:') ? fx.pluginReadKey : fx.queryReadKey);
 
     // ---------------------------------------------------------------------------- scenario
-    await send('environments_pipeline_frontend_apps_configs_list', 200);
-    // plugin ids by name, from a created config's plugin_info
-    const create = async (pluginId: number, order: number) =>
-      (await send('environments_pipeline_frontend_apps_configs_create', 201, { body: { plugin: pluginId, order, enabled: true, config: {} } })).body as { id: number };
-    const frontendCfg = await create(fx.plugin.notificationBar, 1);
-    const destCfg = await create(fx.plugin.customerio, 2);
-    const webhookCfg = await create(fx.plugin.webhook, 3);
-    const doomed = await create(fx.plugin.customerio, 4);
-    await send('environments_pipeline_frontend_apps_configs_create', 400, { body: { plugin: MISSING_ID, order: 1 } });
-    await send('environments_pipeline_frontend_apps_configs_list', 200, { query: 'limit=1&offset=1' });
-    await send('environments_pipeline_frontend_apps_configs_list', 400, { query: 'limit=abc' });
-    await send('environments_pipeline_frontend_apps_configs_retrieve', 200, { path: { id: frontendCfg.id } });
-    await send('environments_pipeline_frontend_apps_configs_retrieve', 404, { path: { id: destCfg.id } });
+    /**
+     * The scenario, under `/api/environments/{project_id}/` (`twin` false) or under
+     * `/api/projects/{project_id}/` (`twin` true: each operationId read as its copy's, PostHog's
+     * id without `environments_`). It creates what it needs each time, so it runs twice.
+     */
+    const scenario = async (twin: boolean) => {
+      const send = (operationId: string, expected: number, r: Req = {}) => sendOp(twin ? operationId.replace(/^environments_/, '') : operationId, expected, r);
+      await send('environments_pipeline_frontend_apps_configs_list', 200);
+      // plugin ids by name, from a created config's plugin_info
+      const create = async (pluginId: number, order: number) =>
+        (await send('environments_pipeline_frontend_apps_configs_create', 201, { body: { plugin: pluginId, order, enabled: true, config: {} } })).body as { id: number };
+      const frontendCfg = await create(fx.plugin.notificationBar, 1);
+      const destCfg = await create(fx.plugin.customerio, 2);
+      const webhookCfg = await create(fx.plugin.webhook, 3);
+      const doomed = await create(fx.plugin.customerio, 4);
+      await send('environments_pipeline_frontend_apps_configs_create', 400, { body: { plugin: MISSING_ID, order: 1 } });
+      await send('environments_pipeline_frontend_apps_configs_list', 200, { query: 'limit=1&offset=1' });
+      await send('environments_pipeline_frontend_apps_configs_list', 400, { query: 'limit=abc' });
+      await send('environments_pipeline_frontend_apps_configs_retrieve', 200, { path: { id: frontendCfg.id } });
+      await send('environments_pipeline_frontend_apps_configs_retrieve', 404, { path: { id: destCfg.id } });
 
-    await send('environments_pipeline_destination_configs_rearrange_partial_update', 200, { body: { orders: { [String(destCfg.id)]: 5 } } });
-    await send('environments_pipeline_destination_configs_rearrange_partial_update', 400, { body: { orders: { abc: 5 } } });
-    await send('environments_pipeline_destination_configs_partial_update', 200, { path: { id: destCfg.id }, body: { name: 'Renamed', config: { host: 'track.customer.io' } } });
-    await send('environments_pipeline_destination_configs_partial_update', 400, { path: { id: destCfg.id }, body: { order: 'first' } });
-    await send('environments_pipeline_destination_configs_activity_retrieve', 200, { path: { id: destCfg.id }, query: 'page=1&limit=2' });
-    await send('environments_pipeline_destination_configs_activity_retrieve', 200, { path: { id: destCfg.id }, query: 'page=99' });
-    await send('environments_pipeline_destination_configs_activity_retrieve', 400, { path: { id: destCfg.id }, query: 'page=0' });
-    await send('environments_pipeline_destination_configs_frontend_retrieve', 200, { path: { id: destCfg.id } });
-    await send('environments_pipeline_destination_configs_job_create', 200, {
-      path: { id: destCfg.id },
-      body: { job: { type: 'Export historical events V2', payload: { dateRange: ['2024-01-01', '2024-01-31'] } } },
-    });
-    await send('environments_pipeline_destination_configs_job_create', 400, { path: { id: destCfg.id }, body: { job: { type: 'No such job' } } });
-    await send('environments_pipeline_destination_configs_migrate_create', 200, { path: { id: destCfg.id } });
-    await send('environments_pipeline_destination_configs_migrate_create', 400, { path: { id: webhookCfg.id } });
-    await send('environments_pipeline_destination_configs_destroy', 204, { path: { id: doomed.id } });
+      await send('environments_pipeline_destination_configs_rearrange_partial_update', 200, { body: { orders: { [String(destCfg.id)]: 5 } } });
+      await send('environments_pipeline_destination_configs_rearrange_partial_update', 400, { body: { orders: { abc: 5 } } });
+      await send('environments_pipeline_destination_configs_partial_update', 200, { path: { id: destCfg.id }, body: { name: 'Renamed', config: { host: 'track.customer.io' } } });
+      await send('environments_pipeline_destination_configs_partial_update', 400, { path: { id: destCfg.id }, body: { order: 'first' } });
+      await send('environments_pipeline_destination_configs_activity_retrieve', 200, { path: { id: destCfg.id }, query: 'page=1&limit=2' });
+      await send('environments_pipeline_destination_configs_activity_retrieve', 200, { path: { id: destCfg.id }, query: 'page=99' });
+      await send('environments_pipeline_destination_configs_activity_retrieve', 400, { path: { id: destCfg.id }, query: 'page=0' });
+      await send('environments_pipeline_destination_configs_frontend_retrieve', 200, { path: { id: destCfg.id } });
+      await send('environments_pipeline_destination_configs_job_create', 200, {
+        path: { id: destCfg.id },
+        body: { job: { type: 'Export historical events V2', payload: { dateRange: ['2024-01-01', '2024-01-31'] } } },
+      });
+      await send('environments_pipeline_destination_configs_job_create', 400, { path: { id: destCfg.id }, body: { job: { type: 'No such job' } } });
+      await send('environments_pipeline_destination_configs_migrate_create', 200, { path: { id: destCfg.id } });
+      await send('environments_pipeline_destination_configs_migrate_create', 400, { path: { id: webhookCfg.id } });
+      await send('environments_pipeline_destination_configs_destroy', 204, { path: { id: doomed.id } });
 
-    // dashboards
-    const template = (name: string) => ({
-      template: { template_name: name, dashboard_description: 'Contract check', dashboard_filters: {}, tags: ['contract'], tiles: [{ type: 'TEXT', body: 'Hello' }, { type: 'INSIGHT', name: 'Pageviews', query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } } }] },
-    });
-    const dashA = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Source') })).body as { id: number; tiles: Array<{ id: number }> };
-    const dashB = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Target') })).body as { id: number; tiles: Array<{ id: number }> };
-    await send('environments_dashboards_create_from_template_json_create', 400, { body: { template: { ...template('Bad').template, tiles: [{ type: 'CHART', body: 'x' }] } } });
-    await send('environments_dashboards_list', 200, { query: 'limit=1' });
-    await send('environments_dashboards_list', 400, { query: 'offset=-1' });
-    await send('environments_dashboards_retrieve', 200, { path: { id: dashA.id } });
-    await send('environments_dashboards_move_tile_partial_update', 200, { path: { id: dashA.id }, body: { tile: { id: dashA.tiles[0]!.id }, toDashboard: dashB.id } });
-    await send('environments_dashboards_move_tile_partial_update', 400, { path: { id: dashA.id }, body: { tile: { id: dashB.tiles[1]!.id }, toDashboard: dashB.id } });
-    const restricted = (await send('environments_dashboards_create_from_template_json_create', 200, { body: { ...template('Restricted'), restriction_level: 37 } })).body as {
-      id: number;
-      tiles: Array<{ id: number }>;
+      // dashboards
+      const template = (name: string) => ({
+        template: { template_name: name, dashboard_description: 'Contract check', dashboard_filters: {}, tags: ['contract'], tiles: [{ type: 'TEXT', body: 'Hello' }, { type: 'INSIGHT', name: 'Pageviews', query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } } }] },
+      });
+      const dashA = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Source') })).body as { id: number; tiles: Array<{ id: number }> };
+      const dashB = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Target') })).body as { id: number; tiles: Array<{ id: number }> };
+      await send('environments_dashboards_create_from_template_json_create', 400, { body: { template: { ...template('Bad').template, tiles: [{ type: 'CHART', body: 'x' }] } } });
+      await send('environments_dashboards_list', 200, { query: 'limit=1' });
+      await send('environments_dashboards_list', 400, { query: 'offset=-1' });
+      await send('environments_dashboards_retrieve', 200, { path: { id: dashA.id } });
+      await send('environments_dashboards_move_tile_partial_update', 200, { path: { id: dashA.id }, body: { tile: { id: dashA.tiles[0]!.id }, toDashboard: dashB.id } });
+      await send('environments_dashboards_move_tile_partial_update', 400, { path: { id: dashA.id }, body: { tile: { id: dashB.tiles[1]!.id }, toDashboard: dashB.id } });
+      const restricted = (await send('environments_dashboards_create_from_template_json_create', 200, { body: { ...template('Restricted'), restriction_level: 37 } })).body as {
+        id: number;
+        tiles: Array<{ id: number }>;
+      };
+      await send('environments_dashboards_move_tile_partial_update', 403, {
+        key: fx.memberKey,
+        path: { id: restricted.id },
+        body: { tile: { id: restricted.tiles[0]!.id }, toDashboard: dashB.id },
+      });
+
+      // events
+      const page = (await send('environments_events_list', 200, { query: 'limit=2&event=$pageview' })).body as { results: Array<{ id: string }> };
+      await send('environments_events_list', 200, { query: 'format=csv&limit=2' });
+      await send('environments_events_list', 400, { query: 'after=not-a-date' });
+      await send('environments_events_values_retrieve', 200, { query: 'key=$browser' });
+      await send('environments_events_values_retrieve', 200, { query: 'key=$browser&format=csv' });
+      await send('environments_events_values_retrieve', 400, {});
+      const eventId = page.results[0]?.id ?? fx.eventUuid;
+      await send('environments_events_retrieve', 200, { path: { id: eventId } });
+      await send('environments_events_retrieve', 200, { path: { id: eventId }, query: 'format=csv' });
+      await send('environments_events_retrieve', 400, { path: { id: 'not-a-uuid' } });
+      await send('environments_events_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
+
+      // explicit members (private project Q)
+      const Q = fx.privateProject;
+      await send('environments_explicit_members_list', 200, { path: { project_id: Q } });
+      await send('environments_explicit_members_create', 201, { path: { project_id: Q }, body: { user_uuid: fx.memberUuid, level: 1 } });
+      await send('environments_explicit_members_create', 400, { path: { project_id: Q }, body: { user_uuid: fx.memberUuid, level: 1 } });
+      await send('environments_explicit_members_create', 403, { path: { project_id: Q }, body: { user_uuid: fx.ownerUuid, level: 1 } });
+      await send('environments_explicit_members_retrieve', 200, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+      await send('environments_explicit_members_partial_update', 200, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid }, body: { level: 8 } });
+      await send('environments_explicit_members_partial_update', 400, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid }, body: { level: 5 } });
+      await send('environments_explicit_members_retrieve', 403, { key: fx.outsiderKey, path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+      await send('environments_explicit_members_list', 403, { key: fx.outsiderKey, path: { project_id: Q } });
+      await send('environments_explicit_members_destroy', 403, { key: fx.outsiderKey, path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+      await send('environments_explicit_members_destroy', 204, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+      await send('environments_explicit_members_retrieve', 404, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+
+      await send('projects_list', 200, { query: 'limit=1' });
+      await send('projects_list', 400, { query: 'limit=0' });
+      return { frontendCfg, destCfg, dashA, dashB, eventId, Q, template };
     };
-    await send('environments_dashboards_move_tile_partial_update', 403, {
-      key: fx.memberKey,
-      path: { id: restricted.id },
-      body: { tile: { id: restricted.tiles[0]!.id }, toDashboard: dashB.id },
-    });
-
-    // events
-    const page = (await send('environments_events_list', 200, { query: 'limit=2&event=$pageview' })).body as { results: Array<{ id: string }> };
-    await send('environments_events_list', 200, { query: 'format=csv&limit=2' });
-    await send('environments_events_list', 400, { query: 'after=not-a-date' });
-    await send('environments_events_values_retrieve', 200, { query: 'key=$browser' });
-    await send('environments_events_values_retrieve', 200, { query: 'key=$browser&format=csv' });
-    await send('environments_events_values_retrieve', 400, {});
-    const eventId = page.results[0]?.id ?? fx.eventUuid;
-    await send('environments_events_retrieve', 200, { path: { id: eventId } });
-    await send('environments_events_retrieve', 200, { path: { id: eventId }, query: 'format=csv' });
-    await send('environments_events_retrieve', 400, { path: { id: 'not-a-uuid' } });
-    await send('environments_events_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
-
-    // explicit members (private project Q)
-    const Q = fx.privateProject;
-    await send('environments_explicit_members_list', 200, { path: { project_id: Q } });
-    await send('environments_explicit_members_create', 201, { path: { project_id: Q }, body: { user_uuid: fx.memberUuid, level: 1 } });
-    await send('environments_explicit_members_create', 400, { path: { project_id: Q }, body: { user_uuid: fx.memberUuid, level: 1 } });
-    await send('environments_explicit_members_create', 403, { path: { project_id: Q }, body: { user_uuid: fx.ownerUuid, level: 1 } });
-    await send('environments_explicit_members_retrieve', 200, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
-    await send('environments_explicit_members_partial_update', 200, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid }, body: { level: 8 } });
-    await send('environments_explicit_members_partial_update', 400, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid }, body: { level: 5 } });
-    await send('environments_explicit_members_retrieve', 403, { key: fx.outsiderKey, path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
-    await send('environments_explicit_members_list', 403, { key: fx.outsiderKey, path: { project_id: Q } });
-    await send('environments_explicit_members_destroy', 403, { key: fx.outsiderKey, path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
-    await send('environments_explicit_members_destroy', 204, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
-    await send('environments_explicit_members_retrieve', 404, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
-
-    await send('projects_list', 200, { query: 'limit=1' });
-    await send('projects_list', 400, { query: 'limit=0' });
+    await scenario(true);
+    const { frontendCfg, destCfg, dashA, dashB, eventId, Q, template } = await scenario(false);
 
     // generic statuses for every operation: 401 (unknown key), 403 (scope missing), 404 (no such
     // project or object), and 413 / 415 where declared

@@ -7,8 +7,7 @@
 import cliProgress from 'cli-progress';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseIsoTimestamp } from '../domain/timestamps.js';
-import { generateDemoEvents } from '../events/demo.js';
-import { importEvents, importEventsFile, type ImportFormat, type ImportSummary, type LockWaitCallback, type ProgressCallback } from '../events/import.js';
+import type { ImportFormat, ImportSummary, LockWaitCallback, ProgressCallback } from '../events/import.js';
 import type { Store } from '../storage/db.js';
 import { out, parseInteger, parsePositive, withStore } from './shared.js';
 
@@ -140,6 +139,7 @@ export function registerEventCommands(program: Command): void {
     .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
     .option('--json', 'print the summary as JSON')
     .action(async (file: string, o: { project: number; format?: ImportFormat; batchSize: number; json?: boolean }) => {
+      const { importEventsFile } = await import('../events/import.js');
       await runImport(
         program,
         !!o.json,
@@ -170,6 +170,8 @@ export function registerEventCommands(program: Command): void {
     .action(async (o: { project: number; events: number; seed?: number; days: number; now?: Date; batchSize: number; json?: boolean }) => {
       const seed = o.seed ?? Math.floor(Math.random() * 1_000_000);
       const now = o.now ?? new Date();
+      // the importer and the demo generator (faker's data) load only when these commands run
+      const [{ importEvents }, { generateDemoEvents }] = await Promise.all([import('../events/import.js'), import('../events/demo.js')]);
       await runImport(
         program,
         !!o.json,

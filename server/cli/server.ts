@@ -6,7 +6,6 @@
 import type { Command } from 'commander';
 import { bootstrap } from '../bootstrap.js';
 import { readConfig } from '../config.js';
-import { main as serve, serveCluster, workersRefusal } from '../main.js';
 import { migrateToLatest } from '../storage/db.js';
 import { CliError, openCliStore, out, parseInteger, withStore, type StoreOptions } from './shared.js';
 
@@ -42,6 +41,9 @@ export function registerServerCommands(program: Command): void {
         dataDir: opts.dataDir ?? config.dataDir,
         databaseUrl: opts.databaseUrl ?? config.databaseUrl,
       };
+      // the server's modules (Express, the validator, the spec) load only for `serve`: every other
+      // command, and `--help`, starts without them
+      const { main: serve, serveCluster, workersRefusal } = await import('../main.js');
       if (o.workers === undefined) {
         await serve(resolved);
         return;

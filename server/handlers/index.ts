@@ -1,19 +1,49 @@
 /**
  * The handler map: one handler per operationId of `openapi.yaml`. `HandlerMap` makes a missing or
- * misspelt operation a compile error.
+ * misspelt operation a compile error. Each operation under `/api/environments/{project_id}/` is
+ * served under `/api/projects/{project_id}/` too, by the same handler (the copies' operationIds
+ * are PostHog's: `environments_dashboards_list` ↔ `dashboards_list`; scripts/gen-projects-paths.mjs).
  */
-import type { HandlerMap } from '../http/typed.js';
+import type { operations } from '../../generated/api.js';
+import type { HandlerMap, HandlersFor, OperationId } from '../http/typed.js';
 import { dashboardHandlers } from './dashboards.js';
 import { eventHandlers } from './events.js';
 import { explicitMemberHandlers } from './explicit-members.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
 
-/** Every operation of `openapi.yaml`, by tag. */
-export const handlers: HandlerMap = {
+/** The environment-scoped handlers, by their environments operationId. */
+const environmentHandlers: HandlersFor<EnvironmentsId> = {
   ...pluginConfigHandlers,
-  ...projectHandlers,
   ...eventHandlers,
   ...explicitMemberHandlers,
   ...dashboardHandlers,
+};
+
+type EnvironmentsId = Extract<OperationId, `environments_${string}`>;
+/** `dashboards_list` for `environments_dashboards_list`. */
+type ProjectsIdOf<K extends EnvironmentsId> = K extends `environments_${infer Rest}` ? Extract<Rest, OperationId> : never;
+type ProjectsId = ProjectsIdOf<EnvironmentsId>;
+
+/**
+ * Compile-time proof that each projects copy has its environments operation's types (parameters,
+ * body, responses): `true` for every operation, or this file does not compile. It is what makes
+ * the cast in `projectsAliases` sound (the contexts differ only in the operationId literal).
+ */
+type CopyMatches<K extends EnvironmentsId> = [operations[K]] extends [operations[ProjectsIdOf<K>]] ? ([operations[ProjectsIdOf<K>]] extends [operations[K]] ? true : false) : false;
+const everyCopyMatches: { [K in EnvironmentsId]: CopyMatches<K> }[EnvironmentsId] = true;
+void everyCopyMatches;
+
+/** The same handlers under the operationIds of the `/api/projects/{project_id}/` copies. */
+function projectsAliases(byEnvironmentsId: HandlersFor<EnvironmentsId>): HandlersFor<ProjectsId> {
+  const out: Record<string, unknown> = {};
+  for (const [id, handler] of Object.entries(byEnvironmentsId)) out[id.slice('environments_'.length)] = handler;
+  return out as HandlersFor<ProjectsId>;
+}
+
+/** Every operation of `openapi.yaml`, by tag, under both prefixes. */
+export const handlers: HandlerMap = {
+  ...environmentHandlers,
+  ...projectsAliases(environmentHandlers),
+  ...projectHandlers,
 };

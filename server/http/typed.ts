@@ -41,7 +41,8 @@ export type Reply<K extends OperationId> = {
 
 /** Everything a handler gets: validated input, the caller, the services, and the request URL. */
 export interface HandlerContext<K extends OperationId> {
-  operationId: K;
+  /** the operation matched: `K`, or its copy under the other prefix (`dashboards_list` for `environments_dashboards_list`) */
+  operationId: OperationId;
   params: PathParams<K>;
   query: QueryParams<K>;
   body: RequestBody<K>;

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type EnvApiClient } from '../../client/index.js';
-import { deref, opObject, operations } from '../helpers/spec.js';
+import { deref, environmentsTwin, handWrittenOperations, opObject, paramsOf, projectsCopies, type Schema } from '../helpers/spec.js';
+import type { SpecOperation } from '../../server/http/spec.js';
 import { startPrismMock, type PrismMock } from '../helpers/prism.js';
 
 const called = new Set<string>();
@@ -606,9 +607,44 @@ describe('DELETE /api/environments/{project_id}/explicit_members/{parent_members
 // ---------------------------------------------------------------------------------------------
 
 describe('the Prism mock', () => {
-  it('was called for every operationId of openapi.yaml, and for no other', () => {
-    const inSpec = new Set(operations.map((o) => o.operationId));
+  it('was called for every hand-written operationId of openapi.yaml, and for no other', () => {
+    const inSpec = new Set(handWrittenOperations.map((o) => o.operationId));
     expect(inSpec.size).toBe(23);
     expect([...called].sort()).toEqual([...inSpec].sort());
+  });
+});
+
+/**
+ * A request of `op` built from the spec's examples: each path parameter's first example, each
+ * required query parameter's, the request body's first example.
+ */
+function exampleRequest(op: SpecOperation): { path: string; init: RequestInit } {
+  const exampleOf = (p: { example?: unknown; examples?: Record<string, { value?: unknown }> }) => p.example ?? Object.values(p.examples ?? {})[0]?.value;
+  let path = op.path;
+  const query = new URLSearchParams();
+  for (const p of paramsOf(op)) {
+    if (p.in === 'path') path = path.replace(`{${p.name}}`, encodeURIComponent(String(exampleOf(p))));
+    else if (p.in === 'query' && p.required) query.set(p.name, String(exampleOf(p)));
+  }
+  const init: RequestInit = { method: op.method.toUpperCase(), headers: { Authorization: 'Bearer phx_mock' } };
+  const rb = opObject(op).requestBody;
+  if (rb) {
+    const examples = deref<Schema>(rb).content?.['application/json']?.examples as Record<string, unknown> | undefined;
+    const first = examples && deref<{ value: unknown }>(Object.values(examples)[0]).value;
+    init.body = JSON.stringify(first);
+    init.headers = { ...init.headers, 'Content-Type': 'application/json' };
+  }
+  return { path: query.size ? `${path}?${query}` : path, init };
+}
+
+describe('the Prism mock, under /api/projects/{project_id}/', () => {
+  it.each(projectsCopies.map((o) => [o.operationId, o]))('serves %s as it serves its /api/environments/ twin', async (_id, op) => {
+    const twin = environmentsTwin(op)!;
+    const [mine, theirs] = [exampleRequest(op), exampleRequest(twin)];
+    const [a, b] = await Promise.all([fetch(mock.url + mine.path, mine.init), fetch(mock.url + theirs.path, theirs.init)]);
+    // the same answer (the examples are shared components), and never Prism's 404 of an unknown path
+    expect(a.status, `${op.method} ${mine.path}`).toBe(b.status);
+    expect(a.status).not.toBe(404);
+    expect(await a.text()).toBe(await b.text());
   });
 });

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { handlers } from '../../server/handlers/index.js';
 import { RATE_CLASSES, RateClassError, rateClassesOf } from '../../server/http/rate-limit.js';
-import { deref, operations as ops, spec } from '../helpers/spec.js';
+import { deref, environmentsTwin, handWrittenOperations, operations as ops, PROJECTS_PREFIX, projectsCopies, spec } from '../helpers/spec.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,50 +45,71 @@ const all = ops.map((o) => ({ ...o, op: opObject(o) }));
 const ENV_PREFIX = '/api/environments/{project_id}/';
 const ACTIONS = ['list', 'create', 'retrieve', 'update', 'partial_update', 'destroy'] as const;
 
-/** The operationId drf-spectacular derives from a path and method (PostHog's own schema names). */
+/**
+ * The operationId drf-spectacular derives from a path and method (PostHog's own schema names), with
+ * PostHog's post-processing: `projects_` dropped from a path under `/api/projects/{project_id}/`
+ * (posthog/api/documentation.py `custom_postprocessing_hook`), so the copies are `dashboards_list`.
+ */
 function drfOperationId(p: string, method: string): string {
-  const nouns = p
+  let nouns = p
     .split('/')
     .filter((s) => s && s !== 'api' && !s.startsWith('{'))
     .join('_');
+  if (p.startsWith('/api/projects/{project_id}/')) nouns = nouns.replace(/^projects_/, '');
   const endsWithParam = /\{[^}]+\}\/$/.test(p);
   const action =
     method === 'get' ? (endsWithParam || !isCollection(p) ? 'retrieve' : 'list') : method === 'post' ? 'create' : method === 'put' ? 'update' : method === 'patch' ? 'partial_update' : 'destroy';
   return `${nouns}_${action}`;
 }
 
-/** A collection path: `/api/projects/` or `/api/environments/{project_id}/<nouns>/`. */
+/** A collection path: `/api/projects/` or `/api/{environments,projects}/{project_id}/<nouns>/`. */
 function isCollection(p: string): boolean {
-  return p === '/api/projects/' || /^\/api\/environments\/\{project_id\}\/[a-z_]+\/$/.test(p);
+  return p === '/api/projects/' || /^\/api\/(environments|projects)\/\{project_id\}\/[a-z_]+\/$/.test(p);
 }
 
 describe('openapi.yaml', () => {
-  it('has 23 operations (the 19 of the seed, the explicit members delete, the dashboards list and retrieve, GET /api/projects/), each with a unique operationId', () => {
+  it('has 45 operations (the 19 of the seed, the explicit members delete, the dashboards list and retrieve, GET /api/projects/, and the 22 /api/projects/{project_id}/ copies), each with a unique operationId', () => {
     const ids = ops.map((o) => o.operationId);
-    expect(ids).toHaveLength(23);
+    expect(ids).toHaveLength(45);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toContain('projects_list');
   });
 
   describe('operationIds', () => {
-    it.each(all.map((o) => [o.operationId, o]))('%s is snake_case drf style (environments_<nouns>_<action> or projects_list)', (id, o) => {
+    it.each(all.map((o) => [o.operationId, o]))('%s is snake_case drf style (environments_<nouns>_<action>, its /api/projects/ copy <nouns>_<action>, or projects_list)', (id, o) => {
       expect(id).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
       const action = new RegExp(`_(${ACTIONS.join('|')})$`);
       if (id !== 'projects_list') {
-        expect(id).toMatch(/^environments_[a-z0-9_]+$/);
+        if (o.path.startsWith(ENV_PREFIX)) expect(id).toMatch(/^environments_[a-z0-9_]+$/);
         expect(id).toMatch(action);
       }
       expect(id).toBe(drfOperationId(o.path, o.method));
     });
   });
 
+  describe('the /api/projects/{project_id}/ copies (scripts/gen-projects-paths.mjs)', () => {
+    it('copy every environment-scoped operation, and only those', () => {
+      const environmentScoped = handWrittenOperations.filter((o) => o.path.startsWith(ENV_PREFIX));
+      expect(projectsCopies.map((o) => `${o.method} ${o.path.slice(PROJECTS_PREFIX.length)}`)).toEqual(
+        environmentScoped.map((o) => `${o.method} ${o.path.slice(ENV_PREFIX.length)}`),
+      );
+    });
+
+    it.each(projectsCopies.map((o) => [o.operationId, o]))("%s is its twin with PostHog's operationId and the projects prefix in its texts", (id, o) => {
+      const twin = environmentsTwin(o)!;
+      expect(id).toBe(twin.operationId.replace(/^environments_/, ''));
+      const reprefixed = JSON.parse(JSON.stringify(opObject(twin)).replaceAll('/api/environments/', '/api/projects/')) as Operation;
+      expect(opObject(o)).toEqual({ ...reprefixed, operationId: id });
+    });
+  });
+
   describe('paths', () => {
-    it.each(Object.keys(spec.paths))('%s starts with /api/environments/{project_id}/ or is /api/projects/, and ends with /', (p) => {
-      expect(p.startsWith(ENV_PREFIX) || p === '/api/projects/').toBe(true);
+    it.each(Object.keys(spec.paths))('%s starts with /api/environments/{project_id}/ or /api/projects/, and ends with /', (p) => {
+      expect(p.startsWith(ENV_PREFIX) || p.startsWith('/api/projects/')).toBe(true);
       expect(p.endsWith('/')).toBe(true);
     });
 
-    it.each(Object.keys(spec.paths).filter((p) => p.startsWith(ENV_PREFIX)))('%s declares project_id once, on the path item, via $ref ProjectId', (p) => {
+    it.each(Object.keys(spec.paths).filter((p) => p.startsWith(ENV_PREFIX) || p.startsWith(PROJECTS_PREFIX)))('%s declares project_id once, on the path item, via $ref ProjectId', (p) => {
       const item = pathItem(p);
       const declared = (item.parameters ?? []).filter((x) => deref<Parameter>(x).name === 'project_id');
       expect(declared).toEqual([{ $ref: '#/components/parameters/ProjectId' }]);

@@ -89,3 +89,24 @@ export function typesOf(s: Schema): string[] {
   if (s.properties) return ['object'];
   return ['string'];
 }
+
+/** The prefix of the hand-written environment-scoped paths, and of their generated copies. */
+export const ENVIRONMENTS_PREFIX = '/api/environments/{project_id}/';
+export const PROJECTS_PREFIX = '/api/projects/{project_id}/';
+
+/**
+ * For a generated `/api/projects/{project_id}/…` copy (scripts/gen-projects-paths.mjs), the
+ * environments operation it copies; undefined for a hand-written operation.
+ */
+export function environmentsTwin(op: SpecOperation): SpecOperation | undefined {
+  if (!op.path.startsWith(PROJECTS_PREFIX)) return undefined;
+  const path = ENVIRONMENTS_PREFIX + op.path.slice(PROJECTS_PREFIX.length);
+  const twin = operations.find((o) => o.path === path && o.method === op.method);
+  if (!twin) throw new Error(`${op.method} ${op.path} has no environments twin`);
+  return twin;
+}
+
+/** The hand-written operations: every operation but the `/api/projects/{project_id}/` copies. */
+export const handWrittenOperations: SpecOperation[] = operations.filter((o) => !o.path.startsWith(PROJECTS_PREFIX));
+/** The generated `/api/projects/{project_id}/` copies. */
+export const projectsCopies: SpecOperation[] = operations.filter((o) => o.path.startsWith(PROJECTS_PREFIX));

@@ -170,7 +170,11 @@ describe('rate-limit configuration', () => {
     expect(classes.get('environments_events_retrieve')).toBe('events');
     expect(classes.get('environments_events_values_retrieve')).toBe('event_values');
     expect(classes.get('environments_dashboards_list')).toBe('default');
-    expect([...classes.values()].filter((c) => c !== 'default')).toHaveLength(3);
+    // the /api/projects/{project_id}/ copies are throttled as their twins
+    expect(classes.get('events_list')).toBe('events');
+    expect(classes.get('events_retrieve')).toBe('events');
+    expect(classes.get('events_values_retrieve')).toBe('event_values');
+    expect([...classes.values()].filter((c) => c !== 'default')).toHaveLength(6);
   });
 
   it('createApp refuses a spec with an operation without a valid class, rate limits on or off', () => {
