@@ -21,6 +21,14 @@ export const KNOWN_SCOPES = [
   'query:write',
   'project:read',
   'project:write',
+  'user:read',
+  'user:write',
+  'organization:read',
+  'organization:write',
+  'person:read',
+  'person:write',
+  'event_definition:read',
+  'event_definition:write',
 ] as const;
 
 /** Who is calling and, for project-scoped operations, on which project and at which level. */

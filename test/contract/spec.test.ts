@@ -104,8 +104,8 @@ describe('openapi.yaml', () => {
   });
 
   describe('paths', () => {
-    it.each(Object.keys(spec.paths))('%s starts with /api/environments/{project_id}/ or /api/projects/, and ends with /', (p) => {
-      expect(p.startsWith(ENV_PREFIX) || p.startsWith('/api/projects/')).toBe(true);
+    it.each(Object.keys(spec.paths))('%s is under /api/environments/, /api/projects/, /api/users/, /api/personal_api_keys/ or /api/organizations/, and ends with /', (p) => {
+      expect(p).toMatch(/^\/api\/(environments|projects|users|personal_api_keys|organizations)\//);
       expect(p.endsWith('/')).toBe(true);
     });
 
