@@ -4,6 +4,43 @@
  */
 
 export interface paths {
+    "/api/environments/{project_id}/pipeline_destination_configs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List destination configs
+         * @description The project's destination configs: configs whose plugin's `capabilities` has a `methods`
+         *     or a `scheduled_tasks` key (PostHog's `pipeline_destination_configs` viewset,
+         *     posthog/api/plugin.py `PipelineDestinationsConfigsViewSet`; its frontend loads the
+         *     destinations page with this list). Deleted configs are left out.
+         *
+         *     Ordered by `order`, then plugin id, then config id. Paginated with `limit` (default 100,
+         *     no upper cap, as PostHog's default `LimitOffsetPagination`) and `offset` (default 0);
+         *     `next` and `previous` are absolute URLs of the neighbouring pages (with the prefix the
+         *     request used), or null. A `limit` or `offset` that is not a valid integer answers 400
+         *     (PostHog silently falls back to the defaults).
+         *
+         *     In lists `plugin_info` is null; `config` secret values are masked.
+         */
+        get: operations["environments_pipeline_destination_configs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{project_id}/pipeline_destination_configs/rearrange/": {
         parameters: {
             query?: never;
@@ -63,7 +100,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a destination config
+         * @description One destination config, `plugin_info` included and `config` secret values masked. Deleted
+         *     configs can still be retrieved by id, as in PostHog. An id that is not a destination config
+         *     of the project (for instance a frontend app's) answers 404 `Not found.`
+         */
+        get: operations["environments_pipeline_destination_configs_retrieve"];
         put?: never;
         post?: never;
         /**
@@ -479,9 +522,13 @@ export interface paths {
          *     dashboard as it is after the move (the tile is no longer in its `tiles`), as PostHog does.
          *     The insight or text itself is not copied: the same tile now belongs to the other dashboard.
          *
-         *     The body is `{"tile": {"id": <tile id>}, "toDashboard": <dashboard id>}`. Only `tile.id` is
-         *     read: a whole tile object taken from a dashboard response may be sent as `tile`, its other
-         *     fields are ignored. Moving a tile onto the dashboard it is already on changes nothing.
+         *     The body is `{"tile": {"id": <tile id>}, "to_dashboard": <dashboard id>}`, or the same with
+         *     `toDashboard`: PostHog's older view read `toDashboard` (request.data), its current one a
+         *     serializer with `to_dashboard` (posthog/api/dashboards/dashboard.py), and its frontend
+         *     switched with it; scripts of either era work here. Both may be sent if they name the same
+         *     dashboard; two different dashboards answer 400 on `to_dashboard`. Only `tile.id` is read:
+         *     a whole tile object taken from a dashboard response may be sent as `tile`, its other fields
+         *     are ignored. Moving a tile onto the dashboard it is already on changes nothing.
          *
          *     The caller must be able to edit both dashboards: a dashboard with `restriction_level` 37
          *     can only be edited by its creator and by project administrators (PostHog also lets
@@ -489,11 +536,13 @@ export interface paths {
          *     "You don't have edit permissions for this dashboard.".
          *
          *     Where PostHog answers 500 (it never looks the dashboards up), this server answers:
-         *     - 400 `required` with `attr` `tile`, `tile__id` or `toDashboard` when a field is missing;
+         *     - 400 `required` with `attr` `tile`, `tile__id` or `toDashboard` (neither spelling sent) when
+         *       a field is missing;
          *     - 400 `does_not_exist` with `attr` `tile__id` when the tile is not on dashboard `id`
          *       (or was deleted);
-         *     - 400 `does_not_exist` with `attr` `toDashboard` when the target dashboard does not exist,
-         *       is deleted or belongs to another project (PostHog would even move the tile there);
+         *     - 400 `does_not_exist` with `attr` `toDashboard` (or `to_dashboard`, the field sent) when the
+         *       target dashboard does not exist, is deleted or belongs to another project (PostHog would
+         *       even move the tile there);
          *     - 404 `not_found` when dashboard `id` does not exist in this project or is deleted.
          *
          *     PostHog refuses personal API keys on this action (403 "This action does not support
@@ -845,6 +894,418 @@ export interface paths {
         patch: operations["environments_explicit_members_partial_update"];
         trace?: never;
     };
+    "/api/users/{uuid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `@me` for the key's owner. Any other value (a uuid, even the owner's own) is refused with
+                 *     403 unless the owner is staff, as PostHog's `UserViewSet.get_object` does; a staff user may
+                 *     read any active user by uuid (404 when there is none).
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve the key's user
+         * @description The key owner's user in PostHog's `UserSerializer` shape (posthog/api/user.py): identity
+         *     fields, the current `organization` (full), the current `team` (basic) and every
+         *     `organizations` membership (basic). Clients call it first to find the default project
+         *     (PostHog's MCP tools read `team.id`, `organization.id`, `organizations[].id`).
+         *
+         *     The current organization is the organization of the user's current project when the user is
+         *     still a member of it, else the organization the user joined first (envapi stores no
+         *     separate current organization); `team` is the current project, or `null` when the user has
+         *     none. The nested `organization.teams` and `.projects` list the projects the user can see
+         *     (PostHog's `team_ids_visible_for_user`), limited to the key's `scoped_teams` when the key has
+         *     them (envapi shows a key only what it may use; PostHog lists every visible project here).
+         *     Fields envapi does not store answer PostHog's defaults; each says so in the `User` schema.
+         *
+         *     `@me` is the only value a non-staff user may use: any other answers 403 "As a non-staff
+         *     user you're only allowed to access the `@me` user instance." (PostHog's message), even the
+         *     user's own uuid.
+         */
+        get: operations["users_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/personal_api_keys/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `@current` for the key making the request, or a key id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve the key itself
+         * @description The personal API key that authenticates the request (`@current`), in PostHog's
+         *     `PersonalAPIKeySerializer` shape (posthog/api/personal_api_key.py): its label, scopes,
+         *     `scoped_teams`, `scoped_organizations`, mask and timestamps; never its value or hash
+         *     (`value` is always `null`: PostHog shows it only in the answer that creates or rolls a key).
+         *     PostHog's MCP tools call it first (as `/api/personal_api_keys/@current`, without the
+         *     trailing slash, which works too) to decide which tools to offer.
+         *
+         *     No scope is needed, as in PostHog since 2025 (`PersonalAPIKeyViewSet` has no
+         *     `scope_object`; `PersonalApiKeySelfAccessPermission` lets a personal API key retrieve itself
+         *     only): any valid key may read its own record. Another key of the same user, by its id,
+         *     answers 403 "This action does not support Personal API Key access"; an id of no key of the
+         *     user answers 404.
+         *
+         *     A key without project limits has `scoped_teams: []` (PostHog's empty list: every project);
+         *     envapi cannot limit a key to organizations, so `scoped_organizations` is always `[]`.
+         */
+        get: operations["personal_api_keys_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List organizations
+         * @description The organizations the key's user is a member of, oldest first, in PostHog's
+         *     `OrganizationSerializer` shape (posthog/api/organization.py `OrganizationViewSet`, whose
+         *     queryset is `user.organizations`). Paginated with `limit` (default 100) and `offset` in
+         *     PostHog's `{count, next, previous, results}` envelope, as `GET /api/projects/`.
+         */
+        get: operations["organizations_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an organization
+         * @description One organization of the key's user (posthog/api/organization.py). `@current` is the user's
+         *     current organization (see `users_retrieve`); a user of no organization gets 404 "Current
+         *     organization not found." (PostHog's message). An organization the user is not a member of,
+         *     an unknown id and a value that is not a UUID answer 404 `Not found.`, as PostHog's
+         *     queryset (the user's organizations) does.
+         */
+        get: operations["organizations_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/projects/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List an organization's projects
+         * @description The projects of one organization that the key's user can see, ordered by id, in PostHog's
+         *     `ProjectBackwardCompatBasicSerializer` shape (posthog/api/project.py `ProjectViewSet`
+         *     nested under organizations; PostHog's MCP tools list projects this way). A project with
+         *     access control on is listed only to its explicit members and to organization admins
+         *     (PostHog's `team_ids_visible_for_user`); a key limited to some projects sees only those.
+         *     Paginated with `limit` (default 100) and `offset` in `{count, next, previous, results}`.
+         *
+         *     An organization that exists but of which the user is not a member answers 403 (PostHog's
+         *     `OrganizationMemberPermissions`, with DRF's generic message); an unknown id, a value that is
+         *     not a UUID, and `@current` for a user of no organization answer 404.
+         */
+        get: operations["organizations_projects_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A project id (digits), or `@current` for the user's current project. Anything else answers
+                 *     400; an id of no project the user can see answers 404.
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a project
+         * @description One project in PostHog's `ProjectBackwardCompatSerializer` shape (posthog/api/project.py
+         *     `RootProjectViewSet`, scope `project:read`). `@current` is the user's current project.
+         *
+         *     - A value that is neither digits nor `@current` answers 400 with PostHog's own message
+         *       (`invalid literal for int() with base 10: '<value>'`, code `invalid`).
+         *     - A project the key is limited away from answers 403 "API key does not have access to the
+         *       requested project: ID <id>.", as every project-scoped operation of envapi does.
+         *     - An unknown project, one of an organization the user is not a member of, a project with
+         *       access control on that the user may not see, and `@current` for a user without a current
+         *       project answer 404 `Not found.` (PostHog's queryset is the projects visible to the user).
+         *
+         *     Fields envapi does not store answer PostHog's defaults; the `ProjectBackwardCompat` schema
+         *     says which.
+         */
+        get: operations["projects_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A project id (digits), or `@current` for the user's current project. Anything else answers
+                 *     400; an id of no project the user can see answers 404.
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an environment
+         * @description One environment (team) in PostHog's `TeamSerializer` shape (posthog/api/team.py
+         *     `TeamViewSet`, scope `project:read`): the project's fields plus `project_id`,
+         *     `user_access_level` and the secret token fields. In envapi every project has exactly one
+         *     environment with the same id. `@current`, the 400, 403 and 404 answers are those of
+         *     `GET /api/projects/{id}/`.
+         */
+        get: operations["environments_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List persons
+         * @description The project's persons, newest first (by `created_at`, ties broken by id), read from the
+         *     persons the events store keeps: each distinct id seen in an event gets a person, `$set` /
+         *     `$set_once` set its properties, `$identify` marks it identified and joins the anonymous id
+         *     (posthog/api/person.py `PersonViewSet.list`; posthog/queries/person_query.py).
+         *
+         *     Each row has the shape PostHog's list answers (posthog/queries/actor_base_query.py
+         *     `serialize_people`): `type` `person`, `id` **the person's UUID** (the integer id is what
+         *     retrieve answers as `id`), `uuid`, `name` (the first non-empty of the properties `email`,
+         *     `Email`, `$email`, `name`, `Name`, `username`, `Username`, `UserName`, else the first
+         *     distinct id, non-anonymous ids first), `distinct_ids` (ids that are not anonymous first),
+         *     `properties`, `created_at`, `is_identified`, `matched_recordings` (always empty) and
+         *     `value_at_data_point` (always null).
+         *
+         *     **Filters** (combined with AND): `distinct_id` (the persons having this distinct id),
+         *     `email` (the `email` property, exact), `search` (as PostHog: the `email` property contains
+         *     the text, any case; or a distinct id is exactly the text; or, when the text is a UUID, the
+         *     person's UUID is it; PostHog does not search names) and `properties`. An empty value of
+         *     `distinct_id`, `email` or `search` is no filter, as in PostHog.
+         *
+         *     **Pagination** as PostHog's: `limit` (default 100) and `offset`; `next` and `previous` are
+         *     absolute URLs repeating every other query parameter of the request, under the prefix the
+         *     caller used, with `limit` and `offset` set. `next` is null when no person follows (PostHog
+         *     gives a `next` after every full page, which leads to an empty page when the last page is
+         *     exactly full); `previous` is null on the first page (PostHog also leaves it null when
+         *     `offset` < `limit`; here it then points at offset 0). `count` is present only when the
+         *     request has `include_total` (any value), as in PostHog.
+         *
+         *     **Errors.** An unparsable `properties` answers 400 "Properties are unparsable!"; a filter
+         *     of `type` `event` (or any type but `person`) answers 400 with `attr` `properties`: filters
+         *     here read the person's own properties, and a filter without `type` is a person filter.
+         *     CSV (`format=csv`) is not offered.
+         */
+        get: operations["environments_persons_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a person
+         * @description One person of the project, in the shape of PostHog's `PersonSerializer`
+         *     (posthog/api/person.py): `id` (the integer id), `uuid`, `name`, `distinct_ids`,
+         *     `properties`, `created_at`. Unlike the list's rows it has no `type` nor `is_identified`,
+         *     as in PostHog.
+         */
+        get: operations["environments_persons_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/event_definitions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List event definitions
+         * @description The event names the project has seen, derived from its events (posthog/api/event_definition.py
+         *     `EventDefinitionViewSet`, served under `/api/projects/{project_id}/` only, as in PostHog).
+         *     PostHog's own schema names this operation `event_definitions_retrieve` (its list action is
+         *     documented without a list serializer); it is a list, so its operationId here is
+         *     `event_definitions_list`.
+         *
+         *     Each definition: `id` (a UUID that stays the same for the same name in the same project),
+         *     `name`, `created_at` (the first event's timestamp), `last_seen_at` (the latest event's
+         *     timestamp), `last_updated_at` (as `created_at`: definitions are not edited here), `tags`
+         *     (empty), `is_action` (false), `action_id`, `last_calculated_at`, `created_by` (null),
+         *     `is_calculating`, `post_to_slack` (false), `volume_30_day` (events of that name in the last
+         *     30 days; PostHog's serializer dropped the field in 2025, it is kept for the clients that
+         *     read it) and `query_usage_30_day` (null: queries are not counted). PostHog records the
+         *     ingestion moments as `created_at` and `last_seen_at`; for live data they are nearly the
+         *     events' own timestamps.
+         *
+         *     **Filters**: `search` (every whitespace-separated term is in the name, any case: PostHog's
+         *     `term_search_filter_sql`), `event_type` (`event`, the default, and `all`: every name;
+         *     `event_custom`: names not starting with `$`; `event_posthog`: names starting with `$`;
+         *     `action_event`: actions, of which this server has none), `excluded_properties` (a JSON
+         *     array of names to leave out) and `exclude_hidden` (accepted; no definition is hidden here).
+         *
+         *     **Order**: `ordering` (repeatable) among `name`, `last_seen_at`, `last_seen_at::date`, each
+         *     optionally prefixed by `-` for descending; default PostHog's: the UTC date of
+         *     `last_seen_at`, newest first, then `name`. Names compare byte by byte.
+         *
+         *     **Pagination**: `limit` (default 100) and `offset`, in PostHog's envelope
+         *     `{count, next, previous, results}` with absolute links that repeat every other query
+         *     parameter (Django REST Framework's LimitOffsetPagination).
+         */
+        get: operations["event_definitions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/pipeline_destination_configs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List destination configs
+         * @description The project's destination configs: configs whose plugin's `capabilities` has a `methods`
+         *     or a `scheduled_tasks` key (PostHog's `pipeline_destination_configs` viewset,
+         *     posthog/api/plugin.py `PipelineDestinationsConfigsViewSet`; its frontend loads the
+         *     destinations page with this list). Deleted configs are left out.
+         *
+         *     Ordered by `order`, then plugin id, then config id. Paginated with `limit` (default 100,
+         *     no upper cap, as PostHog's default `LimitOffsetPagination`) and `offset` (default 0);
+         *     `next` and `previous` are absolute URLs of the neighbouring pages (with the prefix the
+         *     request used), or null. A `limit` or `offset` that is not a valid integer answers 400
+         *     (PostHog silently falls back to the defaults).
+         *
+         *     In lists `plugin_info` is null; `config` secret values are masked.
+         */
+        get: operations["pipeline_destination_configs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/pipeline_destination_configs/rearrange/": {
         parameters: {
             query?: never;
@@ -904,7 +1365,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a destination config
+         * @description One destination config, `plugin_info` included and `config` secret values masked. Deleted
+         *     configs can still be retrieved by id, as in PostHog. An id that is not a destination config
+         *     of the project (for instance a frontend app's) answers 404 `Not found.`
+         */
+        get: operations["pipeline_destination_configs_retrieve"];
         put?: never;
         post?: never;
         /**
@@ -1296,9 +1763,13 @@ export interface paths {
          *     dashboard as it is after the move (the tile is no longer in its `tiles`), as PostHog does.
          *     The insight or text itself is not copied: the same tile now belongs to the other dashboard.
          *
-         *     The body is `{"tile": {"id": <tile id>}, "toDashboard": <dashboard id>}`. Only `tile.id` is
-         *     read: a whole tile object taken from a dashboard response may be sent as `tile`, its other
-         *     fields are ignored. Moving a tile onto the dashboard it is already on changes nothing.
+         *     The body is `{"tile": {"id": <tile id>}, "to_dashboard": <dashboard id>}`, or the same with
+         *     `toDashboard`: PostHog's older view read `toDashboard` (request.data), its current one a
+         *     serializer with `to_dashboard` (posthog/api/dashboards/dashboard.py), and its frontend
+         *     switched with it; scripts of either era work here. Both may be sent if they name the same
+         *     dashboard; two different dashboards answer 400 on `to_dashboard`. Only `tile.id` is read:
+         *     a whole tile object taken from a dashboard response may be sent as `tile`, its other fields
+         *     are ignored. Moving a tile onto the dashboard it is already on changes nothing.
          *
          *     The caller must be able to edit both dashboards: a dashboard with `restriction_level` 37
          *     can only be edited by its creator and by project administrators (PostHog also lets
@@ -1306,11 +1777,13 @@ export interface paths {
          *     "You don't have edit permissions for this dashboard.".
          *
          *     Where PostHog answers 500 (it never looks the dashboards up), this server answers:
-         *     - 400 `required` with `attr` `tile`, `tile__id` or `toDashboard` when a field is missing;
+         *     - 400 `required` with `attr` `tile`, `tile__id` or `toDashboard` (neither spelling sent) when
+         *       a field is missing;
          *     - 400 `does_not_exist` with `attr` `tile__id` when the tile is not on dashboard `id`
          *       (or was deleted);
-         *     - 400 `does_not_exist` with `attr` `toDashboard` when the target dashboard does not exist,
-         *       is deleted or belongs to another project (PostHog would even move the tile there);
+         *     - 400 `does_not_exist` with `attr` `toDashboard` (or `to_dashboard`, the field sent) when the
+         *       target dashboard does not exist, is deleted or belongs to another project (PostHog would
+         *       even move the tile there);
          *     - 404 `not_found` when dashboard `id` does not exist in this project or is deleted.
          *
          *     PostHog refuses personal API keys on this action (403 "This action does not support
@@ -1660,6 +2133,98 @@ export interface paths {
          *     A path value that is not a UUID answers 404, never 500.
          */
         patch: operations["explicit_members_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List persons
+         * @description The project's persons, newest first (by `created_at`, ties broken by id), read from the
+         *     persons the events store keeps: each distinct id seen in an event gets a person, `$set` /
+         *     `$set_once` set its properties, `$identify` marks it identified and joins the anonymous id
+         *     (posthog/api/person.py `PersonViewSet.list`; posthog/queries/person_query.py).
+         *
+         *     Each row has the shape PostHog's list answers (posthog/queries/actor_base_query.py
+         *     `serialize_people`): `type` `person`, `id` **the person's UUID** (the integer id is what
+         *     retrieve answers as `id`), `uuid`, `name` (the first non-empty of the properties `email`,
+         *     `Email`, `$email`, `name`, `Name`, `username`, `Username`, `UserName`, else the first
+         *     distinct id, non-anonymous ids first), `distinct_ids` (ids that are not anonymous first),
+         *     `properties`, `created_at`, `is_identified`, `matched_recordings` (always empty) and
+         *     `value_at_data_point` (always null).
+         *
+         *     **Filters** (combined with AND): `distinct_id` (the persons having this distinct id),
+         *     `email` (the `email` property, exact), `search` (as PostHog: the `email` property contains
+         *     the text, any case; or a distinct id is exactly the text; or, when the text is a UUID, the
+         *     person's UUID is it; PostHog does not search names) and `properties`. An empty value of
+         *     `distinct_id`, `email` or `search` is no filter, as in PostHog.
+         *
+         *     **Pagination** as PostHog's: `limit` (default 100) and `offset`; `next` and `previous` are
+         *     absolute URLs repeating every other query parameter of the request, under the prefix the
+         *     caller used, with `limit` and `offset` set. `next` is null when no person follows (PostHog
+         *     gives a `next` after every full page, which leads to an empty page when the last page is
+         *     exactly full); `previous` is null on the first page (PostHog also leaves it null when
+         *     `offset` < `limit`; here it then points at offset 0). `count` is present only when the
+         *     request has `include_total` (any value), as in PostHog.
+         *
+         *     **Errors.** An unparsable `properties` answers 400 "Properties are unparsable!"; a filter
+         *     of `type` `event` (or any type but `person`) answers 400 with `attr` `properties`: filters
+         *     here read the person's own properties, and a filter without `type` is a person filter.
+         *     CSV (`format=csv`) is not offered.
+         */
+        get: operations["persons_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a person
+         * @description One person of the project, in the shape of PostHog's `PersonSerializer`
+         *     (posthog/api/person.py): `id` (the integer id), `uuid`, `name`, `distinct_ids`,
+         *     `properties`, `created_at`. Unlike the list's rows it has no `type` nor `is_identified`,
+         *     as in PostHog.
+         */
+        get: operations["persons_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -2189,6 +2754,8 @@ export interface components {
             readonly id: number;
             readonly short_id: string;
             name: string | null;
+            /** @description The name PostHog's frontend derives from the query for an insight without a `name` (posthog/api/insight.py `InsightBasicSerializer`); always null here, where insights come from templates with their names. PostHog's MCP tools require the field. */
+            readonly derived_name: string | null;
             description: string | null;
             /** @description The insight's query (e.g. an `InsightVizNode` wrapping a `TrendsQuery`). */
             query: {
@@ -2203,15 +2770,17 @@ export interface components {
             /** @description Markdown. */
             body: string | null;
         };
-        /** @description Body of `move_tile`. Unknown fields are ignored. */
+        /** @description Body of `move_tile`, with the target under either name (`to_dashboard`, PostHog's current one, or `toDashboard`, its older one). Unknown fields are ignored. */
         PatchedDashboardMoveTile: {
             /** @description The tile to move. Only `id` is read; other fields (e.g. a whole tile taken from a dashboard response) are ignored. */
             tile: {
                 /** @description The tile's id on the dashboard of the path. */
                 id: number;
             };
+            /** @description The id of the dashboard, in the same project, that receives the tile (PostHog's older name of `to_dashboard`). */
+            toDashboard?: number;
             /** @description The id of the dashboard, in the same project, that receives the tile. */
-            toDashboard: number;
+            to_dashboard?: number;
         };
         /** @description Body of `create_from_template_json`. Unknown fields (e.g. PostHog's `creation_context`) are ignored. */
         DashboardCreateFromTemplateJSONRequest: {
@@ -2399,6 +2968,431 @@ export interface components {
             /** @description The new project level. */
             level?: components["schemas"]["ExplicitTeamMemberLevelEnum"];
         };
+        /**
+         * @description A project (team) in brief, PostHog's `TeamBasicSerializer` (posthog/api/shared.py). In envapi
+         *     a project is its own single environment, so `project_id` equals `id`.
+         *     `completed_snippet_onboarding` and `is_demo` are always false and
+         *     `has_completed_onboarding_for` null (not stored); `ingested_event` is true once the project
+         *     has a stored event.
+         */
+        TeamBasic: {
+            id: number;
+            /** Format: uuid */
+            uuid: string;
+            /**
+             * Format: uuid
+             * @description Id of the organization owning the project.
+             */
+            organization: string;
+            project_id: number;
+            /** @description The project's public token (`phc_…`) used to capture events. */
+            api_token: string;
+            name: string;
+            completed_snippet_onboarding: boolean;
+            has_completed_onboarding_for: {
+                [key: string]: unknown;
+            } | null;
+            ingested_event: boolean;
+            is_demo: boolean;
+            timezone: string;
+            access_control: boolean;
+        };
+        /** @description A project in a list (PostHog's `ProjectBackwardCompatBasicSerializer`, the same fields as `TeamBasic`). */
+        ProjectBackwardCompatBasic: components["schemas"]["TeamBasic"];
+        /** @description One page of an organization's projects. */
+        PaginatedProjectBackwardCompatBasicList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["ProjectBackwardCompatBasic"][];
+        };
+        /** @description A project in an organization's `projects` list (PostHog's `ProjectBasicSerializer`). */
+        ProjectBasic: {
+            id: number;
+            /** Format: uuid */
+            organization_id: string;
+            name: string;
+        };
+        /**
+         * @description The user's level in the organization:
+         *     * `1` - member
+         *     * `8` - administrator
+         *     * `15` - owner
+         * @enum {integer}
+         */
+        MembershipLevelEnum: 1 | 8 | 15;
+        /**
+         * @description An organization in brief, PostHog's `OrganizationBasicSerializer` (posthog/api/shared.py).
+         *     envapi stores only the id and name: `slug` is derived from the name (lowercase, runs of
+         *     other characters turned into `-`; PostHog makes it unique, envapi does not),
+         *     `logo_media_id` and `is_not_active_reason` are null, `members_can_use_personal_api_keys`
+         *     and `is_active` true, `is_pending_deletion` false.
+         */
+        OrganizationBasic: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            slug: string;
+            /** Format: uuid */
+            logo_media_id: string | null;
+            membership_level: components["schemas"]["MembershipLevelEnum"] | null;
+            members_can_use_personal_api_keys: boolean;
+            is_active: boolean | null;
+            is_not_active_reason: string | null;
+            is_pending_deletion: boolean | null;
+        };
+        /**
+         * @description An organization, PostHog's `OrganizationSerializer` (posthog/api/organization.py).
+         *     `teams` and `projects` are the projects the user can see (limited to the key's
+         *     `scoped_teams` when set); `member_count` counts the organization's members;
+         *     `plugins_access_level` is stored. Not stored, so PostHog's defaults: `slug` derived from the
+         *     name (see `OrganizationBasic`), `updated_at` = `created_at`, `logo_media_id`,
+         *     `customer_id`, `enforce_2fa`, `is_ai_data_processing_approved`,
+         *     `default_experiment_stats_method` and `default_role_id` null, `available_product_features`
+         *     `[]`, `metadata` `{}`, `is_member_join_email_enabled`, `members_can_invite`,
+         *     `members_can_use_personal_api_keys` and `allow_publicly_shared_resources` true.
+         */
+        Organization: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            slug: string;
+            /** Format: uuid */
+            logo_media_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            membership_level: components["schemas"]["MembershipLevelEnum"] | null;
+            /**
+             * @description What members may do with plugins:
+             *     * `0` - none
+             *     * `3` - configure
+             *     * `6` - install
+             *     * `9` - root
+             * @enum {integer}
+             */
+            plugins_access_level: 0 | 3 | 6 | 9;
+            teams: components["schemas"]["TeamBasic"][];
+            projects: components["schemas"]["ProjectBasic"][];
+            available_product_features: {
+                [key: string]: unknown;
+            }[] | null;
+            is_member_join_email_enabled: boolean;
+            metadata: {
+                [key: string]: unknown;
+            };
+            customer_id: string | null;
+            enforce_2fa: boolean | null;
+            members_can_invite: boolean | null;
+            members_can_use_personal_api_keys: boolean;
+            allow_publicly_shared_resources: boolean;
+            member_count: number;
+            is_ai_data_processing_approved: boolean | null;
+            default_experiment_stats_method: string | null;
+            default_role_id: string | null;
+        };
+        /** @description One page of organizations. */
+        PaginatedOrganizationList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["Organization"][];
+        };
+        /**
+         * @description A user, PostHog's `UserSerializer` (posthog/api/user.py), the fields a personal API key may
+         *     read. Stored: `id`, `uuid`, `distinct_id`, names, `email`, `is_email_verified`, `is_staff`,
+         *     `hedgehog_config`, `date_joined` (the account's creation) and the current project.
+         *     Not stored, so PostHog's defaults for a user who never changed them: `pending_email`,
+         *     `is_impersonated_until`, `sensitive_session_expires_at`, `theme_mode` and
+         *     `role_at_organization` null; `anonymize_data`, `is_impersonated`, `is_2fa_enabled`,
+         *     `has_password` (envapi users sign in with keys only), `has_social_auth` and
+         *     `has_sso_enforcement` false; `toolbar_mode` `toolbar`; `events_column_config`
+         *     `{"active": "DEFAULT"}`.
+         */
+        User: {
+            /** Format: date-time */
+            date_joined: string;
+            /** Format: uuid */
+            uuid: string;
+            distinct_id: string | null;
+            first_name: string;
+            last_name: string;
+            /** Format: email */
+            email: string;
+            pending_email: string | null;
+            is_email_verified: boolean | null;
+            anonymize_data: boolean | null;
+            /** @enum {string|null} */
+            toolbar_mode: "disabled" | "toolbar" | null;
+            has_password: boolean;
+            id: number;
+            is_staff: boolean;
+            is_impersonated: boolean | null;
+            is_impersonated_until: string | null;
+            sensitive_session_expires_at: string | null;
+            /** @description The user's current project, or null when none. */
+            team: components["schemas"]["TeamBasic"] | null;
+            /** @description The user's current organization (see `users_retrieve`), or null when the user belongs to none. */
+            organization: components["schemas"]["Organization"] | null;
+            /** @description Every organization the user is a member of, oldest first. */
+            organizations: components["schemas"]["OrganizationBasic"][];
+            events_column_config: {
+                [key: string]: unknown;
+            };
+            is_2fa_enabled: boolean;
+            has_social_auth: boolean;
+            has_sso_enforcement: boolean;
+            theme_mode: string | null;
+            hedgehog_config: {
+                [key: string]: unknown;
+            } | null;
+            role_at_organization: string | null;
+        };
+        /**
+         * @description A personal API key, PostHog's `PersonalAPIKeySerializer` (posthog/api/personal_api_key.py),
+         *     never with its value: `value` is always null (PostHog fills it only when creating or
+         *     rolling). `scoped_teams` is `[]` for a key not limited to projects; `scoped_organizations`
+         *     is always `[]` (envapi keys cannot be limited to organizations); `last_rolled_at` is null
+         *     (envapi does not roll keys).
+         */
+        PersonalAPIKey: {
+            id: string;
+            label: string;
+            value: null;
+            /** @description The first and last four characters, `phx_...abcd`. */
+            mask_value: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Refreshed at most once an hour, as PostHog does.
+             */
+            last_used_at: string | null;
+            user_id: number;
+            scopes: string[];
+            scoped_teams: number[];
+            scoped_organizations: string[];
+            /** Format: date-time */
+            last_rolled_at: string | null;
+        };
+        /**
+         * @description A project, PostHog's `ProjectBackwardCompatSerializer` (posthog/api/project.py), the fields
+         *     envapi can answer. Stored or derived: `id`, `uuid`, `organization`, `name`, `api_token`,
+         *     `timezone`, `access_control`, `created_at` (also `updated_at`, not stored separately),
+         *     `ingested_event` (a stored event exists) and `effective_membership_level` (the user's
+         *     level in the project: 1 member, 8 admin, 15 owner). Not stored, so PostHog's defaults for a
+         *     new project: `completed_snippet_onboarding`, `is_demo`, `anonymize_ips`,
+         *     `has_group_types` and `session_recording_opt_in` false; `person_on_events_querying_enabled`
+         *     true; `app_urls`, `test_account_filters` `[]`; `data_attributes` `["data-attr"]`;
+         *     `week_start_day`, `primary_dashboard`, `live_events_token`, `has_completed_onboarding_for`,
+         *     `slack_incoming_webhook` null.
+         */
+        ProjectBackwardCompat: {
+            id: number;
+            /** Format: uuid */
+            uuid: string;
+            /** Format: uuid */
+            organization: string;
+            name: string;
+            api_token: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            effective_membership_level: components["schemas"]["MembershipLevelEnum"] | null;
+            has_group_types: boolean;
+            live_events_token: string | null;
+            app_urls: (string | null)[];
+            slack_incoming_webhook: string | null;
+            anonymize_ips: boolean;
+            completed_snippet_onboarding: boolean;
+            ingested_event: boolean;
+            test_account_filters: {
+                [key: string]: unknown;
+            }[];
+            is_demo: boolean;
+            timezone: string;
+            data_attributes: string[];
+            session_recording_opt_in: boolean;
+            access_control: boolean;
+            /** @enum {integer|null} */
+            week_start_day: 0 | 1 | null;
+            primary_dashboard: number | null;
+            person_on_events_querying_enabled: boolean;
+            has_completed_onboarding_for: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * @description An environment (team), PostHog's `TeamSerializer` (posthog/api/team.py), the fields envapi
+         *     can answer: those of `ProjectBackwardCompat` (same sources and defaults) plus `project_id`
+         *     (equal to `id`: one environment per project), `user_access_level` (`member` or `admin`
+         *     from the user's effective level, as PostHog's access control names them) and the secret
+         *     token fields, null (envapi issues no secret project tokens).
+         */
+        Team: {
+            id: number;
+            /** Format: uuid */
+            uuid: string;
+            /** Format: uuid */
+            organization: string;
+            name: string;
+            api_token: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            effective_membership_level: components["schemas"]["MembershipLevelEnum"] | null;
+            has_group_types: boolean;
+            live_events_token: string | null;
+            app_urls: (string | null)[];
+            slack_incoming_webhook: string | null;
+            anonymize_ips: boolean;
+            completed_snippet_onboarding: boolean;
+            ingested_event: boolean;
+            test_account_filters: {
+                [key: string]: unknown;
+            }[];
+            is_demo: boolean;
+            timezone: string;
+            data_attributes: string[];
+            session_recording_opt_in: boolean;
+            access_control: boolean;
+            /** @enum {integer|null} */
+            week_start_day: 0 | 1 | null;
+            primary_dashboard: number | null;
+            person_on_events_querying_enabled: boolean;
+            has_completed_onboarding_for: {
+                [key: string]: unknown;
+            } | null;
+            project_id: number;
+            secret_api_token: string | null;
+            secret_api_token_backup: string | null;
+            /** @enum {string|null} */
+            user_access_level: "none" | "member" | "admin" | null;
+        };
+        /** @description A person as retrieve answers it (posthog/api/person.py `PersonSerializer`). */
+        Person: {
+            /** @description The person's integer id. */
+            readonly id: number;
+            /** @description The first non-empty of the properties `email`, `Email`, `$email`, `name`, `Name`, `username`, `Username`, `UserName`; else the first distinct id (non-anonymous first); else the id. */
+            readonly name: string;
+            /** @description Every distinct id of the person, ids that are not anonymous (not of PostHog's five-run `[a-z0-9]` form, such as UUIDs) first. */
+            readonly distinct_ids: string[];
+            /** @description The person's properties. */
+            properties: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description When the person was created (ISO 8601, UTC).
+             */
+            readonly created_at: string;
+            /** Format: uuid */
+            readonly uuid: string;
+        };
+        /** @description A person as a row of the persons list (posthog/queries/actor_base_query.py `SerializedPerson`); `id` is the UUID. */
+        SerializedPerson: {
+            /** @enum {string} */
+            type: "person";
+            /**
+             * Format: uuid
+             * @description The person's UUID (as in PostHog's list; retrieve answers the integer id as `id`).
+             */
+            id: string;
+            /** Format: uuid */
+            uuid: string;
+            /** Format: date-time */
+            created_at: string;
+            properties: {
+                [key: string]: unknown;
+            };
+            /** @description Whether the person was identified (`$identify`). */
+            is_identified: boolean;
+            /** @description As `Person.name`. */
+            name: string;
+            /** @description As `Person.distinct_ids`. */
+            distinct_ids: string[];
+            /** @description Always empty here (PostHog fills it in insight drill-downs only). */
+            matched_recordings: {
+                [key: string]: unknown;
+            }[];
+            /** @description Always null here (PostHog fills it in insight drill-downs only). */
+            value_at_data_point: null;
+        };
+        /** @description A page of persons; `count` only when the request had `include_total`. */
+        PaginatedPersonList: {
+            /** @description Number of matching persons in all pages (only with `include_total`). */
+            count?: number;
+            /**
+             * Format: uri
+             * @description Absolute URL of the next page, or null.
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description Absolute URL of the previous page, or null.
+             */
+            previous: string | null;
+            results: components["schemas"]["SerializedPerson"][];
+        };
+        /** @description An event name the project has seen (posthog/api/event_definition.py `EventDefinitionSerializer`), derived from its events. */
+        EventDefinition: {
+            /**
+             * Format: uuid
+             * @description Stable for a name in a project.
+             */
+            id: string;
+            name: string;
+            /**
+             * Format: date-time
+             * @description The first event's timestamp.
+             */
+            created_at: string | null;
+            /**
+             * Format: date-time
+             * @description The latest event's timestamp.
+             */
+            last_seen_at: string | null;
+            /**
+             * Format: date-time
+             * @description As `created_at` (definitions are not edited here).
+             */
+            last_updated_at: string | null;
+            tags: string[];
+            is_action: boolean;
+            action_id: number | null;
+            is_calculating: boolean;
+            /** Format: date-time */
+            last_calculated_at: string | null;
+            created_by: components["schemas"]["UserBasic"] | null;
+            post_to_slack: boolean;
+            /** @description Events of this name in the last 30 days. */
+            volume_30_day: number | null;
+            /** @description Always null (queries are not counted). */
+            query_usage_30_day: number | null;
+        };
+        /** @description A page of event definitions. */
+        PaginatedEventDefinitionList: {
+            /** @description Number of matching definitions in all pages. */
+            count: number;
+            /**
+             * Format: uri
+             * @description Absolute URL of the next page, or null.
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description Absolute URL of the previous page, or null.
+             */
+            previous: string | null;
+            results: components["schemas"]["EventDefinition"][];
+        };
     };
     responses: {
         /** @description The request is invalid (a field is missing, of the wrong type, out of range, holds U+0000 or an unpaired surrogate, or refers to nothing). */
@@ -2561,6 +3555,46 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    environments_pipeline_destination_configs_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of destination configs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPluginConfigList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     environments_pipeline_destination_configs_rearrange_partial_update: {
         parameters: {
             query?: never;
@@ -2603,6 +3637,42 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_pipeline_destination_configs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plugin config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3708,6 +4778,556 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    users_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `@me` for the key's owner. Any other value (a uuid, even the owner's own) is refused with
+                 *     403 unless the owner is staff, as PostHog's `UserViewSet.get_object` does; a staff user may
+                 *     read any active user by uuid (404 when there is none).
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `user:read`, or a non-staff user asked for another user than `@me`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A staff user asked for a uuid of no active user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    personal_api_keys_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `@current` for the key making the request, or a key id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, without its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalAPIKey"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The id names another key of the same user. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The id names no key of the key's user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of organizations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description No such organization of the user (or no current organization). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of projects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedProjectBackwardCompatBasicList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `project:read`, or the user is not a member of the organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    projects_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A project id (digits), or `@current` for the user's current project. Anything else answers
+                 *     400; an id of no project the user can see answers 404.
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectBackwardCompat"];
+                };
+            };
+            /** @description The id is neither an integer nor `@current`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description No such project visible to the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A project id (digits), or `@current` for the user's current project. Anything else answers
+                 *     400; an id of no project the user can see answers 404.
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The environment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description The id is neither an integer nor `@current`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description No such environment visible to the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the person having this distinct id (exact match).
+                 * @example ana@hedgebox.net
+                 */
+                distinct_id?: string;
+                /**
+                 * @description Only persons whose `email` property is exactly this.
+                 * @example ana@hedgebox.net
+                 */
+                email?: string;
+                /**
+                 * @description Persons whose `email` property contains this text (any case), or having it as a distinct id, or (a UUID) with this UUID.
+                 * @example hedgebox
+                 */
+                search?: string;
+                /**
+                 * @description Person property filters, JSON-encoded, in the events list's form (see
+                 *     `GET /api/environments/{project_id}/events/`): an array of filters (all must match) or a
+                 *     group `{"type": "AND" | "OR", "values": [...]}`. Each filter reads the person's
+                 *     properties; its `type` is `person` or absent.
+                 * @example [{"key":"email","value":"@hedgebox.net","operator":"icontains","type":"person"}]
+                 */
+                properties?: string;
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description With this parameter (any value, even empty) the page also has `count`, the number of matching persons. Undocumented in PostHog, where its frontend uses it.
+                 * @example true
+                 */
+                include_total?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of persons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPersonList"];
+                };
+            };
+            /** @description A `properties` value that cannot be read or run on persons. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            /** @description The id is neither an integer nor a UUID. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description The project does not exist, or has no person with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only names containing every whitespace-separated term of this text (any case).
+                 * @example page
+                 */
+                search?: string;
+                /** @description Which names to list (see the operation's description). Default `event`. */
+                event_type?: "event" | "event_custom" | "event_posthog" | "action_event" | "all";
+                /**
+                 * @description A JSON array of event names to leave out (at most 1,000). Anything else answers 400 with `attr` `excluded_properties`.
+                 * @example ["$feature_flag_called"]
+                 */
+                excluded_properties?: string;
+                /** @description Leave out hidden definitions (an Enterprise feature in PostHog). Accepted; no definition is hidden here. */
+                exclude_hidden?: boolean;
+                /**
+                 * @description Sort keys, repeatable (`?ordering=-last_seen_at&ordering=name`), each optionally prefixed with `-` for descending.
+                 * @example [
+                 *       "-last_seen_at"
+                 *     ]
+                 */
+                ordering?: ("name" | "-name" | "last_seen_at" | "-last_seen_at" | "last_seen_at::date" | "-last_seen_at::date")[];
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of event definitions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedEventDefinitionList"];
+                };
+            };
+            /** @description A query parameter is invalid (an unknown `event_type` or `ordering`, an `excluded_properties` that is not a JSON array of names). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of destination configs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPluginConfigList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     pipeline_destination_configs_rearrange_partial_update: {
         parameters: {
             query?: never;
@@ -3750,6 +5370,42 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pipeline_destination_configs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A plugin config id. A value that is not an integer (or out of the 32-bit range) answers 404
+                 *     `Not found.` (not 400), as Django REST Framework does.
+                 */
+                id: components["parameters"]["PluginConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plugin config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PluginConfig"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4818,6 +6474,137 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the person having this distinct id (exact match).
+                 * @example ana@hedgebox.net
+                 */
+                distinct_id?: string;
+                /**
+                 * @description Only persons whose `email` property is exactly this.
+                 * @example ana@hedgebox.net
+                 */
+                email?: string;
+                /**
+                 * @description Persons whose `email` property contains this text (any case), or having it as a distinct id, or (a UUID) with this UUID.
+                 * @example hedgebox
+                 */
+                search?: string;
+                /**
+                 * @description Person property filters, JSON-encoded, in the events list's form (see
+                 *     `GET /api/projects/{project_id}/events/`): an array of filters (all must match) or a
+                 *     group `{"type": "AND" | "OR", "values": [...]}`. Each filter reads the person's
+                 *     properties; its `type` is `person` or absent.
+                 * @example [{"key":"email","value":"@hedgebox.net","operator":"icontains","type":"person"}]
+                 */
+                properties?: string;
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description With this parameter (any value, even empty) the page also has `count`, the number of matching persons. Undocumented in PostHog, where its frontend uses it.
+                 * @example true
+                 */
+                include_total?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of persons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPersonList"];
+                };
+            };
+            /** @description A `properties` value that cannot be read or run on persons. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            /** @description The id is neither an integer nor a UUID. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description The project does not exist, or has no person with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };

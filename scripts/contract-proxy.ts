@@ -260,6 +260,10 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       await send('environments_pipeline_frontend_apps_configs_retrieve', 200, { path: { id: frontendCfg.id } });
       await send('environments_pipeline_frontend_apps_configs_retrieve', 404, { path: { id: destCfg.id } });
 
+      await send('environments_pipeline_destination_configs_list', 200, { query: 'limit=10' });
+      await send('environments_pipeline_destination_configs_list', 400, { query: 'offset=abc' });
+      await send('environments_pipeline_destination_configs_retrieve', 200, { path: { id: destCfg.id } });
+      await send('environments_pipeline_destination_configs_retrieve', 404, { path: { id: frontendCfg.id } });
       await send('environments_pipeline_destination_configs_rearrange_partial_update', 200, { body: { orders: { [String(destCfg.id)]: 5 } } });
       await send('environments_pipeline_destination_configs_rearrange_partial_update', 400, { body: { orders: { abc: 5 } } });
       await send('environments_pipeline_destination_configs_partial_update', 200, { path: { id: destCfg.id }, body: { name: 'Renamed', config: { host: 'track.customer.io' } } });
@@ -329,17 +333,54 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
 
       await send('projects_list', 200, { query: 'limit=1' });
       await send('projects_list', 400, { query: 'limit=0' });
+      // persons (environment-scoped: also under the projects prefix)
+      await send('environments_persons_list', 200, { query: 'limit=2' });
+      await send('environments_persons_list', 400, { query: 'limit=abc' });
+      await send('environments_persons_retrieve', 200, { path: { id: fx.personUuid } });
+      await send('environments_persons_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
+      await send('environments_persons_retrieve', 400, { path: { id: 'not-a-person' } });
       return { frontendCfg, destCfg, dashA, dashB, eventId, Q, template };
     };
     await scenario(true);
     const { frontendCfg, destCfg, dashA, dashB, eventId, Q, template } = await scenario(false);
 
+    // identity and discovery, event definitions (no /api/environments/{project_id}/ twin)
+    await send('users_retrieve', 200, { path: { uuid: '@me' } });
+    await send('users_retrieve', 403, { path: { uuid: fx.memberUuid } });
+    await send('personal_api_keys_retrieve', 200, { path: { id: '@current' } });
+    await send('personal_api_keys_retrieve', 403, { path: { id: fx.pluginReadKeyId }, key: fx.queryReadKey });
+    await send('personal_api_keys_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
+    await send('organizations_list', 200, { query: 'limit=1' });
+    await send('organizations_retrieve', 200, { path: { id: fx.organizationId } });
+    await send('organizations_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
+    await send('organizations_projects_list', 200, { path: { organization_id: fx.organizationId } });
+    await send('projects_retrieve', 200, { path: { id: '1' } });
+    await send('projects_retrieve', 404, { path: { id: MISSING_PROJECT } });
+    await send('environments_retrieve', 200, { path: { id: '@current' } });
+    await send('event_definitions_list', 200, { query: 'search=page' });
+
     // generic statuses for every operation: 401 (unknown key), 403 (scope missing), 404 (no such
     // project or object), and 413 / 415 where declared
     const pathFor = (op: Operation, project: string): Record<string, string | number> => ({
       project_id: op.path.includes('explicit_members') && project === '1' ? Q : project,
-      id: op.path.includes('/events/') ? eventId : op.path.includes('/dashboards/') ? dashA.id : op.path.includes('frontend_apps') ? frontendCfg.id : destCfg.id,
+      id: op.path.includes('/events/')
+        ? eventId
+        : op.path.includes('/dashboards/')
+          ? dashA.id
+          : op.path.includes('frontend_apps')
+            ? frontendCfg.id
+            : op.path.includes('/persons/')
+              ? fx.personUuid
+              : op.path.startsWith('/api/organizations/')
+                ? fx.organizationId
+                : op.path.startsWith('/api/personal_api_keys/')
+                  ? '@current'
+                  : /^\/api\/(projects|environments)\/\{id\}\/$/.test(op.path)
+                    ? project
+                    : destCfg.id,
       parent_membership__user__uuid: fx.ownerUuid,
+      uuid: '@me',
+      organization_id: fx.organizationId,
     });
     const bodyFor = (op: Operation): unknown =>
       !op.hasBody
@@ -365,7 +406,7 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       const q = queryFor(op);
       if (q) base.query = q;
       if (op.declared.includes('401')) await send(op.operationId, 401, { ...base, key: BAD_KEY });
-      if (op.declared.includes('403') && !exercised.get(op.operationId)!.has('403')) await send(op.operationId, 403, { ...base, key: otherScopeKey(op) });
+      if (op.scope && op.declared.includes('403') && !exercised.get(op.operationId)!.has('403')) await send(op.operationId, 403, { ...base, key: otherScopeKey(op) });
       if (op.declared.includes('404') && !exercised.get(op.operationId)!.has('404')) {
         if (op.path.includes('{project_id}')) await send(op.operationId, 404, { ...base, path: { ...base.path, project_id: MISSING_PROJECT } });
       }
@@ -430,6 +471,11 @@ interface Fixtures {
   throttledKey: string;
   eventUuid: string;
   plugin: { customerio: number; notificationBar: number; webhook: number };
+  organizationId: string;
+  /** a person of project 1 (from the imported events) */
+  personUuid: string;
+  /** the id of `pluginReadKey`'s record (another key of the owner than `queryReadKey`) */
+  pluginReadKeyId: string;
 }
 
 async function setUpFixtures(dataDir: string): Promise<Fixtures> {
@@ -452,7 +498,9 @@ async function setUpFixtures(dataDir: string): Promise<Fixtures> {
     const otherOrg = await accounts.createOrganization({ name: 'Elsewhere' });
     const outsider = await accounts.createUser({ email: 'outsider@contract.example.com' });
     await accounts.upsertMembership(otherOrg.id, outsider.id, OrganizationLevel.OWNER);
-    const mk = async (user_id: number, scopes: string[]) => (await keys.create({ user_id, label: 'contract', scopes, scoped_teams: null })).key;
+    const mkKey = (user_id: number, scopes: string[]) => keys.create({ user_id, label: 'contract', scopes, scoped_teams: null });
+    const mk = async (user_id: number, scopes: string[]) => (await mkKey(user_id, scopes)).key;
+    const pluginRead = await mkKey(owner.id, ['plugin:read']);
     const pluginRows = await store.db.selectFrom('plugins').select(['id', 'url']).execute();
     const pluginId = (k: string) => {
       const url = PLUGIN_CATALOG.find((p) => p.key === k)?.url;
@@ -470,7 +518,10 @@ async function setUpFixtures(dataDir: string): Promise<Fixtures> {
       memberKey: await mk(member.id, ['*']),
       outsiderKey: await mk(outsider.id, ['*']),
       queryReadKey: await mk(owner.id, ['query:read']),
-      pluginReadKey: await mk(owner.id, ['plugin:read']),
+      pluginReadKey: pluginRead.key,
+      pluginReadKeyId: pluginRead.record.id,
+      organizationId: org.id,
+      personUuid: (await store.db.selectFrom('persons').select('uuid').where('team_id', '=', 1).limit(1).executeTakeFirstOrThrow()).uuid,
       throttledKey: await mk(owner.id, ['query:read']),
       eventUuid: anyEvent.uuid,
       plugin: { customerio: pluginId('customerio'), notificationBar: pluginId('notification-bar'), webhook: pluginId('webhook') },

@@ -225,11 +225,13 @@ export class DashboardsService {
   }
 
   /**
-   * Moves tile `tileId` from dashboard `id` to `toDashboard` in one transaction and answers the
-   * source dashboard as it now is. 404 for an unknown source; 400 `does_not_exist` on
-   * `tile__id` / `toDashboard`; 403 when the caller cannot edit either dashboard.
+   * Moves tile `tileId` from dashboard `id` to the `target` dashboard (see `moveTileTarget`) in one
+   * transaction and answers the source dashboard as it now is. 404 for an unknown source; 400
+   * `does_not_exist` on `tile__id` / the target's field; 403 when the caller cannot edit either
+   * dashboard.
    */
-  async moveTile(caller: DashboardCaller, id: number, tileId: number, toDashboard: number): Promise<DashboardWire> {
+  async moveTile(caller: DashboardCaller, id: number, tileId: number, target: MoveTileTarget): Promise<DashboardWire> {
+    const { id: toDashboard, attr } = target;
     const teamId = caller.project.team.id;
     const lock = this.store.dialect === 'postgres';
     return this.store.db.transaction().execute(async (trx) => {
@@ -238,11 +240,33 @@ export class DashboardsService {
       if (!source) throw notFound();
       assertCanEdit(source, caller);
       if (!(await repo.findTile(source.id, tileId))) throw validationError(`Tile ${tileId} is not on dashboard ${source.id}.`, 'tile__id', 'does_not_exist');
-      const target = toDashboard === source.id ? source : await repo.find(teamId, toDashboard, lock);
-      if (!target) throw validationError(`Dashboard ${toDashboard} does not exist in this project.`, 'toDashboard', 'does_not_exist');
-      assertCanEdit(target, caller);
-      if (target.id !== source.id) await repo.moveTile(tileId, target.id);
+      const targetDashboard = toDashboard === source.id ? source : await repo.find(teamId, toDashboard, lock);
+      if (!targetDashboard) throw validationError(`Dashboard ${toDashboard} does not exist in this project.`, attr, 'does_not_exist');
+      assertCanEdit(targetDashboard, caller);
+      if (targetDashboard.id !== source.id) await repo.moveTile(tileId, targetDashboard.id);
       return this.full(source, caller, trx);
     });
   }
+}
+
+/** The dashboard a tile moves to, and the body field that named it (for errors). */
+export interface MoveTileTarget {
+  id: number;
+  attr: 'to_dashboard' | 'toDashboard';
+}
+
+/**
+ * The target of `move_tile` from its body: `to_dashboard` (PostHog's current serializer,
+ * posthog/api/dashboards/dashboard.py) or `toDashboard` (its older view, which read request.data).
+ * Throws `ApiError` 400 `required` on `toDashboard` when neither is sent, and 400 `invalid` on
+ * `to_dashboard` when both are sent and name different dashboards.
+ */
+export function moveTileTarget(body: { to_dashboard?: number; toDashboard?: number }): MoveTileTarget {
+  const { to_dashboard: current, toDashboard: older } = body;
+  if (current !== undefined && older !== undefined && current !== older) {
+    throw validationError(`to_dashboard (${current}) and toDashboard (${older}) name different dashboards; send one of them.`, 'to_dashboard', 'invalid');
+  }
+  if (current !== undefined) return { id: current, attr: 'to_dashboard' };
+  if (older !== undefined) return { id: older, attr: 'toDashboard' };
+  throw validationError('This field is required.', 'toDashboard', 'required');
 }

@@ -33,6 +33,10 @@ export interface FilterContext {
   now: Date;
   /** the project's IANA timezone */
   timezone: string;
+  /** the `type` of a filter that names none (default `event`; the persons list: `person`) */
+  defaultType?: 'event' | 'person' | undefined;
+  /** the filter types accepted (default both; the persons list: `person` only) */
+  types?: readonly ('event' | 'person')[] | undefined;
 }
 
 function fail(detail: string): never {
@@ -54,11 +58,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): PropertyFilter {
   const key = raw.key;
   if (typeof key !== 'string' || key === '') fail('Every property filter needs a "key" (a non-empty string).');
-  const rawType = raw.type ?? 'event';
-  if (rawType !== 'event' && rawType !== 'person') {
-    fail(`Property filters of type ${echo(rawType)} are not supported; use "event" or "person".`);
+  const rawType = raw.type ?? ctx.defaultType ?? 'event';
+  const types = ctx.types ?? (['event', 'person'] as const);
+  if (!types.includes(rawType as 'event' | 'person')) {
+    fail(`Property filters of type ${echo(rawType)} are not supported; use ${types.map((t) => `"${t}"`).join(' or ')}.`);
   }
-  const type: 'event' | 'person' = rawType;
+  const type = rawType as 'event' | 'person';
   const operator = raw.operator ?? 'exact';
   if (typeof operator !== 'string' || !(PROPERTY_OPERATORS as readonly string[]).includes(operator)) {
     fail(`Unknown property filter operator ${echo(operator, 100)}; use one of ${PROPERTY_OPERATORS.join(', ')}.`);

@@ -7,10 +7,15 @@
 import type { Store } from '../storage/db.js';
 import { AuthenticationService } from './authentication.js';
 import { DashboardsService } from './dashboards.js';
+import { EventDefinitionsService } from './event-definitions.js';
 import { inProcessEventsReads, type EventsReads } from './events-reads.js';
 import { ExplicitMembersService } from './explicit-members.js';
+import { PersonsService } from './persons.js';
 import { PluginConfigService } from './plugin-configs.js';
 import { ProjectsService } from './projects.js';
+import { OrganizationsService } from './organizations.js';
+import { ProjectDetailsService } from './project-details.js';
+import { UsersService } from './users.js';
 import { ReadinessService, type ReachabilityCheck } from './readiness.js';
 
 /** Everything a handler, the security handler (`authentication`) and `/_readyz` (`readiness`) may use. */
@@ -20,6 +25,12 @@ export interface Services {
   events: EventsReads;
   explicitMembers: ExplicitMembersService;
   dashboards: DashboardsService;
+  persons: PersonsService;
+  eventDefinitions: EventDefinitionsService;
+  /** identity and discovery: organizations and their projects, the key's user and the key, one project or environment */
+  organizations: OrganizationsService;
+  users: UsersService;
+  projectDetails: ProjectDetailsService;
   authentication: AuthenticationService;
   readiness: ReadinessService;
 }
@@ -34,12 +45,18 @@ export interface ServiceDeps {
 
 /** Builds the services over one store. */
 export function createServices(store: Store, deps: ServiceDeps = {}): Services {
+  const organizations = new OrganizationsService(store);
   return {
     projects: new ProjectsService(store),
     pluginConfigs: new PluginConfigService(store),
     events: deps.events ?? inProcessEventsReads(store),
     explicitMembers: new ExplicitMembersService(store),
     dashboards: new DashboardsService(store),
+    persons: new PersonsService(store),
+    eventDefinitions: new EventDefinitionsService(store),
+    organizations,
+    users: new UsersService(store, organizations),
+    projectDetails: new ProjectDetailsService(store),
     authentication: new AuthenticationService(store),
     readiness: new ReadinessService(store, deps.redis),
   };

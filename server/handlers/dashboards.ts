@@ -4,6 +4,7 @@
  * (server/domain/dashboards.ts).
  */
 import { DEFAULT_LIMIT } from '../domain/pagination.js';
+import { moveTileTarget } from '../domain/dashboards.js';
 import type { HandlersFor } from '../http/typed.js';
 import { projectUserOf } from './context.js';
 
@@ -25,7 +26,7 @@ export const dashboardHandlers: HandlersFor<DashboardsOperationId> = {
   },
 
   async environments_dashboards_move_tile_partial_update({ auth, params, body, services }) {
-    const result = await services.dashboards.moveTile(projectUserOf(auth), Number(params.id), body.tile.id, body.toDashboard);
+    const result = await services.dashboards.moveTile(projectUserOf(auth), Number(params.id), body.tile.id, moveTileTarget(body));
     return { status: 200, contentType: 'application/json', body: result };
   },
 

@@ -7,8 +7,11 @@
 import type { operations } from '../../generated/api.js';
 import type { HandlerMap, HandlersFor, OperationId } from '../http/typed.js';
 import { dashboardHandlers } from './dashboards.js';
+import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';
 import { explicitMemberHandlers } from './explicit-members.js';
+import { identityHandlers } from './identity.js';
+import { personHandlers } from './persons.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
 
@@ -18,9 +21,11 @@ const environmentHandlers: HandlersFor<EnvironmentsId> = {
   ...eventHandlers,
   ...explicitMemberHandlers,
   ...dashboardHandlers,
+  ...personHandlers,
 };
 
-type EnvironmentsId = Extract<OperationId, `environments_${string}`>;
+/** `environments_retrieve` (`/api/environments/{id}/`, one environment) is not environment-scoped: it has no projects copy. */
+type EnvironmentsId = Exclude<Extract<OperationId, `environments_${string}`>, 'environments_retrieve'>;
 /** `dashboards_list` for `environments_dashboards_list`. */
 type ProjectsIdOf<K extends EnvironmentsId> = K extends `environments_${infer Rest}` ? Extract<Rest, OperationId> : never;
 type ProjectsId = ProjectsIdOf<EnvironmentsId>;
@@ -46,4 +51,6 @@ export const handlers: HandlerMap = {
   ...environmentHandlers,
   ...projectsAliases(environmentHandlers),
   ...projectHandlers,
+  ...identityHandlers,
+  ...eventDefinitionHandlers,
 };

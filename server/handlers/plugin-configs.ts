@@ -15,6 +15,8 @@ type PluginConfigOperationId =
   | 'environments_pipeline_destination_configs_job_create'
   | 'environments_pipeline_destination_configs_migrate_create'
   | 'environments_pipeline_destination_configs_rearrange_partial_update'
+  | 'environments_pipeline_destination_configs_list'
+  | 'environments_pipeline_destination_configs_retrieve'
   | 'environments_pipeline_frontend_apps_configs_list'
   | 'environments_pipeline_frontend_apps_configs_create'
   | 'environments_pipeline_frontend_apps_configs_retrieve';
@@ -57,6 +59,17 @@ export const pluginConfigHandlers: HandlersFor<PluginConfigOperationId> = {
 
   async environments_pipeline_destination_configs_rearrange_partial_update({ auth, body, services }) {
     const result = await services.pluginConfigs.rearrange(callerOf(auth), body?.orders ?? {});
+    return { status: 200, contentType: 'application/json', body: result };
+  },
+
+  async environments_pipeline_destination_configs_list({ auth, query, services, url }) {
+    const page = { limit: query.limit ?? DEFAULT_LIMIT, offset: query.offset ?? 0 };
+    const result = await services.pluginConfigs.list(projectOf(auth), 'destination', page, url);
+    return { status: 200, contentType: 'application/json', body: result };
+  },
+
+  async environments_pipeline_destination_configs_retrieve({ auth, params, services }) {
+    const result = await services.pluginConfigs.retrieve(projectOf(auth), 'destination', Number(params.id));
     return { status: 200, contentType: 'application/json', body: result };
   },
 

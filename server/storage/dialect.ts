@@ -176,3 +176,12 @@ export function textToTimestamp(dialect: DialectName, text: RawBuilder<unknown>)
     ? sql<string | null>`(case when ${text} ~ ${isoLike} then to_char((${text})::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') end)`
     : sql<string | null>`strftime('%Y-%m-%dT%H:%M:%f', ${text})`;
 }
+
+/**
+ * `text` compared byte by byte (code-point order for UTF-8), on both stores: PostgreSQL orders
+ * text by the database's collation otherwise (`en_US` puts `$pageview` among the `p`s), SQLite
+ * already compares bytes. For `ORDER BY` of names that must page the same way on both stores.
+ */
+export function bytewise(dialect: DialectName, text: RawBuilder<unknown>): RawBuilder<string> {
+  return dialect === 'postgres' ? sql<string>`(${text} collate "C")` : sql<string>`${text}`;
+}

@@ -96,17 +96,22 @@ export const PROJECTS_PREFIX = '/api/projects/{project_id}/';
 
 /**
  * For a generated `/api/projects/{project_id}/…` copy (scripts/gen-projects-paths.mjs), the
- * environments operation it copies; undefined for a hand-written operation.
+ * environments operation it copies; undefined for a hand-written operation (including one that
+ * PostHog has under `/api/projects/{project_id}/` only, such as the event definitions list).
  */
 export function environmentsTwin(op: SpecOperation): SpecOperation | undefined {
   if (!op.path.startsWith(PROJECTS_PREFIX)) return undefined;
   const path = ENVIRONMENTS_PREFIX + op.path.slice(PROJECTS_PREFIX.length);
-  const twin = operations.find((o) => o.path === path && o.method === op.method);
-  if (!twin) throw new Error(`${op.method} ${op.path} has no environments twin`);
-  return twin;
+  return operations.find((o) => o.path === path && o.method === op.method);
 }
 
 /** The hand-written operations: every operation but the `/api/projects/{project_id}/` copies. */
-export const handWrittenOperations: SpecOperation[] = operations.filter((o) => !o.path.startsWith(PROJECTS_PREFIX));
+export const handWrittenOperations: SpecOperation[] = operations.filter((o) => !environmentsTwin(o));
 /** The generated `/api/projects/{project_id}/` copies. */
-export const projectsCopies: SpecOperation[] = operations.filter((o) => o.path.startsWith(PROJECTS_PREFIX));
+export const projectsCopies: SpecOperation[] = operations.filter((o) => environmentsTwin(o));
+
+/**
+ * Operations that need no scope, as in PostHog: a personal API key may always read its own record
+ * (posthog/api/personal_api_key.py, 2025: the `@current` retrieve has no `scope_object` check).
+ */
+export const UNSCOPED_OPERATIONS: readonly string[] = ['personal_api_keys_retrieve'];

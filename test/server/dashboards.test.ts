@@ -336,7 +336,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       id: expect.any(Number),
       layouts: layoutAt(0),
       color: 'blue',
-      insight: { id: expect.any(Number), short_id: expect.any(String), name: 'Weekly pageviews', description: 'All $pageview events per week', query: PAGEVIEWS_QUERY, is_sample: true },
+      insight: { id: expect.any(Number), short_id: expect.any(String), name: 'Weekly pageviews', derived_name: null, description: 'All $pageview events per week', query: PAGEVIEWS_QUERY, is_sample: true },
       text: null,
       order: 0,
     });
@@ -344,7 +344,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       id: expect.any(Number),
       layouts: layoutAt(0, 6),
       color: 'green',
-      insight: { id: expect.any(Number), short_id: expect.any(String), name: 'Daily active users', description: 'Unique users per day', query: DAU_QUERY, is_sample: true },
+      insight: { id: expect.any(Number), short_id: expect.any(String), name: 'Daily active users', derived_name: null, description: 'Unique users per day', query: DAU_QUERY, is_sample: true },
       text: null,
       order: 1,
     });
@@ -509,7 +509,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     expect(d.id).not.toBe(1);
     expect(d.tiles).toHaveLength(1);
     expect(d.tiles[0]?.insight).toMatchObject({ name: 'Legacy', query: PAGEVIEWS_QUERY, is_sample: true });
-    expect(Object.keys(d.tiles[0]?.insight ?? {}).sort()).toEqual(['description', 'id', 'is_sample', 'name', 'query', 'short_id']);
+    expect(Object.keys(d.tiles[0]?.insight ?? {}).sort()).toEqual(['derived_name', 'description', 'id', 'is_sample', 'name', 'query', 'short_id']);
     expect(await counts()).toEqual({
       dashboards: before.dashboards + 1,
       dashboard_tiles: before.dashboard_tiles + 1,
@@ -823,6 +823,46 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
     // nothing copied, nothing lost
     expect(await counts()).toEqual(before);
     expect((await tileRow(moving.id)).dashboard_id).toBe(b.id);
+  });
+
+  describe('to_dashboard, the name of PostHog\'s current serializer and frontend, as well as toDashboard', () => {
+    it('moves the tile with to_dashboard alone, under /api/projects/ as PostHog\'s frontend sends it', async () => {
+      const { a, b } = await twoDashboards();
+      const moving = insightTileOf(a);
+      const res = await t.fetch(`/api/projects/${P}/dashboards/${a.id}/move_tile/`, { method: 'PATCH', headers: JSON_HEADERS, body: JSON.stringify({ tile: moving, to_dashboard: b.id }) });
+      expect(res.status).toBe(200);
+      expect(tileIds((await res.json()) as Dashboard)).toEqual([textTileOf(a).id]);
+      expect((await tileRow(moving.id)).dashboard_id).toBe(b.id);
+    });
+
+    it('accepts both names when they name the same dashboard', async () => {
+      const { a, b } = await twoDashboards();
+      const moving = insightTileOf(a);
+      ok(await moveTileRaw(a.id, { tile: { id: moving.id }, to_dashboard: b.id, toDashboard: b.id }));
+      expect((await tileRow(moving.id)).dashboard_id).toBe(b.id);
+    });
+
+    it('refuses two different dashboards: 400 on to_dashboard, nothing moved', async () => {
+      const { a, b } = await twoDashboards();
+      const moving = insightTileOf(a);
+      const e = expectInvalid(await moveTileRaw(a.id, { tile: { id: moving.id }, to_dashboard: b.id, toDashboard: a.id }), 'to_dashboard');
+      expect(e.code).toBe('invalid');
+      expect((await tileRow(moving.id)).dashboard_id).toBe(a.id);
+    });
+
+    it('names to_dashboard in the error of a target of another organization', async () => {
+      const { a } = await twoDashboards();
+      const other = await t.otherOrganization();
+      const theirs = await create(template(), { project: other.team.id, key: other.key });
+      const e = expectInvalid(await moveTileRaw(a.id, { tile: { id: insightTileOf(a).id }, to_dashboard: theirs.id }), 'to_dashboard');
+      expect(e).toMatchObject({ code: 'does_not_exist', detail: `Dashboard ${theirs.id} does not exist in this project.` });
+      expect((await tileRow(insightTileOf(a).id)).dashboard_id).toBe(a.id);
+    });
+
+    it('to_dashboard that is not an integer: attr to_dashboard', async () => {
+      const { a } = await twoDashboards();
+      expectInvalid(await moveTileRaw(a.id, { tile: { id: insightTileOf(a).id }, to_dashboard: 'B' }), 'to_dashboard');
+    });
   });
 
   it('moves a tile to B and back: both dashboards are as at the start', async () => {
@@ -1352,7 +1392,7 @@ describe('scopes and keys on the dashboards operations', () => {
   it('a dashboard:read key lists and retrieves', async () => {
     const d = await create();
     const key = await t.key(['dashboard:read']);
-    expect(ok(await listDashboards(P, {}, key)).results.map((x) => x.id)).toContain(d.id);
+    expect(ok(await listDashboards(P, { limit: 1000 }, key)).results.map((x) => x.id)).toContain(d.id);
     expect(ok(await retrieve(P, d.id, key))).toEqual(d);
   });
 

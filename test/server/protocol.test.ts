@@ -99,7 +99,7 @@ describe('unknown routes and methods', () => {
 
   it.each([
     '/api/environments/1/nothing_here/',
-    '/api/environments/1/pipeline_destination_configs/',
+    '/api/environments/1/pipeline_transformation_configs/',
     '/api/nope/',
     '/api/nope',
     '/api/',

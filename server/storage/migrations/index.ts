@@ -7,12 +7,14 @@ import { migration0001 } from './0001_initial.js';
 import { migration0002 } from './0002_events.js';
 import { migration0003 } from './0003_explicit_members.js';
 import { migration0004 } from './0004_dashboards.js';
+import { migration0005 } from './0005_persons_list.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
   '0002_events': migration0002,
   '0003_explicit_members': migration0003,
   '0004_dashboards': migration0004,
+  '0005_persons_list': migration0005,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */

@@ -4,7 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
-import type { Database, TeamTable, UserTable } from '../schema.js';
+import type { BoolColumn, Database, TeamTable, UserTable } from '../schema.js';
 import { cachedLoad } from '../cached-loads.js';
 import { boolValue, fromJson, nowIso, toBool, toBoolOrNull, toInt, toIso } from '../values.js';
 
@@ -284,6 +284,135 @@ export class AccountsRepository {
     const total = await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     const rows = await q.selectAll('teams').orderBy('teams.id').limit(page.limit).offset(page.offset).execute();
     return { count: toInt(total.n as number | string), results: rows.map(toTeam) };
+  }
+}
+
+
+/** An organization with the reader's membership level in it (1, 8 or 15) and when they joined (ISO 8601 UTC). */
+export interface OrganizationWithLevel extends Organization {
+  membership_level: number;
+  joined_at: string;
+}
+
+/**
+ * A team as one user sees it: the team, the user's organization membership level (null when the
+ * user is not a member of its organization), the user's explicit level in it (null when none), and
+ * whether any event of the team is stored (`ingested_event`).
+ */
+export interface TeamForUser {
+  team: Team;
+  membership_level: number | null;
+  explicit_level: number | null;
+  ingested_event: boolean;
+}
+
+/** Reads of organizations and teams as one user sees them (the identity and discovery endpoints). */
+export class AccountsReads {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * The organizations `userId` is a member of, with the membership level, ordered by `created_at`
+   * then id; limited to `organizationIds` when not null (an empty list gives none). One page and the
+   * total count.
+   */
+  async listOrganizationsOfUser(
+    userId: number,
+    page: { limit: number; offset: number } | null,
+    organizationIds: string[] | null,
+  ): Promise<{ count: number; results: OrganizationWithLevel[] }> {
+    let q = this.db
+      .selectFrom('organizations as o')
+      .innerJoin('organization_memberships as m', 'm.organization_id', 'o.id')
+      .where('m.user_id', '=', userId);
+    if (organizationIds) q = organizationIds.length ? q.where('o.id', 'in', organizationIds) : q.where((eb) => eb.val(1), '=', 0);
+    const total = await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    let rows = q.selectAll('o').select(['m.level as membership_level', 'm.joined_at as joined_at']).orderBy('o.created_at').orderBy('o.id');
+    if (page) rows = rows.limit(page.limit).offset(page.offset);
+    const found = await rows.execute();
+    return {
+      count: toInt(total.n as number | string),
+      results: found.map((r) => ({
+        id: r.id,
+        name: r.name,
+        plugins_access_level: r.plugins_access_level,
+        created_at: toIso(r.created_at),
+        membership_level: r.membership_level,
+        joined_at: toIso(r.joined_at),
+      })),
+    };
+  }
+
+  /** The organization `organizationId` with `userId`'s membership level, or undefined when it does not exist or the user is not a member. */
+  async findOrganizationOfUser(organizationId: string, userId: number): Promise<OrganizationWithLevel | undefined> {
+    const r = await this.db
+      .selectFrom('organizations as o')
+      .innerJoin('organization_memberships as m', 'm.organization_id', 'o.id')
+      .where('m.user_id', '=', userId)
+      .where('o.id', '=', organizationId)
+      .selectAll('o')
+      .select(['m.level as membership_level', 'm.joined_at as joined_at'])
+      .executeTakeFirst();
+    return (
+      r && {
+        id: r.id,
+        name: r.name,
+        plugins_access_level: r.plugins_access_level,
+        created_at: toIso(r.created_at),
+        membership_level: r.membership_level,
+        joined_at: toIso(r.joined_at),
+      }
+    );
+  }
+
+  /** Whether an organization with this id exists. */
+  async organizationExists(organizationId: string): Promise<boolean> {
+    const r = await this.db.selectFrom('organizations').select('id').where('id', '=', organizationId).executeTakeFirst();
+    return r !== undefined;
+  }
+
+  /** The active user with this uuid (lowercase with dashes), or undefined. */
+  async findActiveUserByUuid(uuid: string): Promise<User | undefined> {
+    const r = await this.db.selectFrom('users').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+    const user = r && toUser(r);
+    return user?.is_active ? user : undefined;
+  }
+
+  /** The number of members of an organization. */
+  async countMembers(organizationId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('organization_memberships')
+      .where('organization_id', '=', organizationId)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return toInt(r.n as number | string);
+  }
+
+  /**
+   * Teams as `userId` sees them, ordered by id: those of the organizations in `organizationIds`
+   * (every organization when null), or only the team `teamId` when given. Each with the user's
+   * organization membership level and explicit level (null when none) and whether the team has
+   * stored events. Visibility is the domain's to decide (domain/access.ts `effectiveProjectLevel`).
+   */
+  async teamsForUser(userId: number, where: { organizationIds?: string[]; teamId?: number }): Promise<TeamForUser[]> {
+    let q = this.db
+      .selectFrom('teams as t')
+      .leftJoin('organization_memberships as m', (j) => j.onRef('m.organization_id', '=', 't.organization_id').on('m.user_id', '=', userId))
+      .leftJoin('explicit_team_memberships as e', (j) => j.onRef('e.team_id', '=', 't.id').onRef('e.parent_membership_id', '=', 'm.id'))
+      .selectAll('t')
+      .select((eb) => [
+        'm.level as m_level',
+        'e.level as e_level',
+        eb.exists(eb.selectFrom('events as ev').select('ev.team_id').whereRef('ev.team_id', '=', 't.id')).as('has_events'),
+      ]);
+    if (where.organizationIds) q = where.organizationIds.length ? q.where('t.organization_id', 'in', where.organizationIds) : q.where((eb) => eb.val(1), '=', 0);
+    if (where.teamId !== undefined) q = q.where('t.id', '=', where.teamId);
+    const rows = await q.orderBy('t.id').execute();
+    return rows.map(({ m_level, e_level, has_events, ...team }) => ({
+      team: toTeam(team),
+      membership_level: m_level ?? null,
+      explicit_level: e_level ?? null,
+      ingested_event: toBool(has_events as BoolColumn),
+    }));
   }
 }
 

@@ -153,6 +153,12 @@ export class ApiKeysRepository {
     return rows.map(toKey);
   }
 
+  /** The key `id` of user `userId` without its secrets, or undefined when the user has no such key. */
+  async findOfUser(id: string, userId: number): Promise<PersonalApiKey | undefined> {
+    const r = await this.db.selectFrom('personal_api_keys').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return r && toKey(r);
+  }
+
   /** Deletes a key (PostHog deletes revoked keys). Returns whether a key was removed. */
   async revoke(id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('personal_api_keys').where('id', '=', id).executeTakeFirst();

@@ -30,7 +30,7 @@ export interface TileRecord {
   dashboard_id: number;
   layouts: Record<string, unknown>;
   color: string | null;
-  insight: { id: number; short_id: string; name: string | null; description: string | null; query: Record<string, unknown> | null; is_sample: boolean } | null;
+  insight: { id: number; short_id: string; name: string | null; derived_name: null; description: string | null; query: Record<string, unknown> | null; is_sample: boolean } | null;
   text: { id: number; body: string | null } | null;
 }
 
@@ -185,6 +185,8 @@ export class DashboardsRepository {
               id: r.insight_id,
               short_id: r.insight_short_id ?? '',
               name: r.insight_name ?? null,
+              // PostHog's frontend-derived name of an unnamed insight; template insights are named
+              derived_name: null,
               description: r.insight_description ?? null,
               query: r.insight_query == null ? null : fromJson<Record<string, unknown>>(r.insight_query),
               is_sample: toBool(r.insight_is_sample),

@@ -43,9 +43,15 @@ function personSource(): JsonSource {
   return sql`(select p.properties from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`;
 }
 
+/** Where a filter of each `type` reads its properties: a JSON column or subquery per type. */
+export type FilterSources = (type: PropertyFilter['type']) => JsonSource;
+
+/** The events list's sources: the event's own properties, or its person's. */
+const eventSources: FilterSources = (type) => (type === 'person' ? personSource() : sql`events.properties`);
+
 /** SQL for one property filter (see domain/event-filters.ts for the semantics). */
-function compileFilter(dialect: DialectName, f: PropertyFilter): RawBuilder<boolean> {
-  const source: JsonSource = f.type === 'person' ? personSource() : sql`events.properties`;
+function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterSources): RawBuilder<boolean> {
+  const source: JsonSource = sources(f.type);
   const text = jsonText(dialect, source, f.key);
   switch (f.operator) {
     case 'exact':
@@ -83,10 +89,14 @@ function compileFilter(dialect: DialectName, f: PropertyFilter): RawBuilder<bool
   }
 }
 
-/** SQL for a group; an empty group is true. */
-function compileGroup(dialect: DialectName, g: PropertyGroup): RawBuilder<boolean> {
+/**
+ * SQL for a group of property filters; an empty group is true. `sources` says where each filter
+ * `type` reads (the events list: the event's properties or its person's; the persons list: the
+ * person's own, server/storage/repositories/persons.ts).
+ */
+export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources = eventSources): RawBuilder<boolean> {
   if (g.values.length === 0) return sql<boolean>`(1 = 1)`;
-  const parts = g.values.map((v) => (v.kind === 'group' ? compileGroup(dialect, v) : compileFilter(dialect, v)));
+  const parts = g.values.map((v) => (v.kind === 'group' ? compilePropertyGroup(dialect, v, sources) : compileFilter(dialect, v, sources)));
   return sql<boolean>`(${sql.join(parts, g.type === 'AND' ? sql` and ` : sql` or `)})`;
 }
 
@@ -145,7 +155,7 @@ export class EventsReadRepository {
     }
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
     if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), q.cursor));
-    if (q.properties) query = query.where(compileGroup(this.dialect, q.properties));
+    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties));
     return query;
   }
 

@@ -1,0 +1,119 @@
+/**
+ * The key owner's user (`GET /api/users/{uuid}/`, `@me`) and the key itself
+ * (`GET /api/personal_api_keys/{id}/`, `@current`): what clients such as PostHog's MCP tools read
+ * before anything else.
+ *
+ * PostHog's rules: posthog/api/user.py `UserViewSet.get_object` (`@me` is the request's user; any
+ * other value by a non-staff user → 403 "As a non-staff user you're only allowed to access the
+ * `@me` user instance."; staff read any active user by uuid), `UserSerializer` (fields);
+ * posthog/api/personal_api_key.py (`@current` is the authenticating key; a personal API key may
+ * retrieve only itself: another key of its user → 403 "This action does not support Personal API
+ * Key access", a key of no one's → 404; `value` is never shown again after creation).
+ */
+import type { components } from '../../generated/api.js';
+import type { Store } from '../storage/db.js';
+import { AccountsReads, type User } from '../storage/repositories/accounts.js';
+import { ApiKeysRepository, type PersonalApiKey } from '../storage/repositories/api-keys.js';
+import { notFound, permissionDenied } from './errors.js';
+import { teamBasic, type OrganizationsService, type Viewer } from './organizations.js';
+import { normalizeUuid } from './uuids.js';
+
+/** PostHog's `User` (UserSerializer) as envapi answers it. */
+export type UserView = components['schemas']['User'];
+/** PostHog's `PersonalAPIKey` (PersonalAPIKeySerializer), `value` always null. */
+export type PersonalApiKeyView = components['schemas']['PersonalAPIKey'];
+
+/** The key record as PostHog shows it: no value, `scoped_teams` `[]` when unlimited, `scoped_organizations` `[]` (not stored). */
+export function personalApiKeyView(key: PersonalApiKey): PersonalApiKeyView {
+  return {
+    id: key.id,
+    label: key.label,
+    value: null,
+    mask_value: key.mask_value,
+    created_at: key.created_at,
+    last_used_at: key.last_used_at,
+    user_id: key.user_id,
+    scopes: key.scopes.length ? key.scopes : ['*'],
+    scoped_teams: key.scoped_teams ?? [],
+    scoped_organizations: [],
+    last_rolled_at: null,
+  };
+}
+
+/** Reads users and personal API keys for the key making the request; one per app. */
+export class UsersService {
+  private readonly reads: AccountsReads;
+  private readonly keys: ApiKeysRepository;
+
+  constructor(
+    store: Store,
+    private readonly organizations: OrganizationsService,
+  ) {
+    this.reads = new AccountsReads(store.db);
+    this.keys = new ApiKeysRepository(store.db);
+  }
+
+  /**
+   * The user `rawUuid` names (`@me`: the key's owner) in PostHog's `User` shape. Throws 403 when a
+   * non-staff user names anything but `@me` (their own uuid included, as PostHog), 404 when a staff
+   * user names no active user.
+   */
+  async retrieve(viewer: Viewer, rawUuid: string): Promise<UserView> {
+    if (rawUuid === '@me') return this.view(viewer.user, viewer);
+    if (!viewer.user.is_staff) throw permissionDenied("As a non-staff user you're only allowed to access the `@me` user instance.");
+    const uuid = normalizeUuid(rawUuid);
+    const other = uuid === undefined ? undefined : await this.reads.findActiveUserByUuid(uuid);
+    if (!other) throw notFound();
+    return this.view(other, viewer);
+  }
+
+  /**
+   * The personal API key `rawId` names (`@current`: the key making the request), without its value.
+   * Throws 403 for another key of the same user, 404 for an id of no key of the user.
+   */
+  async retrieveKey(viewer: Viewer, rawId: string): Promise<PersonalApiKeyView> {
+    if (rawId === '@current' || rawId === viewer.key.id) return personalApiKeyView(viewer.key);
+    const other = await this.keys.findOfUser(rawId, viewer.user.id);
+    if (!other) throw notFound();
+    throw permissionDenied('This action does not support Personal API Key access');
+  }
+
+  /**
+   * `user` as `UserSerializer` shows them: current organization (full, its projects as the viewer's
+   * key may see them), current team (basic; null when none or no longer existing), organizations
+   * (basic), PostHog's defaults for what is not stored.
+   */
+  private async view(user: User, viewer: Viewer): Promise<UserView> {
+    const current = await this.organizations.currentOf(user);
+    const [organization] = current ? await this.organizations.views([current], { user, key: viewer.key }) : [];
+    const [team] = user.current_team_id === null ? [] : await this.reads.teamsForUser(user.id, { teamId: user.current_team_id });
+    return {
+      date_joined: user.created_at,
+      uuid: user.uuid,
+      distinct_id: user.distinct_id,
+      first_name: user.first_name,
+      last_name: user.last_name,
+      email: user.email,
+      pending_email: null,
+      is_email_verified: user.is_email_verified,
+      anonymize_data: false,
+      toolbar_mode: 'toolbar',
+      has_password: false,
+      id: user.id,
+      is_staff: user.is_staff,
+      is_impersonated: false,
+      is_impersonated_until: null,
+      sensitive_session_expires_at: null,
+      team: team ? teamBasic(team) : null,
+      organization: organization ?? null,
+      organizations: await this.organizations.basicsOf(user),
+      events_column_config: { active: 'DEFAULT' },
+      is_2fa_enabled: false,
+      has_social_auth: false,
+      has_sso_enforcement: false,
+      theme_mode: null,
+      hedgehog_config: user.hedgehog_config,
+      role_at_organization: null,
+    };
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The read side of persons (the `persons` and `person_distinct_ids` tables the events store keeps,
+ * written by ./events-write.ts): a page of a team's persons with PostHog's list filters, one
+ * person by id or uuid, and the distinct ids of persons. Property filters compile through the
+ * events reads' compiler (./events-read.ts `compilePropertyGroup`) over the person's own
+ * properties; dialect differences come from `../dialect.ts`.
+ */
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { PropertyGroup } from '../event-filter-tree.js';
+import { dialectOf, icontains, jsonText, type DialectName } from '../dialect.js';
+import type { Database } from '../schema.js';
+import { fromJson, toBool, toIso, toInt } from '../values.js';
+import { compilePropertyGroup } from './events-read.js';
+
+/** A person as stored, with its distinct ids. */
+export interface PersonRecord {
+  id: number;
+  uuid: string;
+  /** the person's properties (an object) */
+  properties: Record<string, unknown>;
+  is_identified: boolean;
+  /** ISO 8601 UTC with milliseconds */
+  created_at: string;
+  /** every distinct id of the person, in code-unit order of the ids */
+  distinct_ids: string[];
+}
+
+/** The filters of one persons list request (all optional but the team and paging). */
+export interface PersonListQuery {
+  teamId: number;
+  /** persons that have this distinct id (exact) */
+  distinctId?: string | undefined;
+  /** persons whose `email` property is exactly this text */
+  email?: string | undefined;
+  /** PostHog's search: `email` contains it (any case), or a distinct id is it, or (a UUID) the person's uuid is it */
+  search?: { text: string; uuid: string | undefined } | undefined;
+  /** property filters, every filter read on the person's properties */
+  properties?: PropertyGroup | undefined;
+  offset: number;
+  limit: number;
+}
+
+type PersonsQuery = SelectQueryBuilder<Database, 'persons', object>;
+
+/** Ids per `IN (…)` list, well under SQLite's variable limit. */
+const IDS_PER_QUERY = 500;
+
+/** Reads persons of the store. */
+export class PersonsRepository {
+  private readonly dialect: DialectName;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.dialect = dialectOf(db);
+  }
+
+  private filtered(q: PersonListQuery, dialect: DialectName): PersonsQuery {
+    let query: PersonsQuery = this.db.selectFrom('persons').where('persons.team_id', '=', q.teamId);
+    const hasDistinctId = (id: string) =>
+      sql<boolean>`exists (select 1 from person_distinct_ids pdi where pdi.team_id = persons.team_id and pdi.person_id = persons.id and pdi.distinct_id = ${id})`;
+    if (q.distinctId !== undefined) query = query.where(hasDistinctId(q.distinctId));
+    if (q.email !== undefined) query = query.where(sql<boolean>`(${jsonText(dialect, sql`persons.properties`, 'email')} = ${q.email})`);
+    if (q.search !== undefined) {
+      const email = jsonText(dialect, sql`persons.properties`, 'email');
+      const parts = [sql<boolean>`(${email} is not null and ${icontains(dialect, email, q.search.text)})`, hasDistinctId(q.search.text)];
+      if (q.search.uuid !== undefined) parts.push(sql<boolean>`(persons.uuid = ${q.search.uuid})`);
+      query = query.where(sql<boolean>`(${sql.join(parts, sql` or `)})`);
+    }
+    if (q.properties) query = query.where(compilePropertyGroup(dialect, q.properties, () => sql`persons.properties`));
+    return query;
+  }
+
+  /**
+   * One page of the team's persons, newest first (`created_at` desc, then `id` desc), at most
+   * `limit` after skipping `offset`, with their distinct ids. Callers ask for one row more than
+   * they show to learn whether more exist.
+   */
+  async list(q: PersonListQuery): Promise<PersonRecord[]> {
+    const rows = await this.filtered(q, this.dialect)
+      .select(['persons.id', 'persons.uuid', 'persons.properties', 'persons.is_identified', 'persons.created_at'])
+      .orderBy('persons.created_at', 'desc')
+      .orderBy('persons.id', 'desc')
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute();
+    return this.withDistinctIds(rows);
+  }
+
+  /** How many of the team's persons match (PostHog's `include_total`). */
+  async count(q: Omit<PersonListQuery, 'offset' | 'limit'>): Promise<number> {
+    const row = await this.filtered({ ...q, offset: 0, limit: 0 }, this.dialect)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return toInt(row.n as number | string);
+  }
+
+  /** The team's person with this integer id or this uuid (lowercase, with dashes), or undefined. */
+  async find(teamId: number, key: { id: number } | { uuid: string }): Promise<PersonRecord | undefined> {
+    let query = this.db
+      .selectFrom('persons')
+      .select(['persons.id', 'persons.uuid', 'persons.properties', 'persons.is_identified', 'persons.created_at'])
+      .where('persons.team_id', '=', teamId);
+    query = 'id' in key ? query.where('persons.id', '=', key.id) : query.where('persons.uuid', '=', key.uuid);
+    const row = await query.executeTakeFirst();
+    return row ? (await this.withDistinctIds([row]))[0] : undefined;
+  }
+
+  private async withDistinctIds(
+    rows: { id: number; uuid: string; properties: unknown; is_identified: number | boolean; created_at: string | Date }[],
+  ): Promise<PersonRecord[]> {
+    const ids = new Map<number, string[]>();
+    const all = rows.map((r) => r.id);
+    for (let i = 0; i < all.length; i += IDS_PER_QUERY) {
+      const found = await this.db
+        .selectFrom('person_distinct_ids')
+        .select(['person_id', 'distinct_id'])
+        .where('person_id', 'in', all.slice(i, i + IDS_PER_QUERY))
+        .execute();
+      for (const f of found) {
+        const list = ids.get(f.person_id);
+        if (list) list.push(f.distinct_id);
+        else ids.set(f.person_id, [f.distinct_id]);
+      }
+    }
+    // code-unit order on both stores (PostgreSQL's collation would order text otherwise)
+    for (const list of ids.values()) list.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return rows.map((r) => ({
+      id: r.id,
+      uuid: r.uuid,
+      properties: fromJson<Record<string, unknown> | null>(r.properties) ?? {},
+      is_identified: toBool(r.is_identified),
+      created_at: toIso(r.created_at),
+      distinct_ids: ids.get(r.id) ?? [],
+    }));
+  }
+}
