@@ -69,11 +69,13 @@ export class UsersService {
 
   /**
    * The personal API key `rawId` names (`@current`: the key making the request), without its value.
-   * Throws 403 for another key of the same user, 404 for an id of no key of the user.
+   * Throws 403 for another key of the same user, 404 for an id of no key of the user (an id that is
+   * not a UUID, as key ids are, is looked up nowhere: a NUL byte in it would fail PostgreSQL's query).
    */
   async retrieveKey(viewer: Viewer, rawId: string): Promise<PersonalApiKeyView> {
     if (rawId === '@current' || rawId === viewer.key.id) return personalApiKeyView(viewer.key);
-    const other = await this.keys.findOfUser(rawId, viewer.user.id);
+    const id = normalizeUuid(rawId);
+    const other = id === undefined ? undefined : await this.keys.findOfUser(id, viewer.user.id);
     if (!other) throw notFound();
     throw permissionDenied('This action does not support Personal API Key access');
   }

@@ -173,6 +173,9 @@ describe('GET /api/personal_api_keys/{id}/', () => {
     const foreign = (await get<Key>('/api/personal_api_keys/@current/', (await t.otherOrganization()).key)).body;
     await expectError(`/api/personal_api_keys/${foreign.id}/`, 404, NOT_FOUND, key);
     await expectError('/api/personal_api_keys/nothing/', 404, NOT_FOUND, key);
+    // a NUL byte is looked up nowhere (PostgreSQL refuses it in a query: this was a 500)
+    await expectError('/api/personal_api_keys/%00/', 404, NOT_FOUND, key);
+    await expectError(`/api/personal_api_keys/${other.id.toUpperCase()}/`, 403, NOT_SELF, key);
   });
 
   it('answers 401 without a key', async () => {
