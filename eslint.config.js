@@ -17,6 +17,7 @@ const elements = [
   { type: 'domain', pattern: 'server/domain' },
   { type: 'read-pool', pattern: 'server/read-pool' },
   { type: 'events', pattern: 'server/events' },
+  { type: 'capture', pattern: 'server/capture' },
   { type: 'handlers', pattern: 'server/handlers' },
   { type: 'http', pattern: 'server/http' },
   { type: 'cli', pattern: 'server/cli' },
@@ -37,11 +38,13 @@ const allowed = {
   'read-pool': ['domain', 'storage', 'wire'],
   // import and demo data: application services over the domain and the store
   events: ['domain', 'storage', 'wire'],
+  // the capture endpoints: decoding, PostHog's event processing, group commit through events/' write path
+  capture: ['events', 'domain', 'storage', 'wire'],
   handlers: ['domain', 'http', 'wire', 'generated'],
   http: ['domain', 'wire', 'generated'],
   // the CLI starts the server (server/main.ts) and reads its configuration
   cli: ['root', 'domain', 'storage', 'events', 'wire', 'generated'],
-  root: ['wire', 'storage', 'domain', 'read-pool', 'events', 'handlers', 'http', 'generated'],
+  root: ['wire', 'storage', 'domain', 'read-pool', 'events', 'capture', 'handlers', 'http', 'generated'],
 };
 
 const policies = [

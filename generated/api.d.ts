@@ -894,6 +894,426 @@ export interface paths {
         patch: operations["environments_explicit_members_partial_update"];
         trace?: never;
     };
+    "/batch/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Capture events (GET with ?data= /batch/)
+         * @description posthog-node, posthog-python and the other server SDKs send batches here (`{"api_key", "batch": [...], "sent_at"}`, usually gzip with `Content-Encoding: gzip`). Payload limit 20 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        get: operations["capture_batch_retrieve"];
+        put?: never;
+        /**
+         * Capture events (POST /batch/)
+         * @description posthog-node, posthog-python and the other server SDKs send batches here (`{"api_key", "batch": [...], "sent_at"}`, usually gzip with `Content-Encoding: gzip`). Payload limit 20 MiB.
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        post: operations["capture_batch_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/capture/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Capture events (GET with ?data= /capture/)
+         * @description One event or a batch; the path n8n and older integrations send to. Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        get: operations["capture_capture_retrieve"];
+        put?: never;
+        /**
+         * Capture events (POST /capture/)
+         * @description One event or a batch; the path n8n and older integrations send to. Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB.
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        post: operations["capture_capture_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/e/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Capture events (GET with ?data= /e/)
+         * @description posthog-js's default path (gzip bodies sent as `text/plain` without any hint, or the form `data=<base64>`). Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        get: operations["capture_e_retrieve"];
+        put?: never;
+        /**
+         * Capture events (POST /e/)
+         * @description posthog-js's default path (gzip bodies sent as `text/plain` without any hint, or the form `data=<base64>`). Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB.
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        post: operations["capture_e_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/i/v0/e/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Capture events (GET with ?data= /i/v0/e/)
+         * @description The path PostHog's remote config tells posthog-js to use (`analytics.endpoint`), and Activepieces' PostHog piece. Payload limit 2 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        get: operations["capture_i_v0_e_retrieve"];
+        put?: never;
+        /**
+         * Capture events (POST /i/v0/e/)
+         * @description The path PostHog's remote config tells posthog-js to use (`analytics.endpoint`), and Activepieces' PostHog piece. Payload limit 2 MiB.
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        post: operations["capture_i_v0_e_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/track/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Capture events (GET with ?data= /track/)
+         * @description An alias PostHog keeps for older clients. Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        get: operations["capture_track_retrieve"];
+        put?: never;
+        /**
+         * Capture events (POST /track/)
+         * @description An alias PostHog keeps for older clients. Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB.
+         *
+         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
+         *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
+         *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
+         *     `GET,POST,OPTIONS`, requested headers mirrored) and a plain `OPTIONS` with `{"status": "Ok"}`.
+         *
+         *     Payload: the query's `data` when given, else the body. A JSON event, `{"batch": [...]}` or a
+         *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
+         *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
+         *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
+         *     (`compression=lz64`) is not supported (400).
+         *
+         *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
+         *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
+         *     server that stores events should not drop them silently).
+         *
+         *     Processing, before the answer: a missing uuid gets a UUIDv7 and an event whose uuid is stored
+         *     already is not stored again; `timestamp` is corrected for the sender's clock skew with the
+         *     request's `sent_at` (`now + timestamp - sent_at`) or set from `offset` (ms before now), as
+         *     PostHog's capture computes it; `$set` / `$set_once` / `$unset`, `$identify` (with
+         *     `$anon_distinct_id`) and `$create_alias` (with `alias`) update and merge persons by PostHog's
+         *     rules (a person already identified is not merged into another); `$process_person_profile:
+         *     false` leaves persons alone; `elements_chain` is `$elements_chain` or built from `$elements`.
+         *     Events go through the same write path as `envapi import`.
+         *
+         *     The answer is sent once the events are committed (group commit: concurrent requests are
+         *     written in one transaction). Errors are PostHog's plain-text messages; one bad event fails
+         *     the whole request and nothing of it is stored. Past the queue bound (50,000 events accepted
+         *     and not yet committed, `CAPTURE_MAX_QUEUED_EVENTS`) the answer is 503 with `Retry-After`.
+         */
+        post: operations["capture_track_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/{uuid}/": {
         parameters: {
             query?: never;
@@ -3393,6 +3813,78 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["EventDefinition"][];
         };
+        /**
+         * @description One event as PostHog's SDKs send it (rust/common/types/src/event.rs `RawEvent`). `event` is
+         *     required and not empty; the distinct id is `distinct_id` (or `$distinct_id`), else
+         *     `properties.distinct_id` — strings as they are, other JSON values as JSON text, cut to 200
+         *     characters. The token may be here (`api_key`, `token`, `$token`) or in `properties.token`.
+         */
+        CaptureEvent: {
+            /** @description The event name, e.g. `$pageview`, `$identify`, `$create_alias`, `signed_up`. */
+            event: string;
+            /** @description Who did it. Required here or in `properties.distinct_id`. */
+            distinct_id?: unknown;
+            /**
+             * @description The event's properties. Read by the server: `$set`, `$set_once`, `$unset` (person
+             *     updates), `$anon_distinct_id` (`$identify`), `alias` (`$create_alias`),
+             *     `$process_person_profile`, `$elements_chain` / `$elements` (autocapture),
+             *     `$ignore_sent_at`, `token`, `distinct_id`.
+             */
+            properties?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uuid
+             * @description The event's id; a UUIDv7 is made when absent. An event whose uuid is stored already is not stored again.
+             */
+            uuid?: string;
+            /** @description When it happened (ISO 8601), corrected for clock skew with the request's `sent_at`; the time of receipt when absent or unreadable. */
+            timestamp?: string;
+            /** @description How long ago it happened, ms; wins over `timestamp`. */
+            offset?: number;
+            /** @description Person properties to set, merged into `properties.$set` (these win). */
+            $set?: {
+                [key: string]: unknown;
+            };
+            /** @description Person properties to set where not set yet, merged into `properties.$set_once`. */
+            $set_once?: {
+                [key: string]: unknown;
+            };
+            /** @description The project API token (`phc_…`). */
+            api_key?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A batch (posthog-node, posthog-js); the top-level `api_key` / `token` is the request's token. */
+        CaptureBatch: {
+            /** @description The project API token (`phc_…`). */
+            api_key?: string;
+            /** @description Same as `api_key`. */
+            token?: string;
+            batch: components["schemas"]["CaptureEvent"][];
+            /** @description When the client sent the request (ISO 8601), for the clock-skew correction. */
+            sent_at?: string;
+            /** @description Accepted and ignored. */
+            historical_migration?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One event, a batch, or a bare array of events. */
+        CaptureRequest: components["schemas"]["CaptureBatch"] | components["schemas"]["CaptureEvent"][] | components["schemas"]["CaptureEvent"];
+        /** @description The form older posthog-js sends (and `sendBeacon` without compression). */
+        CaptureForm: {
+            /** @description The JSON payload in base64 (or gzipped, then base64, with `compression=gzip-js`). */
+            data: string;
+            /** @description `gzip-js`, `base64`; see the `compression` query parameter. */
+            compression?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The capture service's success answer (rust/capture/src/api.rs `CaptureResponse`). */
+        CaptureOk: {
+            /** @enum {string} */
+            status: "Ok";
+        };
     };
     responses: {
         /** @description The request is invalid (a field is missing, of the wrong type, out of range, holds U+0000 or an unpaired surrogate, or refers to nothing). */
@@ -3506,6 +3998,79 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The events are committed (a duplicate uuid or an event PostHog drops counts as done). */
+        CaptureOk: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["CaptureOk"];
+            };
+        };
+        /** @description With `?beacon=1`, a success has no body. */
+        CaptureBeacon: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description The payload cannot be read or holds a bad event; nothing of the request is stored. PostHog's
+         *     plain-text messages, e.g. `request missing data payload`, `failed to decode request: invalid
+         *     GZIP data`, `failed to parse request: …`, `request holds no event`, `event submitted with an
+         *     empty event name`, `event submitted without a distinct_id`, `invalid UTF8 in request payload`.
+         */
+        CaptureBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": string;
+            };
+        };
+        /**
+         * @description No token, events with different tokens, a token of the wrong shape (`API key is not valid:
+         *     empty | too_long | not_ascii | personal_api_key | null_byte`, as PostHog), or a token no
+         *     project has (PostHog accepts it and drops the events; envapi refuses it).
+         */
+        CaptureUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": string;
+            };
+        };
+        /**
+         * @description The body is over the path's limit (`length limit exceeded`; 20 MiB for `/batch/`, 2 MiB
+         *     otherwise), or decompresses to more (`maximum event size exceeded: …`).
+         */
+        CapturePayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": string;
+            };
+        };
+        /**
+         * @description The capture queue is full (more events accepted and not yet committed than its bound,
+         *     `CAPTURE_MAX_QUEUED_EVENTS`, default 50,000), or the store is busy or unreachable. Nothing of
+         *     the request is stored; send it again after `Retry-After` seconds (PostHog's SDKs retry 503s).
+         */
+        CaptureUnavailable: {
+            headers: {
+                /**
+                 * @description Seconds to wait before sending the request again.
+                 * @example 1
+                 */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": string;
+            };
+        };
     };
     parameters: {
         /**
@@ -3548,8 +4113,47 @@ export interface components {
          * @example 01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01
          */
         ExplicitMemberUserUuid: string;
+        /**
+         * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+         *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+         *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+         * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+         */
+        CaptureData: string;
+        /**
+         * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+         *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+         *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+         * @example gzip-js
+         */
+        CaptureCompression: string;
+        /**
+         * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+         * @example 1
+         */
+        CaptureBeacon: "1";
+        /**
+         * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+         *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+         *     ignored, as PostHog.
+         * @example 1732111395000
+         */
+        CaptureSentAtMs: string;
     };
-    requestBodies: never;
+    requestBodies: {
+        /**
+         * @description One event, `{"batch": [...]}` or a bare array of events, as JSON; or the same gzipped
+         *     (`Content-Encoding: gzip`, `?compression=gzip-js`, or just gzip's magic bytes, as posthog-js
+         *     sends it with `Content-Type: text/plain`), or base64 text; or the form `data=<base64 JSON>`.
+         */
+        CaptureBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureRequest"];
+                "text/plain": string;
+                "application/x-www-form-urlencoded": components["schemas"]["CaptureForm"];
+            };
+        };
+    };
     headers: never;
     pathItems: never;
 }
@@ -4776,6 +5380,446 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    capture_batch_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_batch_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["CaptureBody"];
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_capture_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_capture_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["CaptureBody"];
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_e_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_e_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["CaptureBody"];
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_i_v0_e_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_i_v0_e_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["CaptureBody"];
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_track_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_track_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
+                 *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
+                 *     When given and non-empty it is read instead of the body, as PostHog's capture does.
+                 * @example eyJldmVudCI6IiRwYWdldmlldyIsImRpc3RpbmN0X2lkIjoidXNlci00MiIsImFwaV9rZXkiOiJwaGNfeDJNclBiWjd4cjdxVmRGWHU0Ykp3c0pLa0xTcmQ4ajNLcG1ZbnRXdDlQcCJ9
+                 */
+                data?: components["parameters"]["CaptureData"];
+                /**
+                 * @description How the payload is encoded: `gzip-js` / `gzip` (gzip is also recognised by its magic bytes
+                 *     without any hint), `base64` / `b64` (base64 is also recognised by its look). It wins over a
+                 *     form's `compression` and over `Content-Encoding`. `lz64` is not supported (400).
+                 * @example gzip-js
+                 */
+                compression?: components["parameters"]["CaptureCompression"];
+                /**
+                 * @description `1`: a success is answered 204 without a body (what `navigator.sendBeacon` expects), as PostHog.
+                 * @example 1
+                 */
+                beacon?: components["parameters"]["CaptureBeacon"];
+                /**
+                 * @description When the client sent the request, milliseconds since the epoch (older posthog-js), used for
+                 *     the clock-skew correction when the body has no `sent_at`. Values that look like seconds are
+                 *     ignored, as PostHog.
+                 * @example 1732111395000
+                 */
+                _?: components["parameters"]["CaptureSentAtMs"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["CaptureBody"];
+        responses: {
+            200: components["responses"]["CaptureOk"];
+            204: components["responses"]["CaptureBeacon"];
+            400: components["responses"]["CaptureBadRequest"];
+            401: components["responses"]["CaptureUnauthorized"];
+            413: components["responses"]["CapturePayloadTooLarge"];
+            503: components["responses"]["CaptureUnavailable"];
         };
     };
     users_retrieve: {

@@ -47,6 +47,8 @@ interface Operation {
   declared: string[];
   scope: string | undefined;
   hasBody: boolean;
+  /** served by the capture stage (`x-served-by: capture`): its own scenario, with the project token */
+  capture: boolean;
 }
 
 /** What `runContract` found. */
@@ -74,7 +76,7 @@ function readOperations(): Operation[] {
   for (const [p, item] of Object.entries(doc.paths)) {
     for (const method of METHODS) {
       const op = item[method] as
-        | { operationId?: string; responses?: Record<string, unknown>; requestBody?: unknown; security?: Array<{ PersonalAPIKeyAuth?: string[] }> }
+        | { operationId?: string; responses?: Record<string, unknown>; requestBody?: unknown; security?: Array<{ PersonalAPIKeyAuth?: string[] }>; 'x-served-by'?: string }
         | undefined;
       if (!op?.operationId) continue;
       ops.push({
@@ -84,6 +86,7 @@ function readOperations(): Operation[] {
         declared: Object.keys(op.responses ?? {}).sort(),
         scope: op.security?.flatMap((s) => s.PersonalAPIKeyAuth ?? [])[0],
         hasBody: op.requestBody !== undefined,
+        capture: op['x-served-by'] === 'capture',
       });
     }
   }
@@ -359,6 +362,27 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     await send('environments_retrieve', 200, { path: { id: '@current' } });
     await send('event_definitions_list', 200, { query: 'search=page' });
 
+    // the capture endpoints (x-served-by: capture): authenticated by the project token, which Prism
+    // checks in the query (`ProjectTokenAuth`: `token`); the server reads it there when the payload
+    // has none. 200, 204 (beacon), 400 (no distinct_id), 401 (unknown token), 413 (past 2 MiB).
+    for (const op of ops.filter((o) => o.capture)) {
+      const event = { event: 'contract capture', distinct_id: 'contract-user', properties: { $current_url: 'https://hedgebox.net/' } };
+      const b64 = (v: unknown) => encodeURIComponent(Buffer.from(JSON.stringify(v)).toString('base64'));
+      const token = `token=${fx.projectToken}`;
+      if (op.method === 'GET') {
+        await send(op.operationId, 200, { key: null, query: `${token}&data=${b64(event)}` });
+        await send(op.operationId, 204, { key: null, query: `${token}&beacon=1&data=${b64(event)}` });
+        await send(op.operationId, 400, { key: null, query: `${token}&data=${b64({ event: 'no distinct id' })}` });
+        await send(op.operationId, 401, { key: null, query: `token=phc_unknown&data=${b64(event)}` });
+      } else {
+        await send(op.operationId, 200, { key: null, query: token, body: { batch: [event] } });
+        await send(op.operationId, 204, { key: null, query: `${token}&beacon=1`, body: [event] });
+        await send(op.operationId, 400, { key: null, query: token, body: { event: 'no distinct id' } });
+        await send(op.operationId, 401, { key: null, query: 'token=phc_unknown', body: event });
+        if (op.path !== '/batch/') await send(op.operationId, 413, { key: null, query: token, rawBody: JSON.stringify({ ...event, padding: 'x'.repeat(2 * 1024 * 1024 + 16) }) });
+      }
+    }
+
     // generic statuses for every operation: 401 (unknown key), 403 (scope missing), 404 (no such
     // project or object), and 413 / 415 where declared
     const pathFor = (op: Operation, project: string): Record<string, string | number> => ({
@@ -402,6 +426,7 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
                       : {};
     const queryFor = (op: Operation) => (op.operationId === 'environments_events_values_retrieve' ? 'key=$browser' : undefined);
     for (const op of ops) {
+      if (op.capture) continue;
       const base: Req = { path: pathFor(op, '1'), body: bodyFor(op) };
       const q = queryFor(op);
       if (q) base.query = q;
@@ -470,6 +495,8 @@ interface Fixtures {
   pluginReadKey: string;
   throttledKey: string;
   eventUuid: string;
+  /** project 1's project API token (`phc_…`), for the capture endpoints */
+  projectToken: string;
   plugin: { customerio: number; notificationBar: number; webhook: number };
   organizationId: string;
   /** a person of project 1 (from the imported events) */
@@ -524,6 +551,7 @@ async function setUpFixtures(dataDir: string): Promise<Fixtures> {
       personUuid: (await store.db.selectFrom('persons').select('uuid').where('team_id', '=', 1).limit(1).executeTakeFirstOrThrow()).uuid,
       throttledKey: await mk(owner.id, ['query:read']),
       eventUuid: anyEvent.uuid,
+      projectToken: (await accounts.findTeam(1))!.api_token,
       plugin: { customerio: pluginId('customerio'), notificationBar: pluginId('notification-bar'), webhook: pluginId('webhook') },
     };
     return result;

@@ -3,13 +3,15 @@
  *
  * The request path, step by step, is drawn at the top of server/http/openapi-pipeline.ts: one
  * sequence of middlewares (`inSequence`) served without Express's router (`handleWithoutRouter`),
- * request log → health probes, trailing slash and JSON body → express-openapi-validator with the
+ * request log → health probes, the capture endpoints (server/capture/: PostHog's ingestion paths,
+ * answered there), trailing slash and JSON body → express-openapi-validator with the
  * route memo and the per-key rate limit (`validatorPipeline`) → one dispatch on the operationId
  * the validator matched, to the handler map → PostHog-shaped errors. The spec is parsed once, here,
  * not per request. Routes are added to `openapi.yaml` and the handler map, never with `app.use`.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
+import { createCaptureStage, type CaptureDeps } from './capture/index.js';
 import { createServices, type Services } from './domain/services.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
 import { handleWithoutRouter, inSequence } from './http/compose.js';
@@ -47,6 +49,11 @@ export interface AppDeps {
    * that the caller closes after the server; default: on the main thread
    */
   eventsReads?: EventsReads;
+  /**
+   * the capture endpoints' queue (server/capture/queue.ts): `maxQueuedEvents` (default from
+   * `CAPTURE_MAX_QUEUED_EVENTS`, else 50,000) and a queue-size observer (tests)
+   */
+  capture?: Pick<CaptureDeps, 'maxQueuedEvents' | 'onQueueChange'>;
 }
 
 /** Largest accepted request body. */
@@ -164,8 +171,18 @@ export function createApp(deps: AppDeps): express.Express {
   // PostHog (DRF) reads the body after its permission checks: the parse error waits on the request
   // and the security handler raises it once the key is accepted.
   const parseJson = express.json({ limit: BODY_LIMIT, strict: false });
+  // The capture endpoints (server/capture/) are answered here, before the validator: their gzip,
+  // base64 and form bodies are not for it to read (openapi.yaml declares them, `x-served-by: capture`).
+  const envQueue = Number(process.env.CAPTURE_MAX_QUEUED_EVENTS);
+  const capture = createCaptureStage({
+    store: deps.store,
+    maxQueuedEvents: deps.capture?.maxQueuedEvents ?? (Number.isInteger(envQueue) && envQueue > 0 ? envQueue : undefined),
+    onQueueChange: deps.capture?.onQueueChange,
+    onServerError: (err, req) => onServerError(err, req as Request),
+  });
   const beforeValidator: express.RequestHandler = (req, res, next) => {
     if (req.url.startsWith('/_')) return health(req, res, next);
+    if (capture.handle(req, res)) return;
     // PostHog's paths end with a slash; accept the same path without it.
     const q = req.url.indexOf('?');
     const p = q === -1 ? req.url : req.url.slice(0, q);

@@ -22,11 +22,12 @@
  * and flattened `properties.<key>` columns, whose non-empty cells are merged into `properties` as
  * strings (over the JSON column). Unknown columns are ignored. A `.gz` suffix is decompressed.
  *
- * Person updates follow PostHog's person processing in the simplified form of
- * `EventsWriteRepository.applyPersonUpdates` (posthog plugin-server
- * src/worker/ingestion/persons/person-state.ts): `properties.$set` / `$set_once` apply to the
- * person of `distinct_id`; a `$identify` event marks the person identified and links
- * `properties.$anon_distinct_id` to it.
+ * Person updates follow PostHog's person processing, the same for imported and captured events
+ * (server/events/person-rules.ts, server/storage/repositories/person-updates.ts):
+ * `properties.$set` / `$set_once` / `$unset` apply to the person of `distinct_id`; `$identify`
+ * (with `properties.$anon_distinct_id`) and `$create_alias` (with `properties.alias`) merge the
+ * other id's person into it unless that person is identified already; `$process_person_profile:
+ * false` leaves persons alone. Rows are written through the shared write path (write-events.ts).
  *
  * Modules (import/): normalize.ts (a row: its shape, validation, normalisation, derived uuid and
  * errors), readers.ts (JSON Lines and CSV files, gzip), write.ts (batches, transactions, waiting

@@ -5,7 +5,9 @@
  * server/http/compose.ts, as one `inSequence` without Express's router):
  *
  *     request ─▶ handleWithoutRouter (HEAD runs as GET) ─▶ requestLogger (X-Request-Id, one log line)
- *       ─▶ beforeValidator: /_health, /_readyz answered here │ trailing slash added │ JSON body parsed
+ *       ─▶ beforeValidator: /_health, /_readyz answered here │ the capture endpoints (/batch/, /e/,
+ *          /i/v0/e/, /capture/, /track/) answered here by server/capture/ (their own body reading,
+ *          token and group commit) │ trailing slash added │ JSON body parsed
  *          (a parse error waits on the request until the key is accepted)
  *       ─▶ pathParamsMiddleware (until it has once passed) ─▶ metadataMiddleware, memoised per
  *          `METHOD path` (route match → `req.openapi`; 404 unknown path, 405 unknown method)
@@ -61,7 +63,7 @@
 import { createRequire } from 'node:module';
 import type { Request, RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { withoutResponseSchemas, type OpenApiDocument } from './spec.js';
+import { withoutPreValidatorPaths, withoutResponseSchemas, type OpenApiDocument } from './spec.js';
 
 /** A start-up (or first-match) failure: something of the validator is not where this module expects. */
 export class OpenApiPipelineError extends Error {
@@ -147,7 +149,8 @@ export function validatorPipeline(opts: ValidatorPipelineOptions): RequestHandle
   installValidatorTuning();
   const list = OpenApiValidator.middleware({
     // without response validation (production) the validator gets no response schemas to compile
-    apiSpec: (opts.validateResponses ? opts.spec : withoutResponseSchemas(opts.spec)) as never,
+    // and without the capture endpoints, answered before it (`x-served-by: capture`, server/capture/)
+    apiSpec: (opts.validateResponses ? withoutPreValidatorPaths(opts.spec) : withoutResponseSchemas(withoutPreValidatorPaths(opts.spec))) as never,
     validateRequests: { allowUnknownQueryParameters: true, removeAdditional: true },
     validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: { handlers: { PersonalAPIKeyAuth: opts.securityHandler as never } },

@@ -79,17 +79,52 @@ export function loadSpec(file = SPEC_PATH): OpenApiDocument {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-/** Every operation of the document, static paths before templated ones (so `rearrange/` wins over `{id}/`). */
-export function listOperations(doc: OpenApiDocument): SpecOperation[] {
+/**
+ * The extension marking an operation served by a stage before the validator instead of the handler
+ * map: `x-served-by: capture` (the capture endpoints, server/capture/).
+ */
+export const SERVED_BY_EXTENSION = 'x-served-by';
+
+function operationsOf(doc: OpenApiDocument, capture: boolean): SpecOperation[] {
   const ops: SpecOperation[] = [];
   for (const [p, item] of Object.entries(doc.paths)) {
     for (const method of METHODS) {
-      const op = item[method] as { operationId?: string } | undefined;
-      if (op?.operationId) ops.push({ method, path: p, operationId: op.operationId });
+      const op = item[method] as { operationId?: string; [SERVED_BY_EXTENSION]?: string } | undefined;
+      if (op?.operationId && (op[SERVED_BY_EXTENSION] === 'capture') === capture) ops.push({ method, path: p, operationId: op.operationId });
     }
   }
+  return ops;
+}
+
+/** The capture endpoints' operations (`x-served-by: capture`), in the spec's order. */
+export function listCaptureOperations(doc: OpenApiDocument): SpecOperation[] {
+  return operationsOf(doc, true);
+}
+
+/**
+ * Every operation of the document that the validator and the handler map serve (those with
+ * `x-served-by: capture` are not: see `listCaptureOperations`), static paths before templated ones
+ * (so `rearrange/` wins over `{id}/`).
+ */
+export function listOperations(doc: OpenApiDocument): SpecOperation[] {
+  const ops = operationsOf(doc, false);
   const params = (p: string) => (p.match(/\{/g) ?? []).length;
   return ops.sort((a, b) => params(a.path) - params(b.path));
+}
+
+/**
+ * A copy of `doc` without the paths whose every operation is served before the validator
+ * (`x-served-by`), and without the components only they use: what express-openapi-validator is
+ * given (it never sees those requests). `doc` is not changed.
+ */
+export function withoutPreValidatorPaths(doc: OpenApiDocument): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  for (const [p, item] of Object.entries(doc.paths)) {
+    const ops = METHODS.map((m) => item[m] as Record<string, unknown> | undefined).filter((o) => o !== undefined);
+    if (ops.length && ops.every((o) => o[SERVED_BY_EXTENSION] !== undefined)) continue;
+    paths[p] = item;
+  }
+  return onlyReferencedComponents({ ...doc, paths });
 }
 
 /**

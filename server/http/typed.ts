@@ -11,8 +11,14 @@ import type { AuthContext } from '../domain/access.js';
 import type { Services } from '../domain/services.js';
 import type { JsonText } from '../wire/json-text.js';
 
-/** Every operationId of the contract. */
-export type OperationId = keyof operations;
+/**
+ * The capture endpoints' operationIds (tag `capture`, `x-served-by: capture`): served by the capture
+ * stage (server/capture/) before the validator, not by the handler map.
+ */
+export type CaptureOperationId = Extract<keyof operations, `capture_${string}`>;
+
+/** Every operationId of the contract that the handler map serves (all but the capture endpoints). */
+export type OperationId = Exclude<keyof operations, CaptureOperationId>;
 
 type Op<K extends OperationId> = operations[K];
 type SuccessStatus = 200 | 201 | 202 | 204;

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type EnvApiClient } from '../../client/index.js';
-import { deref, environmentsTwin, handWrittenOperations, opObject, paramsOf, projectsCopies, type Schema } from '../helpers/spec.js';
-import type { SpecOperation } from '../../server/http/spec.js';
+import { deref, environmentsTwin, handWrittenOperations, opObject, paramsOf, projectsCopies, spec, type Schema } from '../helpers/spec.js';
+import { listCaptureOperations, type SpecOperation } from '../../server/http/spec.js';
 import { startPrismMock, type PrismMock } from '../helpers/prism.js';
 
 const called = new Set<string>();
@@ -657,6 +657,17 @@ describe('identity, discovery, persons and event definitions: the first declared
   it('GET /api/projects/{project_id}/event_definitions/', async () => {
     const body = await expectStatus('event_definitions_list', api.GET('/api/projects/{project_id}/event_definitions/', { params: { path: project } }), 200);
     expect(body).toEqual(exampleOf('event_definitions_list', '200'));
+  });
+});
+
+describe('the Prism mock, capture endpoints (x-served-by: capture)', () => {
+  const captureOps = listCaptureOperations(spec);
+  it.each(captureOps.filter((o) => o.method === 'post').map((o) => [o.path]))('POST %s with the batch example and the project token answers the 200 example', async (path) => {
+    const op = captureOps.find((o) => o.path === path && o.method === 'post')!;
+    const body = deref<Schema>(opObject(op).requestBody).content['application/json'].examples.batch;
+    const res = await fetch(`${mock.url}${path}?token=phc_mock`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(deref<{ value: unknown }>(body).value) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'Ok' });
   });
 });
 

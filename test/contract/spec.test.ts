@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { handlers } from '../../server/handlers/index.js';
 import { RATE_CLASSES, RateClassError, rateClassesOf } from '../../server/http/rate-limit.js';
+import { listCaptureOperations } from '../../server/http/spec.js';
 import { deref, environmentsTwin, handWrittenOperations, operations as ops, PROJECTS_PREFIX, projectsCopies, spec, UNSCOPED_OPERATIONS } from '../helpers/spec.js';
 
 type Json = Record<string, unknown>;
@@ -43,6 +44,9 @@ const opObject = (o: { path: string; method: string }) => pathItem(o.path)[o.met
 const all = ops.map((o) => ({ ...o, op: opObject(o) }));
 
 const ENV_PREFIX = '/api/environments/{project_id}/';
+/** The capture endpoints (`x-served-by: capture`, server/capture/): not in `ops`, which the handler map serves. */
+const captureOps = listCaptureOperations(spec).map((o) => ({ ...o, op: opObject(o) }));
+const CAPTURE_PATHS = ['/batch/', '/capture/', '/e/', '/i/v0/e/', '/track/'];
 const ACTIONS = ['list', 'create', 'retrieve', 'update', 'partial_update', 'destroy'] as const;
 
 /**
@@ -106,8 +110,9 @@ describe('openapi.yaml', () => {
   });
 
   describe('paths', () => {
-    it.each(Object.keys(spec.paths))('%s is under /api/environments/, /api/projects/, /api/users/, /api/personal_api_keys/ or /api/organizations/, and ends with /', (p) => {
-      expect(p).toMatch(/^\/api\/(environments|projects|users|personal_api_keys|organizations)\//);
+    it.each(Object.keys(spec.paths))('%s is under /api/environments/, /api/projects/, /api/users/, /api/personal_api_keys/ or /api/organizations/, or is a capture path, and ends with /', (p) => {
+      if (CAPTURE_PATHS.includes(p)) expect(captureOps.filter((o) => o.path === p)).toHaveLength(2);
+      else expect(p).toMatch(/^\/api\/(environments|projects|users|personal_api_keys|organizations)\//);
       expect(p.endsWith('/')).toBe(true);
     });
 
@@ -137,9 +142,10 @@ describe('openapi.yaml', () => {
   });
 
   describe('security', () => {
-    it('has one PersonalAPIKeyAuth http bearer scheme', () => {
+    it('has one PersonalAPIKeyAuth http bearer scheme, and ProjectTokenAuth for the capture endpoints only', () => {
       const schemes = (spec.components as Json).securitySchemes as Json;
-      expect(Object.keys(schemes)).toEqual(['PersonalAPIKeyAuth']);
+      expect(Object.keys(schemes)).toEqual(['PersonalAPIKeyAuth', 'ProjectTokenAuth']);
+      expect(schemes.ProjectTokenAuth).toMatchObject({ type: 'apiKey', in: 'query', name: 'token' });
       expect(schemes.PersonalAPIKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     });
 
@@ -236,6 +242,32 @@ describe('openapi.yaml', () => {
   });
 });
 
+describe('the capture operations (x-served-by: capture)', () => {
+  it('are POST and GET on each capture path, and nothing else is served by the capture stage', () => {
+    expect(captureOps.map((o) => `${o.method} ${o.path}`).sort()).toEqual(CAPTURE_PATHS.flatMap((p) => [`get ${p}`, `post ${p}`]).sort());
+    for (const o of ops) expect(opObject(o)['x-served-by' as keyof Operation], o.operationId).toBeUndefined();
+  });
+
+  it.each(captureOps.map((o) => [o.operationId, o]))('%s: tag capture, ProjectTokenAuth, class capture, capture_<path>_<action>, the capture answers with examples', (id, o) => {
+    const path = o.path.split('/').filter(Boolean).join('_');
+    expect(id).toBe(`capture_${path}_${o.method === 'post' ? 'create' : 'retrieve'}`);
+    expect(o.op.tags).toEqual(['capture']);
+    expect(o.op.security).toEqual([{ ProjectTokenAuth: [] }]);
+    expect((o.op as unknown as Json)['x-rate-limit-class']).toBe('capture');
+    expect(Object.keys(o.op.responses).sort()).toEqual(['200', '204', '400', '401', '413', '503']);
+    for (const [status, r] of Object.entries(o.op.responses)) {
+      if (status === '204') continue;
+      const content = deref<Response>(r).content!;
+      const media = content[status === '200' ? 'application/json' : 'text/plain']!;
+      expect(Object.keys(media.examples ?? {}).length, `${id} ${status}`).toBeGreaterThan(0);
+    }
+  });
+
+  it('are not in the handler map nor given to the validator', () => {
+    for (const o of captureOps) expect(Object.keys(handlers)).not.toContain(o.operationId);
+  });
+});
+
 describe('server/handlers/index.ts', () => {
   it('has a handler for exactly the operationIds of the spec', () => {
     expect(Object.keys(handlers).sort()).toEqual(ops.map((o) => o.operationId).sort());
@@ -249,6 +281,10 @@ describe('generated/api.d.ts', () => {
   it.each(ops.map((o) => [o.operationId]))('mentions %s', (id) => {
     expect(generated).toContain(`operations["${id}"]`);
     expect(generated).toMatch(new RegExp(`^\\s+${id}: \\{`, 'm'));
+  });
+
+  it.each(captureOps.map((o) => [o.operationId]))('mentions the capture operation %s', (id) => {
+    expect(generated).toContain(`operations["${id}"]`);
   });
 
   it.each(Object.keys(spec.paths))('has the path %s', (p) => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createApp } from '../../server/app.js';
+import { createApp, type AppDeps } from '../../server/app.js';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
 import { createHttpServer } from '../../server/http/compose.js';
 import { createEventsReads, type ReadPoolOptions } from '../../server/read-pool/index.js';
@@ -53,6 +53,8 @@ export interface TestServerOptions {
   readPool?: ReadPoolOptions;
   /** PostgreSQL: what the store is told of an idle connection that failed (`StoreListeners.onConnectionError`) */
   onConnectionError?: (err: Error) => void;
+  /** the capture queue's options (server/capture/queue.ts) */
+  capture?: AppDeps['capture'];
 }
 
 let seq = 0;
@@ -78,7 +80,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const errors: unknown[] = [];
   // the events reads run in a worker pool of one thread, as `npm start` runs them (with more threads)
   const eventsReads = createEventsReads(store, { threads: 1, ...opts.readPool });
-  const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, logger: silentLogger(), onServerError: (err) => errors.push(err), eventsReads });
+  const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, logger: silentLogger(), onServerError: (err) => errors.push(err), eventsReads, capture: opts.capture });
   const server = await new Promise<Server>((resolve) => {
     // the server `npm start` uses (server/main.ts)
     const s = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(s));

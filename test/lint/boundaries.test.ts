@@ -38,6 +38,13 @@ const CASES: [string, string, boolean][] = [
   ['server/cli/x.ts', '../main.js', true],
   ['server/cli/x.ts', '../http/errors.js', false],
   ['server/x.ts', './http/errors.js', true],
+  ['server/x.ts', './capture/index.js', true],
+  ['server/capture/x.ts', '../events/write-events.js', true],
+  ['server/capture/x.ts', '../storage/db.js', true],
+  ['server/capture/x.ts', '../http/errors.js', false],
+  ['server/capture/x.ts', '../handlers/index.js', false],
+  ['server/events/x.ts', '../capture/index.js', false],
+  ['server/domain/x.ts', '../capture/index.js', false],
 ];
 
 describe('eslint.config.js: layer boundaries', () => {

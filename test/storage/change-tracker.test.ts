@@ -116,6 +116,7 @@ describe('every cached load is registered, and its reads are the tables its SQL 
   const runs: Record<string, (db: Kysely<Database>, logged: Store) => Promise<[unknown, unknown?, unknown?][]>> = {
     'personal API key by value': async (db) => [[new ApiKeysRepository(db), boot.key!]],
     'project access': async (db) => [[new AccountsRepository(db), boot.team!.id, boot.user!.id]],
+    'team id by project API token': async (db) => [[new AccountsRepository(db), boot.team!.api_token]],
     'decoded plugins': async (db) => [[db, boot.plugins!.map((p) => p.id)]],
     'plugins of an organization by kind': async (db) => [[new PluginsRepository(db), boot.organization!.id, 'any']],
     'plugin config answers': async (_db, logged) => {

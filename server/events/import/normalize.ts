@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { parseIsoTimestamp } from '../../domain/timestamps.js';
-import type { EventInput, PersonUpdate } from '../../storage/repositories/events-write.js';
+import { personUpdateOf } from '../person-rules.js';
+import type { NormalizedEventRow } from '../write-events.js';
 
 /** One event as read from a file or produced by a generator, before validation (see module doc). */
 export interface RawEventRow {
@@ -38,11 +39,7 @@ export class ImportError extends Error {
   }
 }
 
-/** A row the rest of the pipeline can store: the event and what it does to its person. */
-export interface NormalizedEventRow {
-  event: EventInput;
-  person: PersonUpdate;
-}
+export type { NormalizedEventRow } from '../write-events.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -167,13 +164,7 @@ export function normalize(teamId: number, raw: RawEventRow, deriveUuid: boolean)
     uuid = rawUuid.toLowerCase();
   }
 
-  const person: PersonUpdate = { distinct_id: distinctId };
-  if (set && Object.keys(set).length) person.set = set;
-  if (setOnce && Object.keys(setOnce).length) person.set_once = setOnce;
-  if (event === '$identify') {
-    const anon = properties.$anon_distinct_id;
-    person.identify = { anon_distinct_id: typeof anon === 'string' && anon ? anon : typeof anon === 'number' ? String(anon) : undefined };
-  }
+  const person = personUpdateOf(event, distinctId, properties);
   return {
     event: { uuid, event, distinct_id: distinctId, properties, timestamp: ts.value, elements_chain: elementsChain },
     person,

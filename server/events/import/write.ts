@@ -1,6 +1,6 @@
 /**
  * The writing half of an import: normalised rows in batches, each batch one transaction through
- * `EventsWriteRepository` (events inserted idempotently on uuid, persons updated), a batch waiting
+ * the shared write path (../write-events.ts: events inserted idempotently on uuid, persons updated), a batch waiting
  * its turn while another writer holds the store's write lock, and the running totals that become
  * the `ImportSummary`. A first import inserts straight away; once a batch meets stored uuids, the
  * following batches look them up first, so re-importing a file replays none of its `$set`s.
@@ -8,8 +8,9 @@
 import type { Store } from '../../storage/db.js';
 import { isStoreBusy } from '../../storage/errors.js';
 import { AccountsRepository } from '../../storage/repositories/accounts.js';
-import { EventsWriteRepository, type PersonUpdate } from '../../storage/repositories/events-write.js';
-import { normalizeEventRow, toImportError, type NormalizedEventRow, type NumberedRow, type RawEventRow } from './normalize.js';
+import { EventsWriteRepository } from '../../storage/repositories/events-write.js';
+import { writeEventRows, type NormalizedEventRow } from '../write-events.js';
+import { normalizeEventRow, toImportError, type NumberedRow, type RawEventRow } from './normalize.js';
 
 /** `validating`: the first pass over a file (nothing written yet); `importing`: batches being written. */
 export type ImportPhase = 'validating' | 'importing';
@@ -60,8 +61,6 @@ export interface ImportSummary {
 /** Default rows per batch. */
 export const DEFAULT_BATCH_SIZE = 2_000;
 const MAX_BATCH_SIZE = 100_000;
-const REASON_DUPLICATE = 'duplicate uuid';
-const REASON_OTHER_PROJECT = 'uuid used by another project';
 
 /** Validates the options shared by both entry points; throws RangeError on a bad batch size. */
 export function batchSizeOf(batchSize: number | undefined): number {
@@ -77,23 +76,6 @@ export async function requireProject(store: Store, teamId: number): Promise<void
   if (!Number.isInteger(teamId) || teamId < 1 || !(await new AccountsRepository(store.db).findTeam(teamId))) {
     throw new Error(`Project ${teamId} does not exist.`);
   }
-}
-
-/**
- * The person updates of a batch, in order, ready for `applyPersonUpdates`: an update that only
- * makes sure a person exists is dropped when the batch already named that distinct id (it would
- * change nothing). `$identify` linking is the repository's (events-write.ts).
- */
-function planPersonUpdates(updates: readonly PersonUpdate[]): PersonUpdate[] {
-  const seen = new Set<string>();
-  const planned: PersonUpdate[] = [];
-  for (const u of updates) {
-    if (!u.set && !u.set_once && !u.identify && seen.has(u.distinct_id)) continue;
-    seen.add(u.distinct_id);
-    if (u.identify?.anon_distinct_id) seen.add(u.identify.anon_distinct_id);
-    planned.push(u);
-  }
-  return planned;
 }
 
 /** Running totals of one import. */
@@ -122,41 +104,11 @@ class StoredUuidsMet extends Error {}
  * others by reason. The careful way stays on while batches keep meeting stored uuids.
  */
 async function writeBatch(store: Store, teamId: number, batch: readonly NormalizedEventRow[], totals: Totals, state: { lookUp: boolean }, onLockWait?: LockWaitCallback): Promise<void> {
-  const skipped: Record<string, number> = {};
-  const inBatch = new Set<string>();
-  const unique: NormalizedEventRow[] = [];
-  for (const r of batch) {
-    if (inBatch.has(r.event.uuid)) countSkip(skipped, REASON_DUPLICATE);
-    else {
-      inBatch.add(r.event.uuid);
-      unique.push(r);
-    }
-  }
   const write = (lookUp: boolean) =>
     store.db.transaction().execute(async (trx) => {
-      const written: Record<string, number> = { ...skipped };
-      let rows = unique;
-      const repo = new EventsWriteRepository(trx);
-      if (lookUp) {
-        const stored = await repo.storedUuids(unique.map((r) => r.event.uuid));
-        if (stored.size) {
-          rows = [];
-          for (const r of unique) {
-            const owner = stored.get(r.event.uuid);
-            if (owner === undefined) rows.push(r);
-            else countSkip(written, owner === teamId ? REASON_DUPLICATE : REASON_OTHER_PROJECT);
-          }
-        }
-      }
-      const inserted = rows.length ? await repo.insertEvents(teamId, rows.map((r) => r.event)) : 0;
-      if (inserted !== rows.length) {
-        if (!lookUp) throw new StoredUuidsMet();
-        // Stored by someone else between our look-up and our insert: still a duplicate.
-        countSkip(written, REASON_DUPLICATE, rows.length - inserted);
-      }
-      const updates = rows.map((r) => r.person);
-      const personsCreated = updates.length ? await repo.applyPersonUpdates(teamId, planPersonUpdates(updates)) : 0;
-      return { inserted, personsCreated, skipped: written, metStored: inserted !== unique.length };
+      const outcome = await writeEventRows(trx, teamId, batch, lookUp);
+      if (outcome.aborted) throw new StoredUuidsMet();
+      return outcome;
     });
   let result: Awaited<ReturnType<typeof write>> | undefined;
   if (!state.lookUp) {

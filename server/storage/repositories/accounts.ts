@@ -217,6 +217,15 @@ export class AccountsRepository {
   }
 
   /**
+   * The id of the team whose project API token (`api_token`, `phc_…`) is `token`, or undefined (the
+   * capture endpoints' token check; cached as `TEAM_ID_BY_API_TOKEN`).
+   */
+  async findTeamIdByApiToken(token: string): Promise<number | undefined> {
+    const r = await this.db.selectFrom('teams').select('id').where('api_token', '=', token).executeTakeFirst();
+    return r?.id;
+  }
+
+  /**
    * What the security handler needs to decide a user's access to a project, in one query (it was
    * four: team, membership, explicit level, organization): the team, its organization, the
    * user's membership of that organization (undefined when none) and the user's explicit level in
@@ -424,4 +433,15 @@ export const PROJECT_ACCESS = cachedLoad({
   name: 'project access',
   reads: ['teams', 'organizations', 'organization_memberships', 'explicit_team_memberships'],
   load: (accounts: AccountsRepository, teamId: number, userId: number) => accounts.projectAccessOf(teamId, userId),
+});
+
+/**
+ * The capture endpoints' token look-up, kept while `teams` is unchanged (SQLite): a capture request
+ * then needs no query before it joins the group-commit queue, so it is not held behind the
+ * connection's open transaction (server/capture/index.ts).
+ */
+export const TEAM_ID_BY_API_TOKEN = cachedLoad<AccountsRepository, string, void, number>({
+  name: 'team id by project API token',
+  reads: ['teams'],
+  load: (repo, token) => repo.findTeamIdByApiToken(token),
 });
