@@ -50,8 +50,9 @@ export interface AppDeps {
    */
   eventsReads?: EventsReads;
   /**
-   * the capture endpoints' queue (server/capture/queue.ts): `maxQueuedEvents` (default from
-   * `CAPTURE_MAX_QUEUED_EVENTS`, else 50,000) and a queue-size observer (tests)
+   * the capture endpoints' queue (server/capture/queue.ts): `maxQueuedEvents` (`npm start` passes
+   * `CAPTURE_MAX_QUEUED_EVENTS` from server/config.ts; default `DEFAULT_MAX_QUEUED_EVENTS`, 50,000)
+   * and a queue-size observer (tests)
    */
   capture?: Pick<CaptureDeps, 'maxQueuedEvents' | 'onQueueChange'>;
 }
@@ -173,10 +174,9 @@ export function createApp(deps: AppDeps): express.Express {
   const parseJson = express.json({ limit: BODY_LIMIT, strict: false });
   // The capture endpoints (server/capture/) are answered here, before the validator: their gzip,
   // base64 and form bodies are not for it to read (openapi.yaml declares them, `x-served-by: capture`).
-  const envQueue = Number(process.env.CAPTURE_MAX_QUEUED_EVENTS);
   const capture = createCaptureStage({
     store: deps.store,
-    maxQueuedEvents: deps.capture?.maxQueuedEvents ?? (Number.isInteger(envQueue) && envQueue > 0 ? envQueue : undefined),
+    maxQueuedEvents: deps.capture?.maxQueuedEvents,
     onQueueChange: deps.capture?.onQueueChange,
     onServerError: (err, req) => onServerError(err, req as Request),
   });

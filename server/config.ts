@@ -20,8 +20,10 @@
  * | QUERY_TIMEOUT_MS | 30000 | time budget of one events list / values read (queue wait included); past it 504 |
  * | DATABASE_LOCK_TIMEOUT_MS | 10000 | SQLite: longest an API write waits for another writer (e.g. an import) before answering 503 with `Retry-After` |
  * | EVENTS_READ_THREADS | one per core, at most 4 | worker threads of the events reads (server/read-pool/); 0 = on the main thread |
+ * | CAPTURE_MAX_QUEUED_EVENTS | 50000 | capture endpoints: events accepted and not yet committed, at most; past it 503 (server/capture/queue.ts) |
  */
 import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
+import { DEFAULT_MAX_QUEUED_EVENTS } from './capture/queue.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, defaultReadThreads } from './read-pool/index.js';
 import { DEFAULT_LOCK_TIMEOUT_MS } from './storage/db.js';
 
@@ -49,6 +51,8 @@ export interface ServerConfig {
   eventsReadThreads: number;
   /** `DATABASE_LOCK_TIMEOUT_MS`: SQLite, longest an API write waits for the write lock, ms */
   lockTimeoutMs: number;
+  /** `CAPTURE_MAX_QUEUED_EVENTS`: capture events accepted and not yet committed, at most (per process) */
+  captureMaxQueuedEvents: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -78,6 +82,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     queryTimeoutMs: positive('QUERY_TIMEOUT_MS', env.QUERY_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS),
     eventsReadThreads: int('EVENTS_READ_THREADS', env.EVENTS_READ_THREADS, defaultReadThreads()),
     lockTimeoutMs: positive('DATABASE_LOCK_TIMEOUT_MS', env.DATABASE_LOCK_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS),
+    captureMaxQueuedEvents: positive('CAPTURE_MAX_QUEUED_EVENTS', env.CAPTURE_MAX_QUEUED_EVENTS, DEFAULT_MAX_QUEUED_EVENTS),
   };
 }
 

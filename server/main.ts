@@ -118,6 +118,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
         ? { ...config.rateLimit, redis: { prefix: config.redisPrefix, sendCommand: (command, ...args) => redis.call(command, ...args) } }
         : config.rateLimit,
     logger,
+    capture: { maxQueuedEvents: config.captureMaxQueuedEvents },
   });
   const httpServer = createHttpServer(app);
   // before listening: the drain must know every connection (server/http/drain.ts)

@@ -12,6 +12,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { capture, listEvents, uuid } from './helpers.js';
+import { readConfig } from '../../server/config.js';
+import { DEFAULT_MAX_QUEUED_EVENTS } from '../../server/capture/index.js';
 
 const MAX = 3;
 let t: TestServer;
@@ -75,5 +77,14 @@ describe('the capture queue', () => {
   it('accepts a request larger than the bound when nothing else waits', async () => {
     const res = await capture(t, '/batch/', batch(['big 1', 'big 2', 'big 3', 'big 4', 'big 5']));
     expect(res.status).toBe(200);
+  });
+});
+
+describe('CAPTURE_MAX_QUEUED_EVENTS (server/config.ts)', () => {
+  it('defaults to 50,000, takes a positive integer, and refuses anything else naming the variable', () => {
+    expect(readConfig({}).captureMaxQueuedEvents).toBe(DEFAULT_MAX_QUEUED_EVENTS);
+    expect(DEFAULT_MAX_QUEUED_EVENTS).toBe(50_000);
+    expect(readConfig({ CAPTURE_MAX_QUEUED_EVENTS: '500' }).captureMaxQueuedEvents).toBe(500);
+    for (const bad of ['0', '-1', 'abc', '1.5']) expect(() => readConfig({ CAPTURE_MAX_QUEUED_EVENTS: bad }), bad).toThrow(/CAPTURE_MAX_QUEUED_EVENTS/);
   });
 });
