@@ -1314,6 +1314,129 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/flags/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Feature flags of a person (none here)
+         * @description posthog-js and posthog-node call `POST /flags/?v=2` (posthog-js only when the remote config
+         *     says `hasFeatureFlags`, which it does not here; posthog-node when a flag is asked for).
+         *     envapi has no feature flags: the answer is always "no flags, no error", in the shape of
+         *     PostHog's flags service (rust/feature-flags/ in PostHog/posthog), so SDKs run without errors.
+         *
+         *     The body is read like a capture payload (JSON, gzip by magic bytes or hint, base64, the form
+         *     `data=`), and must be a JSON object with the project token (`token` or `api_key`; else the
+         *     query's `token`) and a `distinct_id`. `?v=2` answers `flags`; without `v` (or `v=1`) the
+         *     older `featureFlags` and `featureFlagPayloads`; `config=true` adds the fields of the remote
+         *     config (`GET /array/{token}/config`). The path is also accepted without its trailing slash;
+         *     `OPTIONS` answers the CORS preflight as the capture endpoints do.
+         *
+         *     Errors are the flags service's plain-text messages (rust/feature-flags/src/api/errors.rs):
+         *     401 without a token or with one no project has, 400 without a `distinct_id`, with an empty
+         *     one, or with a body that does not decode or parse.
+         */
+        post: operations["capture_flags_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/decide/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Legacy start-up call of older SDKs (config and flags)
+         * @description SDKs released before PostHog's flags service called `POST /decide/?v=N` (posthog/api/decide.py).
+         *     The answer is the remote config's fields (`GET /array/{token}/config`) with
+         *     `config: {"enable_collect_everything": true}`, `toolbarParams: {}`, `isAuthenticated: false`
+         *     and the flags by version: `v` < 2 `featureFlags: []`; `v` 2–3 `featureFlags: {}`,
+         *     `featureFlagPayloads: {}`, `errorsWhileComputingFlags: false`; `v` ≥ 4 also `flags: {}`.
+         *     The body, the token and the errors are those of `POST /flags/`.
+         */
+        post: operations["capture_decide_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/array/{token}/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project API token (`phc_…`).
+                 * @example phc_x2MrPbZ7xr7qVdFXu4bJwsJKkLSrd8j3KpmYntWt9Pp
+                 */
+                token: components["parameters"]["RemoteConfigToken"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Remote config of a project (JSON)
+         * @description posthog-js reads its remote config at start-up: first the script `config.js`, then this
+         *     JSON when the script fails. The fields are those PostHog's `RemoteConfig.build_config`
+         *     (posthog/models/remote_config.py) gives a project with every option off, the state envapi
+         *     serves: no feature flags, no session recording, no surveys, no heatmaps, no site apps, no
+         *     product tours, no exception autocapture; autocapture on; events to `/i/v0/e/`; gzip
+         *     accepted (`supportedCompression`), so posthog-js gzips its capture bodies; `elementsChainAsString`,
+         *     so autocapture sends `$elements_chain` only.
+         *
+         *     The token in the path authenticates: no API key is needed (PostHog serves this from a CDN).
+         *     A token no project has answers 404, as PostHog's view (posthog/api/remote_config.py).
+         */
+        get: operations["capture_array_config_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/array/{token}/config.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project API token (`phc_…`).
+                 * @example phc_x2MrPbZ7xr7qVdFXu4bJwsJKkLSrd8j3KpmYntWt9Pp
+                 */
+                token: components["parameters"]["RemoteConfigToken"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Remote config of a project (script)
+         * @description The script posthog-js loads first at start-up (a script element whose source is this path):
+         *     it sets `window._POSTHOG_REMOTE_CONFIG[token] = {config, siteApps: []}`, where `config` is
+         *     the remote config of `GET /array/{token}/config` without its `siteApps` (PostHog's
+         *     `get_config_js_via_token`). No API key; a token no project has answers 404.
+         */
+        get: operations["capture_array_config_js_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/{uuid}/": {
         parameters: {
             query?: never;
@@ -3814,6 +3937,78 @@ export interface components {
             results: components["schemas"]["EventDefinition"][];
         };
         /**
+         * @description What an SDK sends to `/flags/` and `/decide/` (posthog-js and posthog-node also send `groups`,
+         *     `person_properties`, `group_properties`, `$anon_distinct_id`, …; read and ignored here).
+         */
+        FlagsRequest: {
+            /** @description The project API token (`phc_…`); `api_key` is read when `token` is absent. */
+            token?: string;
+            api_key?: string;
+            distinct_id: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The flags service's answer with no flag (`flags` with `?v=2`, else `featureFlags` and
+         *     `featureFlagPayloads`), and the remote config's fields too with `config=true`.
+         */
+        FlagsResponse: {
+            flags?: Record<string, never>;
+            featureFlags?: Record<string, never>;
+            featureFlagPayloads?: Record<string, never>;
+            /** @enum {boolean} */
+            errorsWhileComputingFlags: false;
+            /** Format: uuid */
+            requestId: string;
+            /** @description When the answer was computed, ms since the epoch (UTC). */
+            evaluatedAt?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The legacy decide answer (see the operation) — the remote config's fields, `config`, `toolbarParams`, `isAuthenticated` and the flags by version. */
+        DecideResponse: components["schemas"]["RemoteConfig"] & {
+            config: {
+                enable_collect_everything?: boolean;
+            };
+            toolbarParams: Record<string, never>;
+            isAuthenticated: boolean;
+            featureFlags: unknown[] | Record<string, never>;
+            featureFlagPayloads?: Record<string, never>;
+            errorsWhileComputingFlags?: boolean;
+            flags?: Record<string, never>;
+        };
+        /**
+         * @description A project's remote config as PostHog builds it (posthog/models/remote_config.py
+         *     `build_config`), with every option off: the state envapi serves.
+         */
+        RemoteConfig: {
+            token: string;
+            supportedCompression: string[];
+            hasFeatureFlags: boolean;
+            captureDeadClicks?: boolean;
+            capturePerformance?: boolean;
+            autocapture_opt_out?: boolean;
+            autocaptureExceptions?: boolean;
+            analytics: {
+                endpoint: string;
+            };
+            elementsChainAsString: boolean;
+            errorTracking?: {
+                autocaptureExceptions?: boolean;
+                suppressionRules?: Record<string, never>[];
+            };
+            logs?: {
+                captureConsoleLogs?: boolean;
+            };
+            sessionRecording: boolean;
+            heatmaps?: boolean;
+            conversations?: boolean;
+            surveys: boolean;
+            productTours?: boolean;
+            defaultIdentifiedOnly?: boolean;
+            siteApps: Record<string, never>[];
+        };
+        /**
          * @description One event as PostHog's SDKs send it (rust/common/types/src/event.rs `RawEvent`). `event` is
          *     required and not empty; the distinct id is `distinct_id` (or `$distinct_id`), else
          *     `properties.distinct_id` — strings as they are, other JSON values as JSON text, cut to 200
@@ -3998,6 +4193,36 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description No `distinct_id`, an empty one, or a body that does not decode or parse (the flags service's
+         *     plain-text messages).
+         */
+        FlagsBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": string;
+            };
+        };
+        /** @description No token, or a token no project has (the flags service's plain-text messages). */
+        FlagsUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": string;
+            };
+        };
+        /** @description No project has this token. */
+        RemoteConfigNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The events are committed (a duplicate uuid or an event PostHog drops counts as done). */
         CaptureOk: {
             headers: {
@@ -4114,6 +4339,16 @@ export interface components {
          */
         ExplicitMemberUserUuid: string;
         /**
+         * @description The version of the answer's shape the SDK reads (an integer; absent or not a number means 1).
+         * @example 2
+         */
+        SdkApiVersion: string;
+        /**
+         * @description The project API token (`phc_…`).
+         * @example phc_x2MrPbZ7xr7qVdFXu4bJwsJKkLSrd8j3KpmYntWt9Pp
+         */
+        RemoteConfigToken: string;
+        /**
          * @description The payload in the query (GET, or POST without a body): base64 of the JSON (standard
          *     alphabet; a `+` turned into a space by URL decoding is restored) or URL-encoded JSON.
          *     When given and non-empty it is read instead of the body, as PostHog's capture does.
@@ -4141,6 +4376,16 @@ export interface components {
         CaptureSentAtMs: string;
     };
     requestBodies: {
+        /**
+         * @description A JSON object with the token and the distinct id, or the same gzipped (as posthog-js sends it,
+         *     `Content-Type: text/plain`), base64 text, or the form `data=<base64 JSON>`.
+         */
+        FlagsBody: {
+            content: {
+                "application/json": components["schemas"]["FlagsRequest"];
+                "text/plain": string;
+            };
+        };
         /**
          * @description One event, `{"batch": [...]}` or a bare array of events, as JSON; or the same gzipped
          *     (`Content-Encoding: gzip`, `?compression=gzip-js`, or just gzip's magic bytes, as posthog-js
@@ -5820,6 +6065,121 @@ export interface operations {
             401: components["responses"]["CaptureUnauthorized"];
             413: components["responses"]["CapturePayloadTooLarge"];
             503: components["responses"]["CaptureUnavailable"];
+        };
+    };
+    capture_flags_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The version of the answer's shape the SDK reads (an integer; absent or not a number means 1).
+                 * @example 2
+                 */
+                v?: components["parameters"]["SdkApiVersion"];
+                /**
+                 * @description `true`: the answer also holds the remote config's fields.
+                 * @example true
+                 */
+                config?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["FlagsBody"];
+        responses: {
+            /** @description No flag is enabled (envapi has none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsResponse"];
+                };
+            };
+            400: components["responses"]["FlagsBadRequest"];
+            401: components["responses"]["FlagsUnauthorized"];
+        };
+    };
+    capture_decide_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The version of the answer's shape the SDK reads (an integer; absent or not a number means 1).
+                 * @example 2
+                 */
+                v?: components["parameters"]["SdkApiVersion"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["FlagsBody"];
+        responses: {
+            /** @description The project's config, and no flag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecideResponse"];
+                };
+            };
+            400: components["responses"]["FlagsBadRequest"];
+            401: components["responses"]["FlagsUnauthorized"];
+        };
+    };
+    capture_array_config_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project API token (`phc_…`).
+                 * @example phc_x2MrPbZ7xr7qVdFXu4bJwsJKkLSrd8j3KpmYntWt9Pp
+                 */
+                token: components["parameters"]["RemoteConfigToken"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The remote config. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteConfig"];
+                };
+            };
+            404: components["responses"]["RemoteConfigNotFound"];
+        };
+    };
+    capture_array_config_js_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project API token (`phc_…`).
+                 * @example phc_x2MrPbZ7xr7qVdFXu4bJwsJKkLSrd8j3KpmYntWt9Pp
+                 */
+                token: components["parameters"]["RemoteConfigToken"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                };
+            };
+            404: components["responses"]["RemoteConfigNotFound"];
         };
     };
     users_retrieve: {

@@ -365,10 +365,23 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     // the capture endpoints (x-served-by: capture): authenticated by the project token, which Prism
     // checks in the query (`ProjectTokenAuth`: `token`); the server reads it there when the payload
     // has none. 200, 204 (beacon), 400 (no distinct_id), 401 (unknown token), 413 (past 2 MiB).
+    // The SDK start-up calls: 200, 400 (no distinct_id), 401 (unknown token); remote config 200, 404.
     for (const op of ops.filter((o) => o.capture)) {
       const event = { event: 'contract capture', distinct_id: 'contract-user', properties: { $current_url: 'https://hedgebox.net/' } };
       const b64 = (v: unknown) => encodeURIComponent(Buffer.from(JSON.stringify(v)).toString('base64'));
       const token = `token=${fx.projectToken}`;
+      // the SDK start-up calls (tag sdk): flags and decide read the body's token; remote config the path's
+      if (op.operationId === 'capture_flags_create' || op.operationId === 'capture_decide_create') {
+        await send(op.operationId, 200, { key: null, query: `v=2&${token}`, body: { token: fx.projectToken, distinct_id: 'contract-user' } });
+        await send(op.operationId, 400, { key: null, query: `v=2&${token}`, body: { token: fx.projectToken } });
+        await send(op.operationId, 401, { key: null, query: 'v=2&token=phc_unknown', body: { token: 'phc_unknown', distinct_id: 'contract-user' } });
+        continue;
+      }
+      if (op.path.startsWith('/array/')) {
+        await send(op.operationId, 200, { key: null, path: { token: fx.projectToken } });
+        await send(op.operationId, 404, { key: null, path: { token: 'phc_unknown' } });
+        continue;
+      }
       if (op.method === 'GET') {
         await send(op.operationId, 200, { key: null, query: `${token}&data=${b64(event)}` });
         await send(op.operationId, 204, { key: null, query: `${token}&beacon=1&data=${b64(event)}` });

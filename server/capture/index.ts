@@ -5,7 +5,9 @@
  * operations (tag `capture`, `x-served-by: capture`), the server's handler map does not hold them.
  *
  * What comes in: `POST` (or `GET` with `?data=`) on `/batch/`, `/capture/`, `/e/`, `/i/v0/e/`,
- * `/track/`, each also without the trailing slash; `OPTIONS` (CORS preflight). PostHog's wire
+ * `/track/`, each also without the trailing slash; `OPTIONS` (CORS preflight). Also the SDKs'
+ * start-up calls, answered by sdk-config.ts for a project without flags, recordings or surveys:
+ * `POST /flags/`, `POST /decide/`, `GET /array/<token>/config` and `…/config.js`. PostHog's wire
  * behaviour, from its capture service (rust/capture/; research notes §1):
  * - decode.ts: the payload's bytes → JSON text (query `data=`, form `data=`, base64, gzip by hint
  *   or by magic bytes, size limits: 2 MiB, `/batch/` 20 MiB — 413 past them);
@@ -28,6 +30,8 @@ import { AccountsRepository, TEAM_ID_BY_API_TOKEN } from '../storage/repositorie
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import { decodePayload } from './decode.js';
 import { CaptureError } from './errors.js';
+import { answerPreflight, JSON_TYPE, readBody, send, setCors, TEXT_TYPE } from './http-io.js';
+import { decideAnswer, flagsAnswer, parseFlagsRequest, remoteConfig, remoteConfigScript, unknownFlagsToken } from './sdk-config.js';
 import { parseCaptureRequest, parseJson } from './parse.js';
 import { processEvent, sentAtOf } from './process.js';
 import { GroupCommitQueue, type QueueOptions } from './queue.js';
@@ -63,47 +67,7 @@ export interface CaptureStage {
   readonly queuedEvents: number;
 }
 
-/** Reads the body up to `limit` bytes; 413 past it. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new CaptureError(413, 'length limit exceeded'));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new CaptureError(413, 'length limit exceeded'));
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-/** CORS headers of every capture answer (module doc). */
-function setCors(req: IncomingMessage, res: ServerResponse): void {
-  const origin = req.headers.origin;
-  res.setHeader('Vary', 'origin, access-control-request-method, access-control-request-headers');
-  if (origin) {
-    res.setHeader('Access-Control-Allow-Origin', origin);
-    res.setHeader('Access-Control-Allow-Credentials', 'true');
-  }
-}
-
-function send(res: ServerResponse, status: number, body: string, contentType: string, headers: Record<string, string> = {}): void {
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  res.statusCode = status;
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
-}
-
 const OK_BODY = '{"status":"Ok"}';
-const JSON_TYPE = 'application/json';
-const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /** Builds the capture stage (module doc). */
 export function createCaptureStage(deps: CaptureDeps): CaptureStage {
@@ -142,6 +106,36 @@ export function createCaptureStage(deps: CaptureDeps): CaptureStage {
     } else send(res, 200, OK_BODY, JSON_TYPE);
   };
 
+  /** The SDK start-up calls (sdk-config.ts): flags, legacy decide, remote config. */
+  const startUp = async (req: IncomingMessage, res: ServerResponse, route: SdkRoute, query: URLSearchParams): Promise<void> => {
+    if (route.kind === 'config' || route.kind === 'config.js') {
+      const teamId = await teamIdOf(route.token);
+      if (teamId === undefined) {
+        send(res, 404, NOT_FOUND_BODY, JSON_TYPE);
+        return;
+      }
+      if (route.kind === 'config') send(res, 200, JSON.stringify(remoteConfig(route.token)), JSON_TYPE);
+      else send(res, 200, remoteConfigScript(route.token), 'application/javascript');
+      return;
+    }
+    const nowMs = Date.now();
+    const body = await readBody(req, EVENT_BODY_LIMIT);
+    const text = decodePayload({ query, body, contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], legacyPath: false, limit: EVENT_BODY_LIMIT });
+    const { token } = parseFlagsRequest(parseJson(text), query.get('token'));
+    if ((await teamIdOf(token)) === undefined) throw unknownFlagsToken();
+    send(res, 200, JSON.stringify(route.kind === 'flags' ? flagsAnswer(token, query, nowMs) : decideAnswer(token, query)), JSON_TYPE);
+  };
+
+  const fail = (req: IncomingMessage, res: ServerResponse) => (err: unknown) => {
+    if (res.headersSent) return;
+    if (err instanceof CaptureError) {
+      send(res, err.status, err.message, TEXT_TYPE, err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : {});
+    } else {
+      deps.onServerError?.(err, req);
+      send(res, 500, 'internal server error', TEXT_TYPE);
+    }
+  };
+
   return {
     get queuedEvents() {
       return queue.queuedEvents;
@@ -149,38 +143,48 @@ export function createCaptureStage(deps: CaptureDeps): CaptureStage {
     handle(req, res) {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
-      const path = q === -1 ? url : url.slice(0, q);
-      const route = ROUTES.get(path.endsWith('/') && path.length > 1 ? path.slice(0, -1) : path);
-      if (!route) return false;
+      const rawPath = q === -1 ? url : url.slice(0, q);
+      const path = rawPath.endsWith('/') && rawPath.length > 1 ? rawPath.slice(0, -1) : rawPath;
+      const route = ROUTES.get(path);
+      const sdkRoute = route ? undefined : sdkRouteOf(path);
+      if (!route && !sdkRoute) return false;
       setCors(req, res);
       const method = req.method ?? 'GET';
+      const allowed = route ? 'GET,POST,OPTIONS' : sdkRoute!.kind === 'flags' || sdkRoute!.kind === 'decide' ? 'POST,OPTIONS' : 'GET,OPTIONS';
       if (method === 'OPTIONS') {
-        const requested = req.headers['access-control-request-method'];
-        if (requested !== undefined) {
-          res.setHeader('Access-Control-Allow-Methods', 'GET,POST,OPTIONS');
-          const headers = req.headers['access-control-request-headers'];
-          if (headers) res.setHeader('Access-Control-Allow-Headers', headers);
-          res.statusCode = 200;
-          res.setHeader('Content-Length', '0');
-          res.end();
-        } else send(res, 200, OK_BODY, JSON_TYPE);
+        if (!answerPreflight(req, res, allowed)) send(res, 200, OK_BODY, JSON_TYPE);
         return true;
       }
-      if (method !== 'GET' && method !== 'POST' && method !== 'HEAD') {
-        send(res, 405, 'method not allowed', TEXT_TYPE, { Allow: 'GET, POST, OPTIONS' });
+      if (!allowed.split(',').includes(method) && !(method === 'HEAD' && allowed.includes('GET'))) {
+        send(res, 405, 'method not allowed', TEXT_TYPE, { Allow: allowed.replaceAll(',', ', ') });
         return true;
       }
       const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-      capture(req, res, route, query).catch((err: unknown) => {
-        if (res.headersSent) return;
-        if (err instanceof CaptureError) {
-          send(res, err.status, err.message, TEXT_TYPE, err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : {});
-        } else {
-          deps.onServerError?.(err, req);
-          send(res, 500, 'internal server error', TEXT_TYPE);
-        }
-      });
+      (route ? capture(req, res, route, query) : startUp(req, res, sdkRoute!, query)).catch(fail(req, res));
       return true;
     },
   };
 }
+
+/** An SDK start-up path (sdk-config.ts). */
+type SdkRoute = { kind: 'flags' | 'decide' } | { kind: 'config' | 'config.js'; token: string };
+
+const REMOTE_CONFIG_PATH = /^\/array\/([^/]+)\/(config|config\.js)$/;
+
+/** The SDK start-up route of a path without its trailing slash, or undefined. */
+function sdkRouteOf(path: string): SdkRoute | undefined {
+  if (path === '/flags') return { kind: 'flags' };
+  if (path === '/decide') return { kind: 'decide' };
+  const m = REMOTE_CONFIG_PATH.exec(path);
+  if (!m) return undefined;
+  let token: string;
+  try {
+    token = decodeURIComponent(m[1]!);
+  } catch {
+    token = '';
+  }
+  return { kind: m[2] === 'config' ? 'config' : 'config.js', token };
+}
+
+/** PostHog's 404 body (DRF's `NotFound` through PostHog's exception handler). */
+const NOT_FOUND_BODY = JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });

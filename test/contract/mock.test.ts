@@ -661,13 +661,34 @@ describe('identity, discovery, persons and event definitions: the first declared
 });
 
 describe('the Prism mock, capture endpoints (x-served-by: capture)', () => {
-  const captureOps = listCaptureOperations(spec);
+  const captureOps = listCaptureOperations(spec).filter((o) => opObject(o).tags?.includes('capture'));
   it.each(captureOps.filter((o) => o.method === 'post').map((o) => [o.path]))('POST %s with the batch example and the project token answers the 200 example', async (path) => {
     const op = captureOps.find((o) => o.path === path && o.method === 'post')!;
     const body = deref<Schema>(opObject(op).requestBody).content['application/json'].examples.batch;
     const res = await fetch(`${mock.url}${path}?token=phc_mock`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(deref<{ value: unknown }>(body).value) });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'Ok' });
+  });
+});
+
+describe('the Prism mock, SDK start-up calls (tag sdk)', () => {
+  const exampleValue = (op: string, status: string, media: string) => {
+    const found = listCaptureOperations(spec).find((o) => o.operationId === op)!;
+    const content = deref<Schema>(opObject(found).responses[status]).content[media];
+    return deref<{ value: unknown }>(Object.values(content.examples as Record<string, unknown>)[0]).value;
+  };
+  it('POST /flags/?v=2 answers the no-flag example', async () => {
+    const res = await fetch(`${mock.url}/flags/?v=2&token=phc_mock`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: 'phc_mock', distinct_id: 'u' }) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(exampleValue('capture_flags_create', '200', 'application/json'));
+  });
+  it('GET /array/{token}/config and config.js answer the remote config examples', async () => {
+    const json = await fetch(`${mock.url}/array/phc_mock/config`);
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual(exampleValue('capture_array_config_retrieve', '200', 'application/json'));
+    const js = await fetch(`${mock.url}/array/phc_mock/config.js`);
+    expect(js.status).toBe(200);
+    expect(await js.text()).toBe(exampleValue('capture_array_config_js_retrieve', '200', 'application/javascript'));
   });
 });
 

@@ -45,8 +45,12 @@ const all = ops.map((o) => ({ ...o, op: opObject(o) }));
 
 const ENV_PREFIX = '/api/environments/{project_id}/';
 /** The capture endpoints (`x-served-by: capture`, server/capture/): not in `ops`, which the handler map serves. */
-const captureOps = listCaptureOperations(spec).map((o) => ({ ...o, op: opObject(o) }));
+const servedByCapture = listCaptureOperations(spec).map((o) => ({ ...o, op: opObject(o) }));
 const CAPTURE_PATHS = ['/batch/', '/capture/', '/e/', '/i/v0/e/', '/track/'];
+/** The SDKs' start-up calls, served by the capture stage too (server/capture/sdk-config.ts). */
+const SDK_OPERATIONS = ['post /flags/', 'post /decide/', 'get /array/{token}/config', 'get /array/{token}/config.js'];
+const captureOps = servedByCapture.filter((o) => CAPTURE_PATHS.includes(o.path));
+const sdkOps = servedByCapture.filter((o) => !CAPTURE_PATHS.includes(o.path));
 const ACTIONS = ['list', 'create', 'retrieve', 'update', 'partial_update', 'destroy'] as const;
 
 /**
@@ -112,6 +116,7 @@ describe('openapi.yaml', () => {
   describe('paths', () => {
     it.each(Object.keys(spec.paths))('%s is under /api/environments/, /api/projects/, /api/users/, /api/personal_api_keys/ or /api/organizations/, or is a capture path, and ends with /', (p) => {
       if (CAPTURE_PATHS.includes(p)) expect(captureOps.filter((o) => o.path === p)).toHaveLength(2);
+      else if (sdkOps.some((o) => o.path === p)) return;
       else expect(p).toMatch(/^\/api\/(environments|projects|users|personal_api_keys|organizations)\//);
       expect(p.endsWith('/')).toBe(true);
     });
@@ -243,8 +248,9 @@ describe('openapi.yaml', () => {
 });
 
 describe('the capture operations (x-served-by: capture)', () => {
-  it('are POST and GET on each capture path, and nothing else is served by the capture stage', () => {
+  it('are POST and GET on each capture path and the SDK start-up calls, and nothing else is served by the capture stage', () => {
     expect(captureOps.map((o) => `${o.method} ${o.path}`).sort()).toEqual(CAPTURE_PATHS.flatMap((p) => [`get ${p}`, `post ${p}`]).sort());
+    expect(sdkOps.map((o) => `${o.method} ${o.path}`).sort()).toEqual([...SDK_OPERATIONS].sort());
     for (const o of ops) expect(opObject(o)['x-served-by' as keyof Operation], o.operationId).toBeUndefined();
   });
 
@@ -263,8 +269,22 @@ describe('the capture operations (x-served-by: capture)', () => {
     }
   });
 
+  it.each(sdkOps.map((o) => [o.operationId, o]))('%s: tag sdk, class capture, capture_<path>_<action>, the token as its security, every answer with an example', (id, o) => {
+    const path = o.path.replace('{token}/', '').replace('.js', '_js').split('/').filter(Boolean).join('_');
+    expect(id).toBe(`capture_${path}_${o.method === 'post' ? 'create' : 'retrieve'}`);
+    expect(o.op.tags).toEqual(['sdk']);
+    expect((o.op as unknown as Json)['x-rate-limit-class']).toBe('capture');
+    // flags and decide: the token in the body (ProjectTokenAuth); remote config: the token in the path
+    expect(o.op.security).toEqual(o.path.startsWith('/array/') ? [] : [{ ProjectTokenAuth: [] }]);
+    for (const [status, r] of Object.entries(o.op.responses)) {
+      const content = deref<Response>(r).content!;
+      const [media] = Object.values(content);
+      expect(Object.keys(media!.examples ?? {}).length, `${id} ${status}`).toBeGreaterThan(0);
+    }
+  });
+
   it('are not in the handler map nor given to the validator', () => {
-    for (const o of captureOps) expect(Object.keys(handlers)).not.toContain(o.operationId);
+    for (const o of servedByCapture) expect(Object.keys(handlers)).not.toContain(o.operationId);
   });
 });
 
@@ -283,7 +303,7 @@ describe('generated/api.d.ts', () => {
     expect(generated).toMatch(new RegExp(`^\\s+${id}: \\{`, 'm'));
   });
 
-  it.each(captureOps.map((o) => [o.operationId]))('mentions the capture operation %s', (id) => {
+  it.each(servedByCapture.map((o) => [o.operationId]))('mentions the capture operation %s', (id) => {
     expect(generated).toContain(`operations["${id}"]`);
   });
 
