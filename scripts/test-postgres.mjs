@@ -26,6 +26,7 @@ console.log(`PostgreSQL pass on ${shown.toString()}`);
 const dirs = [
   'test/server',
   'test/client',
+  'test/capture',
   'test/contract',
   'test/fuzz',
   'test/events-import.test.ts',
