@@ -18,6 +18,7 @@ const elements = [
   { type: 'read-pool', pattern: 'server/read-pool' },
   { type: 'events', pattern: 'server/events' },
   { type: 'capture', pattern: 'server/capture' },
+  { type: 'hogql', pattern: 'server/hogql' },
   { type: 'handlers', pattern: 'server/handlers' },
   { type: 'http', pattern: 'server/http' },
   { type: 'cli', pattern: 'server/cli' },
@@ -33,18 +34,21 @@ const allowed = {
   generated: [],
   wire: [],
   storage: ['wire', 'generated'],
-  domain: ['storage', 'wire', 'generated'],
+  // the query service and the events list's select/where run HogQL (server/hogql/)
+  domain: ['storage', 'wire', 'generated', 'hogql'],
   // the read pool runs the domain's events reads in worker threads
   'read-pool': ['domain', 'storage', 'wire'],
   // import and demo data: application services over the domain and the store
   events: ['domain', 'storage', 'wire'],
   // the capture endpoints: decoding, PostHog's event processing, group commit through events/' write path
   capture: ['events', 'domain', 'storage', 'wire'],
+  // HogQL: PostHog's parser and the compiler to each store's SQL; its errors are domain errors (ApiError)
+  hogql: ['domain', 'storage', 'wire', 'generated'],
   handlers: ['domain', 'http', 'wire', 'generated'],
   http: ['domain', 'wire', 'generated'],
   // the CLI starts the server (server/main.ts) and reads its configuration
   cli: ['root', 'domain', 'storage', 'events', 'wire', 'generated'],
-  root: ['wire', 'storage', 'domain', 'read-pool', 'events', 'capture', 'handlers', 'http', 'generated'],
+  root: ['wire', 'storage', 'domain', 'read-pool', 'events', 'capture', 'hogql', 'handlers', 'http', 'generated'],
 };
 
 const policies = [

@@ -632,7 +632,7 @@ export interface paths {
          *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
          *     `timestamp`) and `properties`. Without `after` there is no lower bound; without `before`,
          *     events up to 5 seconds in the future are included (PostHog's `now() + 5s`). `select` and
-         *     `where` are accepted and ignored, as PostHog has done since 2024. Values may carry `$`, `:`,
+         *     `where` run HogQL (below). Values may carry `$`, `:`,
          *     `[`, `"` and other reserved characters without percent-encoding (`event=$pageview`), as
          *     PostHog takes them.
          *
@@ -645,6 +645,21 @@ export interface paths {
          *     keeps `offset`, which skips events that share the boundary timestamp
          *     (https://github.com/PostHog/posthog/issues/34143). `offset` still works for scripts that
          *     page with it. There is no `count` and no `previous`, as in PostHog.
+         *
+         *     **select and where** (HogQL, as PostHog's 2023 list ran them,
+         *     posthog/models/event/query_event_list.py; the subset is the query endpoint's, see
+         *     `POST /api/environments/{project_id}/query/`). Each is a JSON array of HogQL expressions.
+         *     With `select` the answer is `{columns, types, results, hasMore}` instead of a page of
+         *     events: one row per event, newest first, or, when `select` has an aggregate (`count()`,
+         *     `uniq(distinct_id)`, `sum(…)`), one row per group of the other columns, ordered by
+         *     `count()` (or the first aggregate) descending. `where` expressions must all be true; one
+         *     with an aggregate applies after grouping (`count() > 10`). The other filters (`event`,
+         *     `distinct_id`, `person_id`, `after`, `before`, `properties`) apply first; `limit` (default
+         *     100, at most 10,000) and `offset` page the rows (no `next`, no cursor, no CSV). `where`
+         *     without `select` filters the ordinary list of events (PostHog's 2023 code refused it with
+         *     "Cannot use 'where' without 'select'"; here it simply filters). A query outside the
+         *     subset answers 400 naming the expression (`attr` `select` or `where`). These lists run on
+         *     the server's main thread, not in the read pool.
          *
          *     **CSV.** With `format=csv` the answer is `text/csv` (UTF-8): the page's events, each nested
          *     object and array flattened into columns named with `.` (`properties.$browser`,
@@ -760,6 +775,82 @@ export interface paths {
         get: operations["environments_events_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/query/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a HogQL query or an EventsQuery
+         * @description Runs one query on the project's events and persons, as PostHog's query endpoint
+         *     (posthog/api/query.py) does for these two kinds, and answers at once (no async, no cache):
+         *
+         *     - `{"query": {"kind": "HogQLQuery", "query": "select event, count() from events group by event"}}`:
+         *       one HogQL SELECT. Without `LIMIT` it returns 100 rows; `LIMIT` above 50,000 is lowered to
+         *       50,000 (PostHog's DEFAULT_RETURNED_ROWS and MAX_SELECT_RETURNED_ROWS); `hasMore` says
+         *       whether more rows follow.
+         *     - `{"query": {"kind": "EventsQuery", "select": [...], "where": [...], "orderBy": [...], ...}}`:
+         *       PostHog's EventsQuery (posthog/hogql_queries/events_query_runner.py). `select` and `where`
+         *       are HogQL expressions; when `select` has an aggregate the other columns are grouped; a
+         *       `where` with an aggregate applies after grouping (HAVING); `orderBy` items are
+         *       `expression [ASC|DESC]`, default `count()` DESC, else the first aggregate DESC, else
+         *       `timestamp` DESC. `after` (default `-24h`; `all` for no bound) and `before` (default now +
+         *       5 s) are exclusive, ISO 8601 or relative (`-7d`); `event` is an exact name; `properties`
+         *       are the events list's property filters. `"*"` is one column holding the event as an
+         *       object (`uuid`, `event`, `properties`, `timestamp`, `team_id`, `distinct_id`,
+         *       `elements_chain`, `created_at`). `limit` default 100, at most 50,000.
+         *
+         *     The answer is `{results, columns, types, hasMore, limit, offset, hogql}`: one array per row,
+         *     column names (the alias, or the expression as written), ClickHouse type names, and the HogQL
+         *     that ran. Datetimes are ISO 8601 UTC strings (`DateTime64` with microseconds), Dates
+         *     `YYYY-MM-DD`, booleans 1/0, a whole `properties` object a JSON string (keys sorted).
+         *
+         *     **The HogQL subset** (anything else answers 400 naming the construct and its line and
+         *     column; never a partial result):
+         *
+         *     | What | Supported |
+         *     |---|---|
+         *     | Tables | `FROM events`, `FROM persons` (an alias is allowed; no JOIN, subquery, UNION, WITH, ARRAY JOIN, SAMPLE) |
+         *     | events fields | `uuid`, `event`, `timestamp`, `distinct_id`, `properties.<key>` (also `properties.$key`, `` `properties`.key ``, `properties['key']`), `properties`, `person_id`, `person.id`, `person.properties.<key>`, `elements_chain`, `created_at`, `team_id` |
+         *     | persons fields | `id`, `created_at`, `is_identified`, `properties`, `properties.<key>` |
+         *     | Constants | strings, integers, floats, `true`, `false`, `null` |
+         *     | Operators | `=`, `!=`, `<`, `<=`, `>`, `>=`, `and`, `or`, `not`, `in`/`not in` (a list of constants), `like`, `ilike`, `not like`, `not ilike`, `=~`, `!~`, `=~*`, `!~*`, `between`, `is null`, `is not null`, `+`, `-`, `*`, `/`, `%`, `??`, `a ? b : c` |
+         *     | Aggregates | `count()`, `count(x)`, `count(distinct x)`, `countIf(cond)`, `uniq(x)`, `sum`, `avg`, `min`, `max` |
+         *     | Dates | `toDate`, `toDateTime`, `toStartOfHour`, `toStartOfDay`, `toStartOfWeek` (Sunday), `toStartOfMonth`, `now()`, `today()`, `toIntervalSecond` … `toIntervalYear`, `interval N unit`, date ± interval |
+         *     | Other functions | `lower`, `upper`, `length` (UTF-8 bytes), `concat`, `coalesce`, `ifNull`, `if`, `toString`, `toInt`, `toFloat`, `match` |
+         *     | Clauses | `SELECT [DISTINCT]` (`*`: the table's columns, one each), `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY … [ASC\|DESC]`, `LIMIT`, `OFFSET`; SELECT aliases usable in every clause |
+         *
+         *     **Types as HogQL has them** (posthog/hogql/printer.py): a property is a String (`1440` reads
+         *     `"1440"`; a missing key or JSON null is NULL); `toInt`/`toFloat` cast it (NULL when it is not
+         *     a number). A String compared with a number is read as a number; a DateTime compared with a
+         *     String reads the String as a UTC date-time. `=`, `<`, `like`, `=~`, `in` are false when a side
+         *     is NULL, `!=`, `not like`, `!~`, `not in` true; `x = null` is `x is null`. `like` is
+         *     case-sensitive, `ilike` not; `=~` and `match` are unanchored RE2 searches (patterns RE2
+         *     refuses answer 400). `/` is float division (NULL for a division by 0). ORDER BY puts NULLs
+         *     last in both directions; strings order byte by byte. `concat` reads NULL as `''`.
+         *
+         *     Only the project in the path is reachable: the server adds its filter; every value of the
+         *     query is sent to the database as a bound parameter. A query the database cannot run with its
+         *     values (an integer overflow) answers 400; past the server's time budget (`QUERY_TIMEOUT_MS`),
+         *     504.
+         */
+        post: operations["environments_query_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2416,7 +2507,7 @@ export interface paths {
          *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
          *     `timestamp`) and `properties`. Without `after` there is no lower bound; without `before`,
          *     events up to 5 seconds in the future are included (PostHog's `now() + 5s`). `select` and
-         *     `where` are accepted and ignored, as PostHog has done since 2024. Values may carry `$`, `:`,
+         *     `where` run HogQL (below). Values may carry `$`, `:`,
          *     `[`, `"` and other reserved characters without percent-encoding (`event=$pageview`), as
          *     PostHog takes them.
          *
@@ -2429,6 +2520,21 @@ export interface paths {
          *     keeps `offset`, which skips events that share the boundary timestamp
          *     (https://github.com/PostHog/posthog/issues/34143). `offset` still works for scripts that
          *     page with it. There is no `count` and no `previous`, as in PostHog.
+         *
+         *     **select and where** (HogQL, as PostHog's 2023 list ran them,
+         *     posthog/models/event/query_event_list.py; the subset is the query endpoint's, see
+         *     `POST /api/projects/{project_id}/query/`). Each is a JSON array of HogQL expressions.
+         *     With `select` the answer is `{columns, types, results, hasMore}` instead of a page of
+         *     events: one row per event, newest first, or, when `select` has an aggregate (`count()`,
+         *     `uniq(distinct_id)`, `sum(…)`), one row per group of the other columns, ordered by
+         *     `count()` (or the first aggregate) descending. `where` expressions must all be true; one
+         *     with an aggregate applies after grouping (`count() > 10`). The other filters (`event`,
+         *     `distinct_id`, `person_id`, `after`, `before`, `properties`) apply first; `limit` (default
+         *     100, at most 10,000) and `offset` page the rows (no `next`, no cursor, no CSV). `where`
+         *     without `select` filters the ordinary list of events (PostHog's 2023 code refused it with
+         *     "Cannot use 'where' without 'select'"; here it simply filters). A query outside the
+         *     subset answers 400 naming the expression (`attr` `select` or `where`). These lists run on
+         *     the server's main thread, not in the read pool.
          *
          *     **CSV.** With `format=csv` the answer is `text/csv` (UTF-8): the page's events, each nested
          *     object and array flattened into columns named with `.` (`properties.$browser`,
@@ -2544,6 +2650,82 @@ export interface paths {
         get: operations["events_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/query/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a HogQL query or an EventsQuery
+         * @description Runs one query on the project's events and persons, as PostHog's query endpoint
+         *     (posthog/api/query.py) does for these two kinds, and answers at once (no async, no cache):
+         *
+         *     - `{"query": {"kind": "HogQLQuery", "query": "select event, count() from events group by event"}}`:
+         *       one HogQL SELECT. Without `LIMIT` it returns 100 rows; `LIMIT` above 50,000 is lowered to
+         *       50,000 (PostHog's DEFAULT_RETURNED_ROWS and MAX_SELECT_RETURNED_ROWS); `hasMore` says
+         *       whether more rows follow.
+         *     - `{"query": {"kind": "EventsQuery", "select": [...], "where": [...], "orderBy": [...], ...}}`:
+         *       PostHog's EventsQuery (posthog/hogql_queries/events_query_runner.py). `select` and `where`
+         *       are HogQL expressions; when `select` has an aggregate the other columns are grouped; a
+         *       `where` with an aggregate applies after grouping (HAVING); `orderBy` items are
+         *       `expression [ASC|DESC]`, default `count()` DESC, else the first aggregate DESC, else
+         *       `timestamp` DESC. `after` (default `-24h`; `all` for no bound) and `before` (default now +
+         *       5 s) are exclusive, ISO 8601 or relative (`-7d`); `event` is an exact name; `properties`
+         *       are the events list's property filters. `"*"` is one column holding the event as an
+         *       object (`uuid`, `event`, `properties`, `timestamp`, `team_id`, `distinct_id`,
+         *       `elements_chain`, `created_at`). `limit` default 100, at most 50,000.
+         *
+         *     The answer is `{results, columns, types, hasMore, limit, offset, hogql}`: one array per row,
+         *     column names (the alias, or the expression as written), ClickHouse type names, and the HogQL
+         *     that ran. Datetimes are ISO 8601 UTC strings (`DateTime64` with microseconds), Dates
+         *     `YYYY-MM-DD`, booleans 1/0, a whole `properties` object a JSON string (keys sorted).
+         *
+         *     **The HogQL subset** (anything else answers 400 naming the construct and its line and
+         *     column; never a partial result):
+         *
+         *     | What | Supported |
+         *     |---|---|
+         *     | Tables | `FROM events`, `FROM persons` (an alias is allowed; no JOIN, subquery, UNION, WITH, ARRAY JOIN, SAMPLE) |
+         *     | events fields | `uuid`, `event`, `timestamp`, `distinct_id`, `properties.<key>` (also `properties.$key`, `` `properties`.key ``, `properties['key']`), `properties`, `person_id`, `person.id`, `person.properties.<key>`, `elements_chain`, `created_at`, `team_id` |
+         *     | persons fields | `id`, `created_at`, `is_identified`, `properties`, `properties.<key>` |
+         *     | Constants | strings, integers, floats, `true`, `false`, `null` |
+         *     | Operators | `=`, `!=`, `<`, `<=`, `>`, `>=`, `and`, `or`, `not`, `in`/`not in` (a list of constants), `like`, `ilike`, `not like`, `not ilike`, `=~`, `!~`, `=~*`, `!~*`, `between`, `is null`, `is not null`, `+`, `-`, `*`, `/`, `%`, `??`, `a ? b : c` |
+         *     | Aggregates | `count()`, `count(x)`, `count(distinct x)`, `countIf(cond)`, `uniq(x)`, `sum`, `avg`, `min`, `max` |
+         *     | Dates | `toDate`, `toDateTime`, `toStartOfHour`, `toStartOfDay`, `toStartOfWeek` (Sunday), `toStartOfMonth`, `now()`, `today()`, `toIntervalSecond` … `toIntervalYear`, `interval N unit`, date ± interval |
+         *     | Other functions | `lower`, `upper`, `length` (UTF-8 bytes), `concat`, `coalesce`, `ifNull`, `if`, `toString`, `toInt`, `toFloat`, `match` |
+         *     | Clauses | `SELECT [DISTINCT]` (`*`: the table's columns, one each), `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY … [ASC\|DESC]`, `LIMIT`, `OFFSET`; SELECT aliases usable in every clause |
+         *
+         *     **Types as HogQL has them** (posthog/hogql/printer.py): a property is a String (`1440` reads
+         *     `"1440"`; a missing key or JSON null is NULL); `toInt`/`toFloat` cast it (NULL when it is not
+         *     a number). A String compared with a number is read as a number; a DateTime compared with a
+         *     String reads the String as a UTC date-time. `=`, `<`, `like`, `=~`, `in` are false when a side
+         *     is NULL, `!=`, `not like`, `!~`, `not in` true; `x = null` is `x is null`. `like` is
+         *     case-sensitive, `ilike` not; `=~` and `match` are unanchored RE2 searches (patterns RE2
+         *     refuses answer 400). `/` is float division (NULL for a division by 0). ORDER BY puts NULLs
+         *     last in both directions; strings order byte by byte. `concat` reads NULL as `''`.
+         *
+         *     Only the project in the path is reachable: the server adds its filter; every value of the
+         *     query is sent to the database as a bound parameter. A query the database cannot run with its
+         *     values (an integer overflow) answers 400; past the server's time budget (`QUERY_TIMEOUT_MS`),
+         *     504.
+         */
+        post: operations["query_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3447,6 +3629,15 @@ export interface components {
             /** @description Position in the chain, 0 for the clicked element. */
             order: number | null;
         };
+        /** @description The events list's answer with `select` (PostHog's 2023 shape). */
+        EventsSelectResult: {
+            columns: string[];
+            /** @description The ClickHouse type of each column. */
+            types: string[];
+            /** @description One array per row, values in `columns` order. */
+            results: unknown[][];
+            hasMore: boolean;
+        };
         /** @description A page of events. No `count` and no `previous`, as in PostHog. */
         PaginatedClickhouseEventList: {
             /**
@@ -3460,6 +3651,68 @@ export interface components {
         EventPropertyValue: {
             /** @description The value as text, as PostHog answers it (a number or boolean as its JSON text, e.g. `"42"`, `"true"`). */
             name: string;
+        };
+        /** @description A query to run (PostHog's QueryRequest). Other fields PostHog's clients send (`refresh`, `client_query_id`, `name`, `async`) are accepted and ignored. */
+        QueryRequest: {
+            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One HogQL SELECT (see the operation's description for the subset). Other fields of PostHog's HogQLQuery (`modifiers`, `name`) are accepted and ignored; `values` (placeholders) are refused. */
+        HogQLQuery: {
+            /** @constant */
+            kind: "HogQLQuery";
+            /** @description The HogQL text. */
+            query: string;
+            /** @description Placeholder values; not supported (a non-empty object answers 400). */
+            values?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description PostHog's EventsQuery over the project's events (see the operation's description). */
+        EventsQuery: {
+            /** @constant */
+            kind: "EventsQuery";
+            /** @description HogQL expressions to return, or `"*"` for the whole event. */
+            select: string[];
+            /** @description HogQL expressions that must all be true; one with an aggregate applies after grouping. */
+            where?: string[];
+            /** @description `expression [ASC|DESC]` items. */
+            orderBy?: string[];
+            /** @description Events after this instant (exclusive), ISO 8601 or relative (`-24h`); default `-24h`; `all` for no bound. */
+            after?: string;
+            /** @description Events before this instant (exclusive); default now + 5 seconds. */
+            before?: string;
+            /** @description Only events of this name. */
+            event?: string | null;
+            /** @description Property filters in the events list's form: an array of filters, or a group `{"type": "AND" | "OR", "values": [...]}`. */
+            properties?: {
+                [key: string]: unknown;
+            }[] | {
+                [key: string]: unknown;
+            };
+            /** @description Rows to return (default 100). */
+            limit?: number;
+            /** @description Rows to skip. */
+            offset?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A query's rows (PostHog's HogQLQueryResponse / EventsQueryResponse). */
+        QueryResponse: {
+            /** @description One array per row, values in `columns` order. */
+            results: unknown[][];
+            columns: string[];
+            /** @description The ClickHouse type of each column (`String`, `UInt64`, `Nullable(String)`, `DateTime64(6, 'UTC')`, …). */
+            types: string[];
+            /** @description Whether more rows follow (ask again with a larger `offset`). */
+            hasMore: boolean;
+            limit: number;
+            offset: number;
+            /** @description The HogQL that ran. */
+            hogql: string;
         };
         /**
          * @description A project level:
@@ -5198,9 +5451,15 @@ export interface operations {
                  *     `properties` (see Requests in the API description).
                  */
                 properties?: string;
-                /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions to return. Accepted and ignored, as PostHog does today; use the query endpoint instead. */
+                /**
+                 * @description (Experimental in PostHog) JSON-encoded array of HogQL expressions to return; the answer is then `{columns, types, results, hasMore}` (see the description).
+                 * @example ["event","count()"]
+                 */
                 select?: string;
-                /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions that must pass. Accepted and ignored, as PostHog does today; use the query endpoint instead. */
+                /**
+                 * @description (Experimental in PostHog) JSON-encoded array of HogQL expressions that must all be true; with an aggregate, applied after grouping (see the description).
+                 * @example ["properties.$browser = 'Chrome'"]
+                 */
                 where?: string;
             };
             header?: never;
@@ -5215,13 +5474,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of events, newest first. */
+            /** @description A page of events, newest first; with `select`, the selected rows. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedClickhouseEventList"];
+                    "application/json": components["schemas"]["PaginatedClickhouseEventList"] | components["schemas"]["EventsSelectResult"];
                     "text/csv": string;
                 };
             };
@@ -5363,6 +5622,53 @@ export interface operations {
             };
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_query_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueryRequest"];
+            };
+        };
+        responses: {
+            /** @description The query's rows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryResponse"];
+                };
+            };
+            /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     environments_explicit_members_list: {
@@ -7453,9 +7759,15 @@ export interface operations {
                  *     `properties` (see Requests in the API description).
                  */
                 properties?: string;
-                /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions to return. Accepted and ignored, as PostHog does today; use the query endpoint instead. */
+                /**
+                 * @description (Experimental in PostHog) JSON-encoded array of HogQL expressions to return; the answer is then `{columns, types, results, hasMore}` (see the description).
+                 * @example ["event","count()"]
+                 */
                 select?: string;
-                /** @description (Experimental in PostHog) JSON-encoded array of HogQL expressions that must pass. Accepted and ignored, as PostHog does today; use the query endpoint instead. */
+                /**
+                 * @description (Experimental in PostHog) JSON-encoded array of HogQL expressions that must all be true; with an aggregate, applied after grouping (see the description).
+                 * @example ["properties.$browser = 'Chrome'"]
+                 */
                 where?: string;
             };
             header?: never;
@@ -7470,13 +7782,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of events, newest first. */
+            /** @description A page of events, newest first; with `select`, the selected rows. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedClickhouseEventList"];
+                    "application/json": components["schemas"]["PaginatedClickhouseEventList"] | components["schemas"]["EventsSelectResult"];
                     "text/csv": string;
                 };
             };
@@ -7618,6 +7930,53 @@ export interface operations {
             };
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    query_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueryRequest"];
+            };
+        };
+        responses: {
+            /** @description The query's rows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryResponse"];
+                };
+            };
+            /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     explicit_members_list: {

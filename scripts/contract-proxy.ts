@@ -319,6 +319,13 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       await send('environments_events_retrieve', 400, { path: { id: 'not-a-uuid' } });
       await send('environments_events_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
 
+      // query: a HogQLQuery, an EventsQuery, a construct outside the subset, a syntax error
+      await send('environments_query_create', 200, { body: { query: { kind: 'HogQLQuery', query: 'select event, count() from events group by event order by event' } } });
+      await send('environments_query_create', 200, { body: { query: { kind: 'EventsQuery', select: ['*'], after: 'all', limit: 2 } } });
+      await send('environments_query_create', 200, { body: { query: { kind: 'EventsQuery', select: ['event', 'count()'], after: 'all' } } });
+      await send('environments_query_create', 400, { body: { query: { kind: 'HogQLQuery', query: 'select event from events join persons p on 1' } } });
+      await send('environments_query_create', 400, { body: { query: { kind: 'HogQLQuery', query: 'select event from events where' } } });
+
       // explicit members (private project Q)
       const Q = fx.privateProject;
       await send('environments_explicit_members_list', 200, { path: { project_id: Q } });

@@ -27,6 +27,7 @@ const dirs = [
   'test/server',
   'test/client',
   'test/capture',
+  'test/hogql',
   'test/contract',
   'test/fuzz',
   'test/events-import.test.ts',

@@ -19,6 +19,22 @@ import { withQuery } from './pagination.js';
 import { parseEventDateParam } from './relative-dates.js';
 import { formatTimestamp } from './timestamps.js';
 import { normalizeUuid } from './uuids.js';
+import { eventsWhereCondition, runEventsQuery } from '../hogql/index.js';
+
+/** A `select`/`where` parameter: a JSON array of HogQL expressions (strings). Throws 400 naming `attr`. */
+function hogqlList(raw: string, attr: 'select' | 'where'): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw validationError(`${attr} must be a JSON array of HogQL expressions, e.g. ["event", "count()"].`, attr);
+  }
+  if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'string' && x.trim() !== '')) {
+    throw validationError(`${attr} must be a JSON array of HogQL expressions (non-empty strings), e.g. ["event", "count()"].`, attr);
+  }
+  if (attr === 'select' && parsed.length === 0) throw validationError('select needs at least one expression.', attr);
+  return parsed as string[];
+}
 
 type Schemas = components['schemas'];
 /** An event on the wire (schema `ClickhouseEvent`). */
@@ -65,6 +81,10 @@ export interface EventListParams {
   limit?: number | undefined;
   offset?: number | undefined;
   cursor?: string | undefined;
+  /** JSON array of HogQL expressions to return (PostHog's 2023 `select`): answered by `select` instead of `list` */
+  select?: string | undefined;
+  /** JSON array of HogQL conditions that must all pass */
+  where?: string | undefined;
 }
 
 /** Query parameters of values suggestions. */
@@ -82,8 +102,13 @@ export type EventListResult = { format: 'json'; body: JsonText<Schemas['Paginate
 export class EventsService {
   private readonly read: EventsReadRepository;
 
+  private readonly dialect: Store['dialect'];
+  private readonly db: Store['db'];
+
   constructor(store: Store, private readonly clock: () => Date = () => new Date()) {
     this.read = new EventsReadRepository(store.db, store.readRows);
+    this.dialect = store.dialect;
+    this.db = store.db;
   }
 
   /** `after`/`before` in the stored form, 400 naming the parameter when unreadable. */
@@ -93,6 +118,43 @@ export class EventsService {
       throw validationError(`The ${name} date ${echo(raw, 100)} cannot be read; use ISO 8601 (2024-11-20T14:00:00Z) or a relative date (-1d, -24h, -30M, dStart).`, name);
     }
     return parsed;
+  }
+
+/** The list's filters but paging, read and checked (400 naming the parameter). */
+  private filters(team: Team, params: EventListParams, now: Date) {
+    const before = params.before !== undefined ? this.bound('before', params.before, team, now) : formatTimestamp(new Date(now.getTime() + BEFORE_SLACK_MS));
+    const after = params.after !== undefined ? this.bound('after', params.after, team, now) : undefined;
+    const properties = params.properties !== undefined ? parsePropertiesParam(params.properties, { now, timezone: team.timezone }) : undefined;
+    let person: { id: number } | { uuid: string } | undefined;
+    if (params.person_id !== undefined) {
+      const uuid = normalizeUuid(params.person_id);
+      if (uuid) person = { uuid };
+      else if (/^\d+$/.test(params.person_id)) person = { id: Number(params.person_id) };
+      else throw validationError('person_id must be a person id (an integer) or a person UUID.', 'person_id');
+      if ('id' in person && person.id > 2_147_483_647) person = { uuid: '00000000-0000-0000-0000-000000000000' };
+    }
+    return { before, after, properties, person };
+  }
+
+  /**
+   * The list with `select` (PostHog's 2023 events list, posthog/models/event/query_event_list.py;
+   * today's EventsQuery): the HogQL expressions of `select` over the events the other filters
+   * keep (`after`, `before`, `event`, `distinct_id`, `person_id`, `properties`), non-aggregates
+   * grouped when any aggregates, `where` before grouping or (with an aggregate) after it, newest
+   * first without aggregates, else by `count()` or the first aggregate, descending; `limit`
+   * (default 100, at most 10,000) and `offset` page it. Answers `{columns, types, results,
+   * hasMore}`. Throws `ApiError`/`HogQLError` 400 (attr `select`, `where` or the filter).
+   */
+  async select(team: Team, params: EventListParams): Promise<{ columns: string[]; types: string[]; results: unknown[][]; hasMore: boolean }> {
+    const now = this.clock();
+    if (params.format === 'csv') throw validationError('format=csv is not available with select; ask for JSON.', 'format');
+    if (params.cursor !== undefined) throw validationError('cursor pages the plain list; with select, use offset.', 'cursor');
+    const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
+    const f = this.filters(team, params, now);
+    const conditions = this.read.conditions({ teamId: team.id, ...f, event: params.event, distinctId: params.distinct_id });
+    const parts = { select: hogqlList(params.select ?? '[]', 'select'), where: params.where !== undefined ? hogqlList(params.where, 'where') : undefined, limit, offset: params.offset ?? 0 };
+    const answer = await runEventsQuery(this.db, this.dialect, team.id, parts, conditions, now);
+    return { columns: answer.columns, types: answer.types, results: answer.results, hasMore: answer.hasMore };
   }
 
   private async toWire(rows: EventRow[], teamId: number): Promise<EventWire[]> {
@@ -107,18 +169,9 @@ export class EventsService {
   async list(team: Team, params: EventListParams, url: URL): Promise<EventListResult> {
     const now = this.clock();
     const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
-    const before = params.before !== undefined ? this.bound('before', params.before, team, now) : formatTimestamp(new Date(now.getTime() + BEFORE_SLACK_MS));
-    const after = params.after !== undefined ? this.bound('after', params.after, team, now) : undefined;
-    const properties = params.properties !== undefined ? parsePropertiesParam(params.properties, { now, timezone: team.timezone }) : undefined;
-    let person: { id: number } | { uuid: string } | undefined;
-    if (params.person_id !== undefined) {
-      const uuid = normalizeUuid(params.person_id);
-      if (uuid) person = { uuid };
-      else if (/^\d+$/.test(params.person_id)) person = { id: Number(params.person_id) };
-      else throw validationError('person_id must be a person id (an integer) or a person UUID.', 'person_id');
-      if ('id' in person && person.id > 2_147_483_647) person = { uuid: '00000000-0000-0000-0000-000000000000' };
-    }
+    const { before, after, properties, person } = this.filters(team, params, now);
     const cursor = params.cursor !== undefined ? decodeCursor(params.cursor) : undefined;
+    const where = params.where !== undefined ? await eventsWhereCondition(hogqlList(params.where, 'where'), this.dialect, now) : undefined;
     const rows = await this.read.list({
       teamId: team.id,
       before,
@@ -128,6 +181,7 @@ export class EventsService {
       person,
       properties,
       cursor,
+      where,
       offset: params.offset ?? 0,
       limit: limit + 1,
     });

@@ -15,6 +15,7 @@ import { PluginConfigService } from './plugin-configs.js';
 import { ProjectsService } from './projects.js';
 import { OrganizationsService } from './organizations.js';
 import { ProjectDetailsService } from './project-details.js';
+import { QueryService } from './query.js';
 import { UsersService } from './users.js';
 import { ReadinessService, type ReachabilityCheck } from './readiness.js';
 
@@ -31,6 +32,8 @@ export interface Services {
   organizations: OrganizationsService;
   users: UsersService;
   projectDetails: ProjectDetailsService;
+  /** the query endpoint: HogQL and EventsQuery (server/hogql/) */
+  query: QueryService;
   authentication: AuthenticationService;
   readiness: ReadinessService;
 }
@@ -57,6 +60,7 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
     organizations,
     users: new UsersService(store, organizations),
     projectDetails: new ProjectDetailsService(store),
+    query: new QueryService(store),
     authentication: new AuthenticationService(store),
     readiness: new ReadinessService(store, deps.redis),
   };

@@ -14,6 +14,7 @@ import { identityHandlers } from './identity.js';
 import { personHandlers } from './persons.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
+import { queryHandlers } from './query.js';
 
 /** The environment-scoped handlers, by their environments operationId. */
 const environmentHandlers: HandlersFor<EnvironmentsId> = {
@@ -22,6 +23,7 @@ const environmentHandlers: HandlersFor<EnvironmentsId> = {
   ...explicitMemberHandlers,
   ...dashboardHandlers,
   ...personHandlers,
+  ...queryHandlers,
 };
 
 /** `environments_retrieve` (`/api/environments/{id}/`, one environment) is not environment-scoped: it has no projects copy. */

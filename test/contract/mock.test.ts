@@ -654,6 +654,14 @@ describe('identity, discovery, persons and event definitions: the first declared
     const one = await expectStatus('environments_persons_retrieve', api.GET('/api/environments/{project_id}/persons/{id}/', { params: { path: { ...project, id: '1' } } }), 200);
     expect(one).toEqual(exampleOf('environments_persons_retrieve', '200'));
   });
+  it('POST query/ with a HogQLQuery', async () => {
+    const body = await expectStatus(
+      'environments_query_create',
+      api.POST('/api/environments/{project_id}/query/', { params: { path: project }, body: { query: { kind: 'HogQLQuery', query: 'select event, count() from events group by event' } } }),
+      200,
+    );
+    expect(body).toEqual(exampleOf('environments_query_create', '200'));
+  });
   it('GET /api/projects/{project_id}/event_definitions/', async () => {
     const body = await expectStatus('event_definitions_list', api.GET('/api/projects/{project_id}/event_definitions/', { params: { path: project } }), 200);
     expect(body).toEqual(exampleOf('event_definitions_list', '200'));

@@ -241,12 +241,12 @@ describe('GET /api/environments/{project_id}/events/ — order and limit', () =>
     await expectError(await listRaw(pid, 'format=xml'), 400, { type: 'validation_error' });
   });
 
-  it('accepts select and where (JSON arrays) and ignores them', async () => {
-    const plain = await listOk(pid, { limit: 20 });
+  it('select answers HogQL columns (EventsQuery); where alone filters the ordinary list (test/hogql/events-list.test.ts has the rest)', async () => {
     const res = await listRaw(pid, `limit=20&select=${encodeURIComponent('["event","count()"]')}&where=${encodeURIComponent('["1 = 0"]')}`);
     expect(res.status).toBe(200);
-    const body = (await res.json()) as EventsPage;
-    expect(body.results.map((e) => e.id)).toEqual(plain.results.map((e) => e.id));
+    expect(await res.json()).toMatchObject({ columns: ['event', 'count()'], results: [] });
+    const filtered = await listRaw(pid, `limit=20&where=${encodeURIComponent('["1 = 0"]')}`);
+    expect(((await filtered.json()) as EventsPage).results).toEqual([]);
   });
 
   it('accepts select and where unencoded in the query string', async () => {
@@ -1195,7 +1195,7 @@ describe('GET /api/environments/{project_id}/events/ — pagination', () => {
 
   it('next is an absolute URL of the same path that keeps every other parameter and drops offset', async () => {
     const properties = JSON.stringify([{ key: 'batch', value: 'big', operator: 'exact', type: 'event' }]);
-    const page = await listOk(pid, { event: '$pageview', properties, limit: 7, offset: 3, after: '-1y', select: '["event"]' } as ListQuery);
+    const page = await listOk(pid, { event: '$pageview', properties, limit: 7, offset: 3, after: '-1y', where: '["1 = 1"]' } as ListQuery);
     expect(page.results.map((e) => e.id)).toEqual(expected.slice(3, 10));
     expect(page.next).toEqual(expect.any(String));
     const next = new URL(page.next!);
@@ -1205,7 +1205,7 @@ describe('GET /api/environments/{project_id}/events/ — pagination', () => {
     expect(next.searchParams.get('properties')).toBe(properties);
     expect(next.searchParams.get('limit')).toBe('7');
     expect(next.searchParams.get('after')).toBe('-1y');
-    expect(next.searchParams.get('select')).toBe('["event"]');
+    expect(next.searchParams.get('where')).toBe('["1 = 1"]');
     expect(next.searchParams.has('offset')).toBe(false);
     expect(next.searchParams.getAll('cursor')).toHaveLength(1);
 

@@ -32,6 +32,8 @@ export interface EventListQuery {
   properties?: PropertyGroup | undefined;
   /** the last event of the previous page: rows strictly after it in (timestamp desc, uuid desc) order */
   cursor?: { timestamp: string; uuid: string } | undefined;
+  /** a condition on the `events` row besides these (the list's HogQL `where`, server/hogql/) */
+  where?: RawBuilder<unknown> | undefined;
   offset: number;
   limit: number;
 }
@@ -156,7 +158,27 @@ export class EventsReadRepository {
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
     if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), q.cursor));
     if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties));
+    if (q.where) query = query.where(q.where as RawBuilder<boolean>);
     return query;
+  }
+
+  /**
+   * The filters of `q` but paging (cursor, offset, limit) as SQL conditions on `events` rows: what
+   * a HogQL query over the list's events (the list's `select`, server/hogql/) adds to its own
+   * WHERE. The same filters as `filtered` builds, written out as raw conditions.
+   */
+  conditions(q: Omit<EventListQuery, 'offset' | 'limit' | 'cursor'>): RawBuilder<unknown>[] {
+    const out: RawBuilder<unknown>[] = [sql`events.timestamp < ${q.before}`];
+    if (q.after !== undefined) out.push(sql`events.timestamp > ${q.after}`);
+    if (q.event !== undefined) out.push(sql`events.event = ${q.event}`);
+    if (q.distinctId !== undefined) out.push(sql`events.distinct_id = ${q.distinctId}`);
+    if (q.person !== undefined) {
+      const match = 'id' in q.person ? sql`p.id = ${q.person.id}` : sql`p.uuid = ${q.person.uuid}`;
+      out.push(sql`events.distinct_id in (select pdi.distinct_id from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = ${q.teamId} and ${match})`);
+    }
+    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties));
+    if (q.where) out.push(q.where);
+    return out;
   }
 
   /**

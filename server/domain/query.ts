@@ -1,0 +1,101 @@
+/**
+ * The query endpoint's service (`POST /api/environments/{project_id}/query/`, PostHog's
+ * posthog/api/query.py): a `HogQLQuery` (one HogQL SELECT) or an `EventsQuery` (PostHog's
+ * posthog/hogql_queries/events_query_runner.py: `select`/`where`/`orderBy` expressions over the
+ * events, with `after`, `before`, `event`, `properties`, `limit`, `offset`), run on the caller's
+ * project through server/hogql/. Answers `{results, columns, types, hasMore, limit, offset, hogql}`;
+ * throws `HogQLError`/`ApiError` 400 for a query outside the subset or a bad filter.
+ */
+import { sql } from 'kysely';
+import { runEventsQuery, runHogQLQuery, HogQLError, MAX_LIMIT, DEFAULT_LIMIT, type HogQLAnswer } from '../hogql/index.js';
+import type { Store } from '../storage/db.js';
+import type { Team } from '../storage/repositories/accounts.js';
+import { compilePropertyGroup } from '../storage/repositories/events-read.js';
+import { validationError } from './errors.js';
+import { EventsService, type EventListParams, type EventListResult } from './events.js';
+import { parsePropertiesParam } from './event-filters.js';
+import { parseEventDateParam } from './relative-dates.js';
+
+/** A `HogQLQuery` body's `query`. */
+export interface HogQLQueryInput {
+  kind: 'HogQLQuery';
+  query: string;
+  values?: Record<string, unknown> | undefined;
+}
+
+/** An `EventsQuery` body's `query`. */
+export interface EventsQueryInput {
+  kind: 'EventsQuery';
+  select: string[];
+  where?: string[] | undefined;
+  orderBy?: string[] | undefined;
+  /** exclusive lower bound (ISO 8601 or relative, e.g. `-24h`); default `-24h`; `all` for none */
+  after?: string | undefined;
+  /** exclusive upper bound; default now + 5 s */
+  before?: string | undefined;
+  event?: string | null | undefined;
+  properties?: unknown;
+  limit?: number | undefined;
+  offset?: number | undefined;
+}
+
+/** Either kind of query. */
+export type QueryInput = HogQLQueryInput | EventsQueryInput;
+
+/** Ms added to now for the default `before` (PostHog's EventsQuery: now + 5 s). */
+const BEFORE_SLACK_MS = 5_000;
+
+/** Runs the query endpoint's queries on one store. */
+export class QueryService {
+  private readonly events: EventsService;
+
+  constructor(private readonly store: Store) {
+    this.events = new EventsService(store);
+  }
+
+  /**
+   * The events list with `select` or `where` (server/domain/events.ts `select`, `list`), run on the
+   * main thread: the read pool's workers do not take these parameters.
+   */
+  async eventsList(team: Team, params: EventListParams, url: URL): Promise<{ format: 'select'; body: Awaited<ReturnType<EventsService['select']>> } | EventListResult> {
+    if (params.select !== undefined) return { format: 'select', body: await this.events.select(team, params) };
+    return this.events.list(team, params, url);
+  }
+
+  /** Runs `query` for `team`. Throws `ApiError` 400 (PostHog's shape) for an invalid query. */
+  async run(team: Team, query: QueryInput, now: Date = new Date()): Promise<HogQLAnswer> {
+    if (query.kind === 'HogQLQuery') {
+      if (query.values && Object.keys(query.values).length > 0) throw validationError('Placeholders ("values") are not supported: write the values into the query.', 'query__values');
+      return runHogQLQuery(this.store.db, this.store.dialect, team.id, query.query, now);
+    }
+    const opts = { now, timezone: team.timezone };
+    const conditions = [];
+    const after = query.after ?? '-24h';
+    if (after !== 'all') {
+      const at = parseEventDateParam(after, opts);
+      if (at === undefined) throw validationError(`"${after}" is not a date: use ISO 8601, a relative date such as -24h or -7d, or "all".`, 'query__after');
+      conditions.push(sql`events.timestamp > ${at}`);
+    }
+    let before: string | undefined;
+    if (query.before !== undefined) {
+      before = parseEventDateParam(query.before, opts);
+      if (before === undefined) throw validationError(`"${query.before}" is not a date: use ISO 8601 or a relative date such as -1h.`, 'query__before');
+    } else {
+      before = new Date(now.getTime() + BEFORE_SLACK_MS).toISOString().replace('Z', '000Z');
+    }
+    conditions.push(sql`events.timestamp < ${before}`);
+    if (typeof query.event === 'string' && query.event !== '') conditions.push(sql`events.event = ${query.event}`);
+    if (query.properties !== undefined && query.properties !== null) {
+      const group = parsePropertiesParam(JSON.stringify(query.properties), opts);
+      if (group) conditions.push(compilePropertyGroup(this.store.dialect, group));
+    }
+    const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
+    try {
+      return await runEventsQuery(this.store.db, this.store.dialect, team.id, { select: query.select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset }, conditions, now);
+    } catch (err) {
+      // an EventsQuery's expressions are fields of the body: name them as PostHog's attr does
+      if (err instanceof HogQLError && err.body.attr === null) err.body.attr = 'query';
+      throw err;
+    }
+  }
+}

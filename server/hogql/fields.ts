@@ -1,0 +1,103 @@
+/**
+ * The fields a HogQL query can name, per table, and how each reads from the store.
+ *
+ * `events`: uuid, event, timestamp (DateTime64), distinct_id, elements_chain, created_at,
+ * properties (the whole object, JSON text), properties.<key> (also `properties['key']`),
+ * person_id and person.id (the uuid of the event's person), person.properties.<key>,
+ * person.created_at. `persons`: id (uuid), created_at, is_identified, properties,
+ * properties.<key>. Property values are Strings, as HogQL reads them
+ * (posthog/hogql/printer.py: JSONExtractRaw with quotes removed; a missing key or JSON null is NULL).
+ *
+ * Each field is computed once, in the derived table the query reads from (`t.fN`), so that the
+ * outer query's GROUP BY, ORDER BY and HAVING only ever see plain columns (PostgreSQL matches
+ * grouped expressions by their text, and a property's key is a bound parameter).
+ */
+import { sql } from 'kysely';
+import type { Sql } from './dialect.js';
+import type { AstNode } from './parser.js';
+import { fail, make, type Scope } from './scope.js';
+import type { Compiled, HogType } from './types.js';
+
+/** The person row of the event (NULL without a person): a subquery on person_distinct_ids. */
+function personOf(column: string): Sql {
+  return sql`(select p.${sql.ref(column)} from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`;
+}
+
+/** Registers (once) the column `key` of the derived table and answers the field as a column reference. */
+function column(scope: Scope, key: string, build: () => Sql, type: HogType, nullable: boolean): Compiled {
+  if (scope.inline) return make(build(), type, nullable, key, [], { fields: [key] });
+  const cols = scope.columns;
+  let col = cols.get(key);
+  if (!col) {
+    col = { name: `f${cols.size}`, sql: build() };
+    cols.set(key, col);
+  }
+  return make(sql.raw(`t.${col.name}`), type, nullable, key, [], { fields: [key] });
+}
+
+/** A property key as written after `properties.` (one identifier) or in brackets (a string constant). */
+export function propertyKey(scope: Scope, node: AstNode, rest: readonly string[]): string {
+  if (rest.length !== 1) fail(scope, node, `Nested property access (${rest.join('.')}) is not supported: name one top-level key`);
+  return rest[0]!;
+}
+
+/** Compiles a field chain (table prefix already stripped) of the scope's table. */
+export function tableField(scope: Scope, chain: readonly string[], node: AstNode): Compiled {
+  const d = scope.dialect;
+  const [head, ...rest] = chain;
+  const name = chain.join('.');
+  if (scope.table === null) fail(scope, node, `Field "${name}" needs a FROM clause (FROM events or FROM persons)`);
+  if (scope.table === 'events') {
+    if (rest.length === 0) {
+      switch (head) {
+        case 'uuid':
+          return column(scope, 'events.uuid', () => sql`events.uuid`, 'UUID', false);
+        case 'event':
+        case 'distinct_id':
+        case 'elements_chain':
+          return column(scope, `events.${head}`, () => sql`events.${sql.ref(head)}`, 'String', false);
+        case 'timestamp':
+          return column(scope, 'events.timestamp', () => sql`events.timestamp`, 'DateTime64', false);
+        case 'team_id':
+          return column(scope, 'events.team_id', () => sql`events.team_id`, 'Int', false);
+        case 'created_at':
+          return column(scope, 'events.created_at', () => d.timestampColumn(sql`events.created_at`), 'DateTime64', false);
+        case 'properties':
+          return column(scope, 'events.properties', () => d.jsonWhole(sql`events.properties`), 'JSON', false);
+        case 'person_id':
+          return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
+      }
+    }
+    if (head === 'properties') {
+      const key = propertyKey(scope, node, rest);
+      return column(scope, `events.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`events.properties`, key), 'String', true);
+    }
+    if (head === 'person' && rest.length >= 1) {
+      const [sub, ...more] = rest;
+      if (sub === 'id' && more.length === 0) return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
+      if (sub === 'created_at' && more.length === 0) return column(scope, 'events.person.created_at', () => d.timestampColumn(personOf('created_at')), 'DateTime64', true);
+      if (sub === 'properties' && more.length >= 1) {
+        const key = propertyKey(scope, node, more);
+        return column(scope, `events.person.properties.${JSON.stringify(key)}`, () => d.jsonText(personOf('properties'), key), 'String', true);
+      }
+    }
+    return fail(scope, node, `Unknown field "${name}" of events (fields: uuid, event, timestamp, distinct_id, properties.<key>, person_id, person.properties.<key>, elements_chain, created_at)`);
+  }
+  if (rest.length === 0) {
+    switch (head) {
+      case 'id':
+        return column(scope, 'persons.id', () => sql`persons.uuid`, 'UUID', false);
+      case 'created_at':
+        return column(scope, 'persons.created_at', () => d.timestampColumn(sql`persons.created_at`), 'DateTime64', false);
+      case 'is_identified':
+        return column(scope, 'persons.is_identified', () => sql`persons.is_identified`, 'Bool', false);
+      case 'properties':
+        return column(scope, 'persons.properties', () => d.jsonWhole(sql`persons.properties`), 'JSON', false);
+    }
+  }
+  if (head === 'properties') {
+    const key = propertyKey(scope, node, rest);
+    return column(scope, `persons.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`persons.properties`, key), 'String', true);
+  }
+  return fail(scope, node, `Unknown field "${name}" of persons (fields: id, created_at, is_identified, properties.<key>)`);
+}

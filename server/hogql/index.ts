@@ -1,0 +1,69 @@
+/**
+ * HogQL for this server: PostHog's query language over the events and persons it stores.
+ *
+ * What comes in: a HogQL SELECT (`HogQLQuery`) or an EventsQuery's expressions, the caller's team,
+ * and the store. What goes out: `{results, columns, types, hasMore, limit, offset, hogql}` as
+ * PostHog's query endpoint answers, or a `HogQLError` (400, PostHog's error shape) naming the
+ * construct outside the subset and its line/column.
+ *
+ * How: `./parser.ts` runs PostHog's own parser (`@posthog/hogql-parser`, WASM) to PostHog's AST;
+ * `./select.ts`, `./expr.ts`, `./functions.ts`, `./fields.ts` compile that AST to one
+ * parameterized SQL statement through the store's dialect (`./dialect-sqlite.ts`,
+ * `./dialect-postgres.ts`); `./run.ts` runs it and reads values back by HogQL type. The team filter
+ * is added by the compiler; every value of the query is a bound parameter; only `events` and
+ * `persons`, and only the functions of the subset, can be named. The rules taken from PostHog
+ * (posthog/hogql/printer.py, posthog/hogql/functions/mapping.py,
+ * posthog/hogql_queries/events_query_runner.py) are cited where they are applied.
+ */
+import type { Kysely } from 'kysely';
+import type { DialectName } from '../storage/dialect.js';
+import type { HogQLDialect, Sql } from './dialect.js';
+import { postgresDialect } from './dialect-postgres.js';
+import { sqliteDialect } from './dialect-sqlite.js';
+import { compileEventsQuery, compileEventsWhere, foldStar, type EventsQueryParts } from './events-query.js';
+import { parseSelect } from './parser.js';
+import { runCompiled, type HogQLResult } from './run.js';
+import { compileSelect, DEFAULT_LIMIT, MAX_LIMIT } from './select.js';
+
+export { HogQLError } from './errors.js';
+export type { HogQLResult } from './run.js';
+export type { EventsQueryParts } from './events-query.js';
+export { DEFAULT_LIMIT, MAX_LIMIT };
+
+/** A query's answer and the HogQL it ran. */
+export interface HogQLAnswer extends HogQLResult {
+  hogql: string;
+}
+
+/** The HogQL dialect of a store. */
+export function hogqlDialect(name: DialectName): HogQLDialect {
+  return name === 'postgres' ? postgresDialect : sqliteDialect;
+}
+
+/**
+ * Runs a HogQL SELECT for one team. Default LIMIT 100, at most 50,000 rows. `now` is `now()`.
+ * Throws `HogQLError` (400) for a syntax error or anything outside the subset.
+ */
+export async function runHogQLQuery<DB>(db: Kysely<DB>, dialect: DialectName, teamId: number, text: string, now: Date = new Date()): Promise<HogQLAnswer> {
+  const ast = await parseSelect(text, 'query');
+  const compiled = compileSelect(ast, { dialect: hogqlDialect(dialect), teamId, source: text, attr: 'query', now });
+  return { ...(await runCompiled(db, compiled)), hogql: text };
+}
+
+/**
+ * Runs an EventsQuery's `select`/`where`/`orderBy` for one team, with `tableWhere` (the events
+ * filters, SQL on `events`) applied first. Throws `HogQLError` (400).
+ */
+export async function runEventsQuery<DB>(db: Kysely<DB>, dialect: DialectName, teamId: number, parts: EventsQueryParts, tableWhere: Sql[], now: Date = new Date()): Promise<HogQLAnswer> {
+  const compiled = await compileEventsQuery(parts, { dialect: hogqlDialect(dialect), teamId, now, tableWhere });
+  const answer = await runCompiled(db, compiled);
+  return { ...answer, results: answer.results.map((r) => foldStar(r, compiled.star)), hogql: compiled.hogql };
+}
+
+/**
+ * The events list's `where` (without `select`) as one SQL condition on `events` rows, for the
+ * list's own query. Throws `HogQLError` (400, `attr` `where`).
+ */
+export async function eventsWhereCondition(where: readonly string[], dialect: DialectName, now: Date = new Date()): Promise<Sql> {
+  return compileEventsWhere(where, hogqlDialect(dialect), now);
+}

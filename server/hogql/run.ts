@@ -1,0 +1,102 @@
+/**
+ * Runs a compiled query on the store and reads the answer back as PostHog's HogQL results do:
+ * one array per row, values by HogQL type (integers as numbers, DateTime64 as
+ * `YYYY-MM-DDTHH:MM:SS.ffffffZ`, DateTime as `YYYY-MM-DDTHH:MM:SSZ`, Date as `YYYY-MM-DD`, a whole
+ * properties object as JSON text with its keys sorted, so both stores answer the same text).
+ * `hasMore` comes from the one extra row the SQL fetches.
+ *
+ * A statement the store refuses for its data (PostgreSQL SQLSTATE class 22, e.g. an integer out of
+ * range; 42, e.g. a grouping PostgreSQL cannot prove; SQLite's SQLITE_ERROR, SQLITE_MISMATCH,
+ * SQLITE_RANGE, SQLITE_TOOBIG) is answered as a `HogQLError` (400), never a 500. PostgreSQL's
+ * statement timeout (57014, the server's QUERY_TIMEOUT_MS) is answered 504 `query_timeout`. Other
+ * errors (lost connections) are thrown as they are.
+ */
+import type { Kysely } from 'kysely';
+import { ApiError } from '../domain/errors.js';
+import { HogQLError } from './errors.js';
+import type { CompiledSelect } from './select.js';
+import type { HogType } from './types.js';
+
+/** One query's answer. */
+export interface HogQLResult {
+  results: unknown[][];
+  columns: string[];
+  types: string[];
+  hasMore: boolean;
+  limit: number;
+  offset: number;
+}
+
+const SQLITE_DATA_ERRORS = new Set(['SQLITE_ERROR', 'SQLITE_MISMATCH', 'SQLITE_RANGE', 'SQLITE_TOOBIG']);
+
+/** Whether `err` is the store refusing the statement for its data or shape (see the module doc). */
+export function isQueryRefused(err: unknown): err is Error & { code: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  if (SQLITE_DATA_ERRORS.has(code)) return true;
+  const severity = (err as { severity?: unknown }).severity;
+  return typeof severity === 'string' && (code.startsWith('22') || code.startsWith('42') || code === '2201B');
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
+    return out;
+  }
+  return v;
+}
+
+/** A stored value read back as its HogQL type (see the module doc). */
+export function readValue(type: HogType, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (type) {
+    case 'Int':
+    case 'UInt':
+    case 'Bool': {
+      const n = typeof v === 'boolean' ? (v ? 1 : 0) : Number(v);
+      return Number.isFinite(n) ? n : null;
+    }
+    case 'Float': {
+      const n = Number(v);
+      return Number.isFinite(n) ? n : null;
+    }
+    case 'DateTime':
+      return `${String(v).slice(0, 19)}Z`;
+    case 'JSON':
+      try {
+        return JSON.stringify(sortKeys(typeof v === 'string' ? JSON.parse(v) : v));
+      } catch {
+        return String(v);
+      }
+    case 'Null':
+      return null;
+    default:
+      return String(v);
+  }
+}
+
+/** Runs `query` and reads the rows (see the module doc). */
+export async function runCompiled<DB>(db: Kysely<DB>, query: CompiledSelect): Promise<HogQLResult> {
+  let rows: Record<string, unknown>[];
+  try {
+    rows = (await query.sql.execute(db)).rows as Record<string, unknown>[];
+  } catch (err) {
+    if (isQueryRefused(err)) throw new HogQLError(`The query could not run: ${err.message}`, undefined, undefined, 'query');
+    // PostgreSQL stopped it at the session's statement_timeout (QUERY_TIMEOUT_MS): 504, as the read pool answers
+    if ((err as { code?: unknown } | null)?.code === '57014') {
+      throw new ApiError(504, {
+        type: 'server_error',
+        code: 'query_timeout',
+        detail: 'Query has hit the max execution time before completing and was cancelled. Narrow it: a shorter time range, an event name, fewer or simpler conditions.',
+        attr: null,
+      });
+    }
+    throw err;
+  }
+  const hasMore = rows.length > query.limit;
+  const page = hasMore ? rows.slice(0, query.limit) : rows;
+  const results = page.map((row) => query.kinds.map((kind, i) => readValue(kind, row[`c${i}`])));
+  return { results, columns: query.columns, types: query.types, hasMore, limit: query.limit, offset: query.offset };
+}

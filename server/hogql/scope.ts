@@ -1,0 +1,78 @@
+/**
+ * What the expression compiler knows while it compiles one query: the store's dialect, the query
+ * text (for error positions), the table of FROM, the SELECT aliases, the clock, and where in the
+ * query it is (aggregates allowed or not). Also the helpers that build `Compiled` values.
+ */
+import { sql } from 'kysely';
+import type { HogQLDialect, Sql } from './dialect.js';
+import { HogQLError } from './errors.js';
+import type { AstNode } from './parser.js';
+import type { Compiled, HogType } from './types.js';
+
+/** The tables a HogQL query may read (`FROM events`, `FROM persons`). */
+export type TableName = 'events' | 'persons';
+
+/** The compile-time context of one query. */
+export interface Scope {
+  dialect: HogQLDialect;
+  /** the HogQL text the AST's positions point into */
+  source: string;
+  /** the request field that holds the text (errors' `attr`) */
+  attr: string | null;
+  /** the FROM table, or null for a query without FROM */
+  table: TableName | null;
+  /** names that stand for the table in a field chain (`events`, or its alias) */
+  tableNames: Set<string>;
+  /** SELECT aliases (`count() as c`), usable anywhere in the query as ClickHouse allows */
+  aliases: Map<string, AstNode>;
+  /** aliases being expanded (a cycle is an error) */
+  expanding: Set<string>;
+  /** `now()` and `today()` for the whole query */
+  now: Date;
+  /** whether aggregate functions may appear here (SELECT, HAVING, ORDER BY), and whether we are inside one */
+  aggAllowed: boolean;
+  inAgg: boolean;
+  /** the derived table's columns (one per field the query reads), by field key (./fields.ts) */
+  columns: Map<string, { name: string; sql: Sql }>;
+  /** fields read straight off the table's row instead (a condition added to another query's WHERE) */
+  inline?: boolean;
+}
+
+/** Throws a `HogQLError` located at `node`. */
+export function fail(scope: Scope, node: AstNode | undefined, message: string): never {
+  throw new HogQLError(message, scope.source, node?.start?.offset, scope.attr);
+}
+
+/** A compiled expression built from parts (`agg` and `fields` are the parts' union unless given). */
+export function make(sql: Sql, type: HogType, nullable: boolean, key: string, parts: readonly Compiled[] = [], extra: Partial<Compiled> = {}): Compiled {
+  return {
+    sql,
+    type,
+    nullable,
+    key,
+    agg: parts.some((p) => p.agg),
+    fields: [...new Set(parts.flatMap((p) => p.fields))],
+    ...extra,
+  };
+}
+
+/** A constant of the query, bound as a parameter of its type. */
+export function constant(scope: Scope, value: unknown, node?: AstNode): Compiled {
+  const d = scope.dialect;
+  const key = `const:${JSON.stringify(value)}`;
+  if (value === null) return make(sqlNull, 'Null', true, key, [], { constant: { value: null } });
+  if (typeof value === 'boolean') return make(d.bool(value), 'Bool', false, key, [], { constant: { value } });
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) fail(scope, node, 'Numbers must be finite');
+    if (Number.isInteger(value)) {
+      if (!Number.isSafeInteger(value)) fail(scope, node, `The integer ${value} is out of range`);
+      return make(d.int(value), 'Int', false, key, [], { constant: { value } });
+    }
+    return make(d.float(value), 'Float', false, key, [], { constant: { value } });
+  }
+  if (typeof value === 'string') return make(d.str(value), 'String', false, key, [], { constant: { value } });
+  return fail(scope, node, 'Unsupported constant');
+}
+
+/** SQL NULL. */
+export const sqlNull: Sql = sql`null`;
