@@ -1,15 +1,22 @@
 /**
  * `envapi import events` and `envapi demo`: events into a project through the import pipeline
  * (server/events/import.ts), from a PostHog export file or from the Hedgebox demo generator
- * (server/events/demo.ts). While an import runs, stderr shows a progress bar (on a terminal, not
- * with `--json`) and a line whenever a batch waits for the store's write lock.
+ * (server/events/demo.ts); `demo --output FILE` writes the generated events as a JSON Lines export
+ * file instead (examples/hedgebox-events.jsonl was made so).
+ *
+ * Progress goes to stderr through cli-progress (not with `--json`): on a terminal a bar redrawn in
+ * place; otherwise (a log, a pipe, CI) the same line without the bar, printed when a phase starts,
+ * every `PROGRESS_LINE_EVERY_MS` and when it ends (cli-progress's `noTTYOutput` mode). A line also
+ * says when a batch waits for the store's write lock.
  */
+import fs from 'node:fs';
+import { once } from 'node:events';
 import cliProgress from 'cli-progress';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseIsoTimestamp } from '../domain/timestamps.js';
-import type { ImportFormat, ImportSummary, LockWaitCallback, ProgressCallback } from '../events/import.js';
+import type { ImportFormat, ImportPhase, ImportSummary, LockWaitCallback, ProgressCallback } from '../events/import.js';
 import type { Store } from '../storage/db.js';
-import { out, parseInteger, parsePositive, withStore } from './shared.js';
+import { CliError, out, parseInteger, parsePositive, withStore } from './shared.js';
 
 /**
  * `import events` and `demo`: a batch gives up on the store's write lock after this many ms and is
@@ -18,28 +25,57 @@ import { out, parseInteger, parsePositive, withStore } from './shared.js';
 const IMPORT_LOCK_WAIT_MS = 2_000;
 /** While a batch keeps waiting, one line every this many ms. */
 const LOCK_WAIT_LINE_EVERY_MS = 30_000;
+/** When stderr is not a terminal: one progress line every this many ms (besides a phase's first and last). */
+const PROGRESS_LINE_EVERY_MS = 5_000;
 
-/** A cli-progress bar on stderr while an import runs; none with --json or when stderr is not a terminal. */
-function importProgress(json: boolean): { onProgress: ProgressCallback | undefined; stop(): void } {
-  if (json || !process.stderr.isTTY) return { onProgress: undefined, stop: () => undefined };
+/** The progress line of a phase; `{bar}` only on a terminal. */
+function progressFormat(phase: ImportPhase | 'writing', known: boolean, tty: boolean): string {
+  if (phase === 'validating') return 'Checking  {value} rows | {duration_formatted}';
+  const verb = phase === 'writing' ? 'Writing' : 'Importing';
+  if (!known) return `${verb} {value} events | {duration_formatted}`;
+  return `${verb} ${tty ? '|{bar}| ' : ''}{percentage}% | {value}/{total} events | {duration_formatted} elapsed, {eta_formatted} left`;
+}
+
+/**
+ * cli-progress's time format, with `?` for an unknown time: its ETA is the string `NULL` or `INF`
+ * when no rate is known yet (the default format prints `LLs`).
+ */
+const formatSeconds: cliProgress.TimeFormatter = (t, options, roundTo) =>
+  Number.isFinite(Number(t)) ? cliProgress.Format.TimeFormat(Number(t), options, roundTo) : '?';
+
+/**
+ * Progress on stderr while an import (or `demo --output`) runs, through cli-progress: one bar per
+ * phase; none with `json`. See the module doc for what it prints when stderr is not a terminal.
+ */
+function importProgress(json: boolean): { onProgress: (done: number, total: number | undefined, phase: ImportPhase | 'writing') => void; stop(): void } {
+  if (json) return { onProgress: () => undefined, stop: () => undefined };
+  const tty = process.stderr.isTTY === true;
   let bar: cliProgress.SingleBar | undefined;
   let phase: string | undefined;
   const stop = (): void => {
     bar?.stop();
     bar = undefined;
   };
-  const onProgress: ProgressCallback = (done, total, p) => {
+  const onProgress = (done: number, total: number | undefined, p: ImportPhase | 'writing'): void => {
     const key = `${p}:${total === undefined ? '' : 'total'}`;
     if (key !== phase) {
       stop();
       phase = key;
-      const format =
-        p === 'validating'
-          ? 'Checking  {value} rows'
-          : total === undefined
-            ? 'Importing {value} events | {duration_formatted}'
-            : 'Importing |{bar}| {percentage}% | {value}/{total} events | {duration_formatted} elapsed, {eta_formatted} left';
-      bar = new cliProgress.SingleBar({ format, stream: process.stderr, hideCursor: true, fps: 10, etaBuffer: 50 }, cliProgress.Presets.shades_classic);
+      bar = new cliProgress.SingleBar(
+        {
+          format: progressFormat(p, total !== undefined, tty),
+          stream: process.stderr,
+          hideCursor: true,
+          fps: 10,
+          etaBuffer: 50,
+          noTTYOutput: true,
+          notTTYSchedule: PROGRESS_LINE_EVERY_MS,
+          // off a terminal the last line stays as it is (no blank line after it)
+          clearOnComplete: !tty,
+          formatTime: formatSeconds,
+        },
+        cliProgress.Presets.shades_classic,
+      );
       bar.start(total ?? 0, done);
     }
     bar?.update(done);
@@ -88,7 +124,7 @@ function parseBatchSize(value: string): number {
   return size;
 }
 
-/** The terminal hooks an import runs with (progress bar, lock-wait lines). */
+/** The hooks an import runs with (progress lines, lock-wait lines). */
 interface ImportHooks {
   onProgress: ProgressCallback | undefined;
   onLockWait: LockWaitCallback;
@@ -96,7 +132,7 @@ interface ImportHooks {
 
 /**
  * Runs one import on the store of the global options (its write-lock wait bounded by
- * `IMPORT_LOCK_WAIT_MS`), with a progress bar unless `json`, then hands the summary to `report`.
+ * `IMPORT_LOCK_WAIT_MS`), with progress lines unless `json`, then hands the summary to `report`.
  */
 async function runImport(
   program: Command,
@@ -153,10 +189,12 @@ export function registerEventCommands(program: Command): void {
     .description(
       'generate a realistic product-analytics data set (Hedgebox, a file-sharing app: pageviews, autocaptures with ' +
         'elements chains, custom events, identified and anonymous persons, browsers, OS, UTM sources) spread over ' +
-        'the last --days days up to --now, and import it through the same path as "import events". The same ' +
-        '--seed, --now, --days and --events give the same events, uuids included.',
+        'the last --days days up to --now, and import it into --project through the same path as "import events", ' +
+        'or write it to --output as a JSON Lines export file. The same --seed, --now, --days and --events give the ' +
+        'same events, uuids included.',
     )
-    .requiredOption('--project <id>', 'project id', parsePositive)
+    .addOption(new Option('--project <id>', 'project id to import into').argParser(parsePositive).conflicts('output'))
+    .option('--output <file>', 'write the events to this JSON Lines file (PostHog\'s export shape) instead of importing them')
     .requiredOption('--events <n>', 'number of events', parseInteger)
     .option('--seed <n>', 'random seed (default: a random one, printed in the summary)', parseInteger)
     .option('--days <n>', 'length of the period in days', parsePositive, 30)
@@ -167,26 +205,52 @@ export function registerEventCommands(program: Command): void {
     })
     .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
     .option('--json', 'print the summary as JSON')
-    .action(async (o: { project: number; events: number; seed?: number; days: number; now?: Date; batchSize: number; json?: boolean }) => {
+    .action(async (o: { project?: number; output?: string; events: number; seed?: number; days: number; now?: Date; batchSize: number; json?: boolean }) => {
+      if (o.project === undefined && o.output === undefined) throw new CliError('name the project to import into (--project ID), or a file to write (--output FILE)');
       const seed = o.seed ?? Math.floor(Math.random() * 1_000_000);
       const now = o.now ?? new Date();
+      const repeat = `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`;
       // the importer and the demo generator (faker's data) load only when these commands run
-      const [{ importEvents }, { generateDemoEvents }] = await Promise.all([import('../events/import.js'), import('../events/demo.js')]);
+      const { generateDemoEvents } = await import('../events/demo.js');
+      const rows = generateDemoEvents({ count: o.events, seed, now, days: o.days });
+      if (o.output !== undefined) {
+        const written = await writeJsonLines(o.output, rows, o.events, importProgress(!!o.json));
+        out(!!o.json, { output: o.output, events: written, seed, now: now.toISOString(), days: o.days }, () => [`Wrote ${n(written)} events to ${o.output}.`, repeat]);
+        return;
+      }
+      const project = o.project!;
+      const { importEvents } = await import('../events/import.js');
       await runImport(
         program,
         !!o.json,
-        (store, hooks) =>
-          importEvents(store, o.project, generateDemoEvents({ count: o.events, seed, now, days: o.days }), {
-            source: 'demo',
-            total: o.events,
-            batchSize: o.batchSize,
-            ...hooks,
-          }),
-        (summary) =>
-          out(!!o.json, { ...summary, project_id: o.project, seed, now: now.toISOString(), days: o.days }, () => [
-            ...summaryLines(summary, o.project),
-            `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`,
-          ]),
+        (store, hooks) => importEvents(store, project, rows, { source: 'demo', total: o.events, batchSize: o.batchSize, ...hooks }),
+        (summary) => out(!!o.json, { ...summary, project_id: project, seed, now: now.toISOString(), days: o.days }, () => [...summaryLines(summary, project), repeat]),
       );
     });
+}
+
+/**
+ * Writes `rows` to `file` as JSON Lines (one JSON object per line, UTF-8), reporting progress every
+ * 1,000 rows; returns the number written. The file is replaced; on failure it is removed.
+ */
+async function writeJsonLines(file: string, rows: Iterable<unknown>, total: number, progress: ReturnType<typeof importProgress>): Promise<number> {
+  const stream = fs.createWriteStream(file);
+  let written = 0;
+  try {
+    progress.onProgress(0, total, 'writing');
+    for (const row of rows) {
+      if (!stream.write(JSON.stringify(row) + '\n')) await once(stream, 'drain');
+      if (++written % 1_000 === 0) progress.onProgress(written, total, 'writing');
+    }
+    progress.onProgress(written, total, 'writing');
+    stream.end();
+    await once(stream, 'finish');
+  } catch (err) {
+    stream.destroy();
+    fs.rmSync(file, { force: true });
+    throw err;
+  } finally {
+    progress.stop();
+  }
+  return written;
 }

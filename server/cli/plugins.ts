@@ -1,9 +1,7 @@
 /** `envapi plugins` (catalog, install): the built-in plugin catalog (server/domain/plugin-catalog.ts). */
 import type { Command } from 'commander';
-import { installCatalogPlugin } from '../bootstrap.js';
 import { PLUGIN_CATALOG, findCatalogPlugin } from '../domain/plugin-catalog.js';
-import { AccountsRepository } from '../storage/repositories/accounts.js';
-import { CliError, findOrg, out, withStore } from './shared.js';
+import { accountsOf, CliError, findOrg, ORG_OPTION_HELP, out, withStore } from './shared.js';
 
 /** Adds `plugins` to `program`. */
 export function registerPluginCommands(program: Command): void {
@@ -20,15 +18,16 @@ export function registerPluginCommands(program: Command): void {
     .description('install catalog plugins in an organization (by key or url; --all for every one)')
     .argument('[plugins...]', 'catalog keys or urls, e.g. customerio')
     .option('--all', 'install the whole catalog')
-    .option('--org <id-or-name>', 'the organization (default: the only one)')
+    .option('--org <name-or-id>', ORG_OPTION_HELP)
     .option('--json', 'print JSON')
     .action(async (refs: string[], o: { all?: boolean; org?: string; json?: boolean }) => {
       const entries = o.all ? [...PLUGIN_CATALOG] : refs.map((r) => findCatalogPlugin(r) ?? r);
       const unknown = entries.filter((e): e is string => typeof e === 'string');
       if (unknown.length) throw new CliError(`Not in the catalog: ${unknown.join(', ')} (see envapi plugins catalog)`);
       if (!entries.length) throw new CliError('Name plugins to install, or pass --all');
+      const { installCatalogPlugin } = await import('../bootstrap.js');
       await withStore(program, async (store) => {
-        const org = await findOrg(new AccountsRepository(store.db), o.org);
+        const org = await findOrg(await accountsOf(store), o.org);
         const installed: Awaited<ReturnType<typeof installCatalogPlugin>>[] = [];
         for (const entry of entries) {
           if (typeof entry === 'string') continue;

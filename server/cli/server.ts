@@ -1,22 +1,23 @@
 /**
- * `envapi migrate`, `envapi serve` and `envapi bootstrap`: the store's schema, the server process
- * (server/main.ts, one process or a node:cluster of workers), and the first set-up of an empty store
- * (server/bootstrap.ts).
+ * `envapi migrate`, `envapi serve`, `envapi bootstrap` and `envapi build`: the store's schema, the
+ * server process (server/main.ts, one process or a node:cluster of workers; `npm start` is
+ * `envapi serve`), the first set-up of an empty store (server/bootstrap.ts), and the compiled
+ * JavaScript the command runs (dist/, built by bin/envapi.js before any command loads).
  */
 import type { Command } from 'commander';
-import { bootstrap } from '../bootstrap.js';
-import { readConfig } from '../config.js';
-import { migrateToLatest } from '../storage/db.js';
-import { CliError, openCliStore, out, parseInteger, withStore, type StoreOptions } from './shared.js';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CliError, openCliStore, out, parseInteger, storeLocation, withStore } from './shared.js';
 
-/** Adds `migrate`, `serve` and `bootstrap` to `program`. */
+/** Adds `migrate`, `serve`, `bootstrap` and `build` to `program`. */
 export function registerServerCommands(program: Command): void {
   program
     .command('migrate')
     .description('apply pending database migrations')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const store = openCliStore(program);
+      const { migrateToLatest } = await import('../storage/db.js');
+      const store = await openCliStore(program);
       try {
         const result = await migrateToLatest(store);
         out(!!o.json, result, () => [result.applied.length ? `Applied: ${result.applied.join(', ')}` : 'Already up to date.']);
@@ -27,23 +28,16 @@ export function registerServerCommands(program: Command): void {
 
   program
     .command('serve')
-    .description('migrate, bootstrap an empty store (printing one API key), and serve the API')
+    .description('migrate, bootstrap an empty store (printing one API key), and serve the API (what npm start runs)')
     .option('-p, --port <port>', 'TCP port (env PORT, default 8000)', parseInteger)
     .option('--host <host>', 'interface (env HOST, default 127.0.0.1)')
     .option('-w, --workers <n>', 'worker processes on the same port (node:cluster); more than 1 needs DATABASE_URL', parseInteger)
     .action(async (o: { port?: number; host?: string; workers?: number }) => {
-      const opts = program.opts<StoreOptions>();
+      // the server's modules (Express, the validator, the spec, the configuration) load only for
+      // `serve`: every other command, and `--help`, starts without them
+      const [{ main: serve, serveCluster, workersRefusal }, { readConfig }] = await Promise.all([import('../main.js'), import('../config.js')]);
       const config = readConfig();
-      const resolved = {
-        ...config,
-        port: o.port ?? config.port,
-        host: o.host ?? config.host,
-        dataDir: opts.dataDir ?? config.dataDir,
-        databaseUrl: opts.databaseUrl ?? config.databaseUrl,
-      };
-      // the server's modules (Express, the validator, the spec) load only for `serve`: every other
-      // command, and `--help`, starts without them
-      const { main: serve, serveCluster, workersRefusal } = await import('../main.js');
+      const resolved = { ...config, ...storeLocation(program), port: o.port ?? config.port, host: o.host ?? config.host };
       if (o.workers === undefined) {
         await serve(resolved);
         return;
@@ -59,11 +53,25 @@ export function registerServerCommands(program: Command): void {
     .option('--email <email>', 'email of the owner user', 'admin@envapi.local')
     .option('--json', 'print JSON')
     .action(async (o: { email: string; json?: boolean }) => {
+      const { bootstrap } = await import('../bootstrap.js');
       await withStore(program, async (store) => {
         const r = await bootstrap(store, { email: o.email });
         out(!!o.json, { created: r.created, project_id: r.team?.id ?? null, user: r.user?.email ?? null, key: r.key ?? null }, () =>
-          r.created ? [`Project ${r.team?.id} created. Personal API key (shown once):`, r.key ?? ''] : ['Store already set up; nothing done.'],
+          r.created ? [`Project ${r.team?.id} created. Personal API key (shown once, stored only as a hash):`, r.key ?? ''] : ['Store already set up; nothing done.'],
         );
       });
+    });
+
+  program
+    .command('build')
+    .description(
+      'compile the TypeScript sources into dist/ if they changed since the last build (every envapi command does this ' +
+        'first; npm ci runs it as the prepare script). Exits 1 when tsc reports errors.',
+    )
+    .action(() => {
+      // bin/envapi.js handles `envapi build` itself and loads this module only for --help; reaching
+      // this action means the CLI was started some other way
+      if (!fileURLToPath(import.meta.url).includes(`${path.sep}dist${path.sep}`)) throw new CliError('envapi runs from the TypeScript sources: dist/ could not be built (see npm run build)');
+      console.log('dist/ is up to date.');
     });
 }

@@ -1,18 +1,25 @@
 /**
  * What the command groups of the `envapi` command line share: option parsers (commander's
  * `InvalidArgumentError` on bad input, which commander reports as bad usage, exit 2), the store of
- * the global options (`withStore`), `--json` output (`out`), user and organization look-ups, and
- * `CliError` (a message for the user; `runCli` prints it on stderr and exits 1).
+ * the global options (`withStore`), `--json` output (`out`), user and organization look-ups, level
+ * names, and `CliError` (a message for the user; `runCli` prints it on stderr and exits 1).
+ *
+ * Start-up time: this module and the command modules import the store, the repositories and the
+ * server only inside the actions that use them (`await import(…)`), so `envapi --help` loads
+ * commander and little else (bin/envapi.js, `npm run bench:cli`).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { readConfig } from '../config.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { KNOWN_SCOPES } from '../domain/access.js';
-import { openStore, migrateToLatest, type Store } from '../storage/db.js';
+import type { Store } from '../storage/db.js';
 import { OrganizationLevel, type AccountsRepository, type Organization, type User } from '../storage/repositories/accounts.js';
 
 /** A failure to tell the user as it is (stderr, exit 1), without a stack. */
 export class CliError extends Error {}
 
+/** PostHog's OrganizationMembership levels (posthog/models/organization.py `Level`): member 1, admin 8, owner 15. */
 const LEVELS: Record<string, number> = { member: OrganizationLevel.MEMBER, admin: OrganizationLevel.ADMIN, owner: OrganizationLevel.OWNER };
 
 /** `member`, `admin`, `owner` (or PostHog's numbers 1, 8, 15) → the organization level number. */
@@ -22,6 +29,11 @@ export function parseLevel(value: string): number {
   return level;
 }
 
+/** The name of an organization level: 1 → `member`, 8 → `admin`, 15 → `owner`; another number as `level N`. */
+export function levelName(level: number): string {
+  return Object.keys(LEVELS).find((name) => LEVELS[name] === level) ?? `level ${level}`;
+}
+
 /** `1,2` → project ids `[1, 2]`. */
 export function parseIdList(value: string): number[] {
   const ids = value.split(',').map((s) => s.trim()).filter(Boolean);
@@ -29,7 +41,7 @@ export function parseIdList(value: string): number[] {
   return ids.map(Number);
 }
 
-/** `plugin:read,query:read` → scopes, each one of `KNOWN_SCOPES`. */
+/** `plugin:read,query:read` → scopes, each one of `KNOWN_SCOPES` (server/domain/access.ts). */
 export function parseScopes(value: string): string[] {
   const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = scopes.filter((s) => !(KNOWN_SCOPES as readonly string[]).includes(s));
@@ -50,6 +62,18 @@ export function parsePositive(value: string): number {
   return x;
 }
 
+/** The version of package.json (the project root is the first directory up from here that has one). */
+export function packageVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: string }).version ?? 'unknown';
+    const up = path.dirname(dir);
+    if (up === dir) return 'unknown';
+    dir = up;
+  }
+}
+
 /** The global options `--data-dir` / `--database-url`. */
 export interface StoreOptions {
   dataDir?: string;
@@ -57,14 +81,24 @@ export interface StoreOptions {
 }
 
 /**
+ * Where the store of the global options is: `--data-dir` / `--database-url`, else `DATA_DIR`
+ * (default `data`) / `DATABASE_URL`, as server/config.ts `readConfig` reads them. Read here rather
+ * than through `readConfig`, which also loads the rate limiter's modules (~0.2 s) and refuses
+ * malformed server-only settings that no administration command uses.
+ */
+export function storeLocation(program: Command, env: NodeJS.ProcessEnv = process.env): { dataDir: string; databaseUrl: string | undefined } {
+  const opts = program.opts<StoreOptions>();
+  return { dataDir: opts.dataDir ?? (env.DATA_DIR || 'data'), databaseUrl: opts.databaseUrl ?? (env.DATABASE_URL || undefined) };
+}
+
+/**
  * Opens the store named by the global options (else `DATA_DIR` / `DATABASE_URL`), without
  * migrating it. `lockTimeoutMs`: the store's bound on one wait for SQLite's write lock
  * (`StorageConfig`); undefined keeps the store's default.
  */
-export function openCliStore(program: Command, lockTimeoutMs?: number): Store {
-  const opts = program.opts<StoreOptions>();
-  const env = readConfig();
-  return openStore({ dataDir: opts.dataDir ?? env.dataDir, databaseUrl: opts.databaseUrl ?? env.databaseUrl, lockTimeoutMs });
+export async function openCliStore(program: Command, lockTimeoutMs?: number): Promise<Store> {
+  const { openStore } = await import('../storage/db.js');
+  return openStore({ ...storeLocation(program), lockTimeoutMs });
 }
 
 /**
@@ -72,13 +106,20 @@ export function openCliStore(program: Command, lockTimeoutMs?: number): Store {
  * `lockTimeoutMs`: the store's bound on one wait for SQLite's write lock (`StorageConfig`).
  */
 export async function withStore<T>(program: Command, fn: (store: Store) => Promise<T>, lockTimeoutMs?: number): Promise<T> {
-  const store = openCliStore(program, lockTimeoutMs);
+  const { migrateToLatest } = await import('../storage/db.js');
+  const store = await openCliStore(program, lockTimeoutMs);
   try {
     await migrateToLatest(store);
     return await fn(store);
   } finally {
     await store.close();
   }
+}
+
+/** The accounts repository over a store (loaded when a command needs it). */
+export async function accountsOf(store: Store): Promise<AccountsRepository> {
+  const { AccountsRepository } = await import('../storage/repositories/accounts.js');
+  return new AccountsRepository(store.db);
 }
 
 /** Prints `value` as JSON (two-space indent) with `--json`, else the human lines, on stdout. */
@@ -94,19 +135,34 @@ export async function findUser(accounts: AccountsRepository, ref: string): Promi
   return user;
 }
 
+/** The help text of every `--org` option. */
+export const ORG_OPTION_HELP = 'the organization, by name or id (default: the only one)';
+
+/** `  <id>  "<name>"` lines, one per organization, for messages that ask to name one. */
+function orgLines(orgs: Organization[]): string {
+  return orgs.map((o) => `  ${o.id}  "${o.name}"`).join('\n');
+}
+
 /**
- * The organization with this id or name; without `ref`, the only one. CliError when there is none,
- * or when `ref` is omitted and there are several.
+ * The organization named by `ref`: its id, else its exact name, else its name in any case. Without
+ * `ref`, the only one. CliError, saying how to name one (`--org NAME` or `--org ID`, with the
+ * organizations there are), when there is none, when `ref` is omitted and there are several, or
+ * when a name is shared by several.
  */
 export async function findOrg(accounts: AccountsRepository, ref: string | undefined): Promise<Organization> {
   const orgs = await accounts.listOrganizations();
-  if (!ref) {
-    if (orgs.length === 1 && orgs[0]) return orgs[0];
-    throw new CliError(orgs.length ? 'Several organizations exist: name one with --org ID' : 'No organization yet: run envapi orgs create --name NAME');
+  if (!orgs.length) throw new CliError('No organization yet: create one with envapi orgs create --name NAME (or start the server once: npm start)');
+  if (ref === undefined) {
+    if (orgs.length === 1) return orgs[0]!;
+    throw new CliError(`There are ${orgs.length} organizations: name one with --org NAME or --org ID, e.g. --org "${orgs[0]!.name}"\n${orgLines(orgs)}`);
   }
-  const org = orgs.find((o) => o.id === ref || o.name === ref);
-  if (!org) throw new CliError(`No organization ${ref}`);
-  return org;
+  const byId = orgs.find((o) => o.id === ref);
+  if (byId) return byId;
+  let named = orgs.filter((o) => o.name === ref);
+  if (!named.length) named = orgs.filter((o) => o.name.toLowerCase() === ref.toLowerCase());
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) throw new CliError(`${named.length} organizations are named "${ref}": name one with --org ID\n${orgLines(named)}`);
+  throw new CliError(`No organization "${ref}". Name one with --org NAME or --org ID:\n${orgLines(orgs)}`);
 }
 
 /**
