@@ -61,7 +61,7 @@ const policies = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'generated/**'] },
+  { ignores: ['dist/**', 'client/dist/**', 'node_modules/**', 'generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },

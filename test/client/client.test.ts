@@ -1,11 +1,15 @@
 /**
  * The typed client (`client/index.ts`) against the real server in-process (`startTestServer`,
  * response validation on): `unwrap` returns the data of a 2xx and throws `EnvApiError` with
- * PostHog's error fields otherwise, `paginate` follows `next` links with the client's key, and the
- * key is sent as `Authorization: Bearer`.
+ * PostHog's error fields otherwise, `paginate` follows `next` links with the client's key, the
+ * key is sent as `Authorization: Bearer`, and answers that are not JSON (CSV with `format=csv`, the
+ * frontend's JavaScript) come back as strings (`textAnswers`). The same client as a built,
+ * installed package: test/client/package.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient, EnvApiError, paginate, unwrap } from '../../client/index.js';
+import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -223,5 +227,71 @@ describe('createClient', () => {
     expect(err.status).toBe(403);
     expect(err.code).toBe('permission_denied');
     expect(err.detail).toBe("API key missing required scope 'plugin:write'");
+  });
+});
+
+describe('text answers', () => {
+  const EVENTS = '/api/environments/{project_id}/events/';
+  const FRONTEND = '/api/environments/{project_id}/pipeline_destination_configs/{id}/frontend/';
+
+  /** A project of its own with one `$pageview`, seeded straight into the store (as test/server/events.test.ts does). */
+  async function projectWithOneEvent(): Promise<string> {
+    const team = await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: `CSV ${randomUUID()}` });
+    const event = { uuid: randomUUID(), event: '$pageview', distinct_id: 'user@example.com', properties: { $current_url: 'https://example.com/' }, timestamp: new Date().toISOString(), elements_chain: '' };
+    await t.store.db.transaction().execute(async (trx) => {
+      await new EventsWriteRepository(trx).insertEvents(team.id, [event]);
+    });
+    return String(team.id);
+  }
+
+  it('with format=csv and parseAs text, the events list is the CSV as a string (typed string)', async () => {
+    const project_id = await projectWithOneEvent();
+    const { data, response } = await t.client.GET(EVENTS, { params: { path: { project_id }, query: { format: 'csv' } }, parseAs: 'text' });
+    expectTypeOf(data).toEqualTypeOf<string | undefined>();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(typeof data).toBe('string');
+    expect(data).toMatch(/^[^\r\n]*distinct_id[^\r\n]*\r?\n/);
+    expect(data).toContain('user@example.com');
+  });
+
+  it('with format=csv and the default parseAs, the answer is the same string, not a JSON parse error', async () => {
+    const project_id = await projectWithOneEvent();
+    const data = await unwrap(t.client.GET(EVENTS, { params: { path: { project_id }, query: { format: 'csv' } } }));
+    expect(typeof data).toBe('string');
+    expect(data as string).toContain('user@example.com');
+    const asText = await unwrap(t.client.GET(EVENTS, { params: { path: { project_id }, query: { format: 'csv' } }, parseAs: 'text' }));
+    expect(data).toBe(asText);
+  });
+
+  it('an empty CSV page is an empty string, with either parseAs', async () => {
+    const query = { format: 'csv' as const, event: 'no_such_event' };
+    expect(await unwrap(t.client.GET(EVENTS, { params: { path: project(), query }, parseAs: 'text' }))).toBe('');
+    expect(await unwrap(t.client.GET(EVENTS, { params: { path: project(), query } }))).toBe('');
+  });
+
+  it("a destination's frontend is its JavaScript as a string (typed string)", async () => {
+    const destination = t.boot.plugins.find((p) => Object.keys(p.capabilities ?? {}).length > 0);
+    expect(destination, 'the catalog has destinations').toBeDefined();
+    const created = await unwrap(
+      // PostHog creates every kind of config through the frontend apps path
+      t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: project() }, body: { plugin: destination!.id, order: 0, enabled: false } }),
+    );
+    try {
+      const { data, response } = await t.client.GET(FRONTEND, { params: { path: { ...project(), id: created.id } } });
+      expectTypeOf(data).toEqualTypeOf<string | undefined>();
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/javascript/);
+      expect(response.url).toContain(`/pipeline_destination_configs/${created.id}/frontend/`);
+      expect(data).toMatch(/^export function getFrontendApp \(\) \{/);
+    } finally {
+      await unwrap(t.client.DELETE('/api/environments/{project_id}/pipeline_destination_configs/{id}/', { params: { path: { ...project(), id: created.id } } }));
+    }
+  });
+
+  it('an error answer of a text operation is still the JSON error (EnvApiError 404)', async () => {
+    const err = await rejection(unwrap(t.client.GET(FRONTEND, { params: { path: { ...project(), id: 987_654 } } })));
+    expect(err.status).toBe(404);
+    expect(err.code).toBe('not_found');
   });
 });
