@@ -11,6 +11,7 @@
  * |---|---|---|
  * | `events` | `environments_events_list`, `environments_events_retrieve` | 240/minute, 1,200/hour |
  * | `event_values` | `environments_events_values_retrieve` | 60/minute, 300/hour |
+ * | `query` | `environments_query_create` (PostHog's `APIQueriesThrottle`) | 240/minute, 2,400/hour |
  * | `default` | every other operation | 480/minute, 4,800/hour |
  *
  * Over a limit: 429 with PostHog's `throttled_error` body and a `Retry-After` header in seconds

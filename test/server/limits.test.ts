@@ -86,6 +86,7 @@ const small: RateLimitConfig = {
   classes: {
     events: [{ limit: 5, windowMs: MINUTE }],
     event_values: [{ limit: 2, windowMs: MINUTE }],
+    query: [{ limit: 2, windowMs: MINUTE }],
     default: [
       { limit: 100, windowMs: MINUTE },
       { limit: 3, windowMs: 3_600_000 },
@@ -138,6 +139,16 @@ describe('rate limits', () => {
     expect((await t.fetch(configs(), { key })).status).toBe(200);
   });
 
+  it('the query class (PostHog\'s APIQueriesThrottle): both prefixes share 2/minute here; then 429; the events class is separate', async () => {
+    const key = await t.newKey();
+    const query = (prefix: string) =>
+      t.fetch(`/api/${prefix}/${t.projectId}/query/`, { key, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select 1' } }) });
+    expect((await query('environments')).status).toBe(200);
+    expect((await query('projects')).status).toBe(200);
+    expect((await query('environments')).status).toBe(429);
+    expect((await t.fetch(events(), { key })).status).toBe(200);
+  });
+
   it('every window of a class applies (default: 3/hour here) and another key is not affected', async () => {
     const a = await t.newKey();
     const b = await t.newKey();
@@ -174,7 +185,9 @@ describe('rate-limit configuration', () => {
     expect(classes.get('events_list')).toBe('events');
     expect(classes.get('events_retrieve')).toBe('events');
     expect(classes.get('events_values_retrieve')).toBe('event_values');
-    expect([...classes.values()].filter((c) => c !== 'default')).toHaveLength(6);
+    expect(classes.get('environments_query_create')).toBe('query');
+    expect(classes.get('query_create')).toBe('query');
+    expect([...classes.values()].filter((c) => c !== 'default')).toHaveLength(8);
   });
 
   it('createApp refuses a spec with an operation without a valid class, rate limits on or off', () => {
@@ -188,6 +201,7 @@ describe('rate-limit configuration', () => {
     expect(readRateLimitConfig({})).toEqual(DEFAULT_RATE_LIMITS);
     expect(DEFAULT_RATE_LIMITS.classes.events.map((w) => w.limit)).toEqual([240, 1200]);
     expect(DEFAULT_RATE_LIMITS.classes.event_values.map((w) => w.limit)).toEqual([60, 300]);
+    expect(DEFAULT_RATE_LIMITS.classes.query.map((w) => w.limit)).toEqual([240, 2400]);
     expect(DEFAULT_RATE_LIMITS.classes.default.map((w) => w.limit)).toEqual([480, 4800]);
   });
 

@@ -190,7 +190,7 @@ describe('routes added after createApp', () => {
 describe('rate limit before request validation (real HTTP stack)', () => {
   const MINUTE = 60_000;
   const limits: RateLimitConfig = {
-    classes: { events: [{ limit: 2, windowMs: MINUTE }], event_values: [{ limit: 2, windowMs: MINUTE }], default: [{ limit: 2, windowMs: MINUTE }] },
+    classes: { events: [{ limit: 2, windowMs: MINUTE }], event_values: [{ limit: 2, windowMs: MINUTE }], query: [{ limit: 2, windowMs: MINUTE }], default: [{ limit: 2, windowMs: MINUTE }] },
   };
   let env: Awaited<ReturnType<typeof freshStore>>;
   let server: Server;

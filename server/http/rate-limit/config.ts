@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 
 /** A throttle class (PostHog's throttle scopes). */
-export type RateClass = 'events' | 'event_values' | 'default';
+export type RateClass = 'events' | 'event_values' | 'query' | 'default';
 
 /** One window of a class: at most `limit` requests per `windowMs`. */
 export interface RateWindow {
@@ -56,6 +56,11 @@ export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
       { limit: 60, windowMs: MINUTE },
       { limit: 300, windowMs: HOUR },
     ],
+    // PostHog's APIQueriesThrottle (posthog/rate_limit.py) of the query endpoint
+    query: [
+      { limit: 240, windowMs: MINUTE },
+      { limit: 2_400, windowMs: HOUR },
+    ],
     default: [
       { limit: 480, windowMs: MINUTE },
       { limit: 4_800, windowMs: HOUR },
@@ -67,7 +72,7 @@ export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
 /**
  * Reads the limits from the environment: `RATE_LIMIT_ENABLED` (default on; `0`, `false`, `off`,
  * `no` disable), `RATE_LIMIT_MULTIPLIER` (scales every limit, default 1), per class
- * `RATE_LIMIT_EVENTS`, `RATE_LIMIT_EVENT_VALUES`, `RATE_LIMIT_DEFAULT` in DRF's rate syntax, e.g.
+ * `RATE_LIMIT_EVENTS`, `RATE_LIMIT_EVENT_VALUES`, `RATE_LIMIT_QUERY`, `RATE_LIMIT_DEFAULT` in DRF's rate syntax, e.g.
  * `240/minute,1200/hour` (units: second, minute, hour, day), and `RATE_LIMIT_REDIS_TIMEOUT_MS`
  * (positive integer, default 500; used only with Redis). Throws on a malformed value.
  */
@@ -77,7 +82,7 @@ export function readRateLimitConfig(env: NodeJS.ProcessEnv = process.env): RateL
   const multiplierText = env.RATE_LIMIT_MULTIPLIER;
   const multiplier = multiplierText === undefined || multiplierText === '' ? 1 : Number(multiplierText);
   if (!Number.isFinite(multiplier) || multiplier <= 0) throw new Error(`RATE_LIMIT_MULTIPLIER must be a positive number, got ${JSON.stringify(multiplierText)}`);
-  const vars: Record<RateClass, string> = { events: 'RATE_LIMIT_EVENTS', event_values: 'RATE_LIMIT_EVENT_VALUES', default: 'RATE_LIMIT_DEFAULT' };
+  const vars: Record<RateClass, string> = { events: 'RATE_LIMIT_EVENTS', event_values: 'RATE_LIMIT_EVENT_VALUES', query: 'RATE_LIMIT_QUERY', default: 'RATE_LIMIT_DEFAULT' };
   const classes = {} as Record<RateClass, RateWindow[]>;
   for (const cls of Object.keys(vars) as RateClass[]) {
     const name = vars[cls];
