@@ -658,8 +658,9 @@ export interface paths {
          *     100, at most 10,000) and `offset` page the rows (no `next`, no cursor, no CSV). `where`
          *     without `select` filters the ordinary list of events (PostHog's 2023 code refused it with
          *     "Cannot use 'where' without 'select'"; here it simply filters). A query outside the
-         *     subset answers 400 naming the expression (`attr` `select` or `where`). These lists run on
-         *     the server's main thread, not in the read pool.
+         *     subset answers 400 naming the expression (`attr` `select` or `where`). These lists run in
+         *     the read pool's worker threads under the server's time budget (`QUERY_TIMEOUT_MS`, 504
+         *     `query_timeout` past it), as the ordinary list does.
          *
          *     **CSV.** With `format=csv` the answer is `text/csv` (UTF-8): the page's events, each nested
          *     object and array flattened into columns named with `.` (`properties.$browser`,
@@ -2533,8 +2534,9 @@ export interface paths {
          *     100, at most 10,000) and `offset` page the rows (no `next`, no cursor, no CSV). `where`
          *     without `select` filters the ordinary list of events (PostHog's 2023 code refused it with
          *     "Cannot use 'where' without 'select'"; here it simply filters). A query outside the
-         *     subset answers 400 naming the expression (`attr` `select` or `where`). These lists run on
-         *     the server's main thread, not in the read pool.
+         *     subset answers 400 naming the expression (`attr` `select` or `where`). These lists run in
+         *     the read pool's worker threads under the server's time budget (`QUERY_TIMEOUT_MS`, 504
+         *     `query_timeout` past it), as the ordinary list does.
          *
          *     **CSV.** With `format=csv` the answer is `text/csv` (UTF-8): the page's events, each nested
          *     object and array flattened into columns named with `.` (`properties.$browser`,

@@ -19,6 +19,10 @@
  * agent: the whole round trip over loopback including reading the body, so they bound the
  * server-side time from above. Reports median and p95 in milliseconds per query shape, the import
  * rate (events/s), and the server's resident memory (VmRSS and its peak VmHWM, MB) after the runs.
+ *
+ * The HogQL shapes (issue 20) go through `POST /api/environments/1/query/` as HogQLQuery bodies;
+ * after the table the report prints each one's compiled SQL and its plan (SQLite's EXPLAIN QUERY
+ * PLAN, PostgreSQL's EXPLAIN), compiled by server/hogql/ as the server compiles it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,9 +30,12 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import pg from 'pg';
 import { bootstrap } from '../server/bootstrap.js';
+import { hogqlDialect } from '../server/hogql/index.js';
+import { parseSelect } from '../server/hogql/parser.js';
+import { compileSelect } from '../server/hogql/select.js';
 import { generateDemoEvents } from '../server/events/demo.js';
 import { importEvents } from '../server/events/import.js';
 import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
@@ -62,6 +69,42 @@ function memoryOf(pid: number): { rss: number; peak: number } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The HogQL shapes of issue 20, run as HogQLQuery bodies through the query endpoint. */
+const HOGQL_SHAPES: { name: string; query: string }[] = [
+  { name: 'HogQL: select event, count() group by event', query: 'select event, count() from events group by event' },
+  { name: 'HogQL: where on one property (latest 100 with $browser = Chrome)', query: "select uuid, event, timestamp from events where properties.$browser = 'Chrome' order by timestamp desc limit 100" },
+  { name: 'HogQL: count where on one property ($browser = Chrome)', query: "select count() from events where properties.$browser = 'Chrome'" },
+  {
+    name: 'HogQL: toStartOfDay(timestamp) trend, 30 days',
+    query: 'select toStartOfDay(timestamp) as day, count() from events where timestamp >= now() - interval 30 day group by day order by day',
+  },
+];
+
+/** Each HogQL shape's compiled SQL (as the server compiles it for `teamId`) and the store's plan for it. */
+async function hogqlPlans(store: Store, teamId: number): Promise<string[]> {
+  const out: string[] = [];
+  for (const shape of HOGQL_SHAPES) {
+    const ast = await parseSelect(shape.query);
+    const compiled = compileSelect(ast, { dialect: hogqlDialect(store.dialect), teamId, source: shape.query, attr: 'query', now: new Date() }).sql.compile(store.db);
+    const explain = store.dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
+    const rows = (await store.db.executeQuery(CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]))).rows as Record<string, unknown>[];
+    let plan: string[];
+    if (store.dialect === 'sqlite') {
+      // id/parent form a tree: indent each step under its parent
+      const depth = new Map<number, number>();
+      plan = rows.map((r) => {
+        const d = (depth.get(Number(r.parent)) ?? -1) + 1;
+        depth.set(Number(r.id), d);
+        return `${'  '.repeat(d)}${String(r.detail)}`;
+      });
+    } else {
+      plan = rows.map((r) => String(r['QUERY PLAN']));
+    }
+    out.push(`### ${shape.name}`, '', `HogQL: \`${shape.query}\``, '', '```sql', compiled.sql, `-- parameters: ${JSON.stringify(compiled.parameters)}`, '```', '', '```', ...plan, '```', '');
+  }
+  return out;
 }
 
 /** Where the store lives: a SQLite data directory, or a PostgreSQL URL (with its search_path). */
@@ -213,6 +256,7 @@ const program = new Command('bench-events')
       .executeTakeFirstOrThrow();
     if (store.dialect === 'postgres') await sql`analyze`.execute(store.db);
     const size = await storeSize(store, target);
+    const plans = await hogqlPlans(store, team1);
     await store.close();
 
     const server = await startServer(target, o.port);
@@ -239,6 +283,30 @@ const program = new Command('bench-events')
       for (let i = 0; i < o.runs; i++) samples.push((await get(url)).ms);
       return summarize(name, samples, note);
     };
+    const post = (url: string, body: unknown) =>
+      new Promise<{ ms: number; body: string }>((resolve, reject) => {
+        const payload = Buffer.from(JSON.stringify(body), 'utf8');
+        const started = performance.now();
+        const req = http.request(url, { method: 'POST', agent, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': payload.length } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const ms = performance.now() - started;
+            const text = Buffer.concat(chunks).toString('utf8');
+            if (res.statusCode !== 200) reject(new Error(`POST ${url} → ${res.statusCode} ${text.slice(0, 300)}`));
+            else resolve({ ms, body: text });
+          });
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    const timePost = async (name: string, url: string, body: unknown) => {
+      let rows = 0;
+      for (let i = 0; i < 3; i++) rows = (JSON.parse((await post(url, body)).body) as { results: unknown[] }).results.length; // warm-up
+      const samples: number[] = [];
+      for (let i = 0; i < o.runs; i++) samples.push((await post(url, body)).ms);
+      return summarize(name, samples, `${rows} rows`);
+    };
     const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
     const stats: Stat[] = [];
     try {
@@ -250,6 +318,7 @@ const program = new Command('bench-events')
       );
       stats.push(await time('person_id (busiest person)', `${base}/events/?${q({ person_id: busy.uuid })}`, `${Number(busy.n)} events`));
       stats.push(await time('values of $browser', `${base}/events/values/?${q({ key: '$browser' })}`));
+      for (const shape of HOGQL_SHAPES) stats.push(await timePost(shape.name, `${base}/query/`, { query: { kind: 'HogQLQuery', query: shape.query } }));
       // Paging through 10,000 rows by following next (100 per page): one sample = one whole walk.
       const walks: number[] = [];
       const perPage: number[] = [];
@@ -286,6 +355,10 @@ const program = new Command('bench-events')
         '',
         `Size: ${size}`,
         mem ? `Server memory after the runs: RSS ${mem.rss} MB, peak ${mem.peak} MB` : 'Server memory: /proc not available',
+        '',
+        '## HogQL query plans (project 1)',
+        '',
+        ...plans,
       ];
       console.log(lines.join('\n'));
     }

@@ -12,7 +12,6 @@ import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { compilePropertyGroup } from '../storage/repositories/events-read.js';
 import { validationError } from './errors.js';
-import { EventsService, type EventListParams, type EventListResult } from './events.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { parseEventDateParam } from './relative-dates.js';
 
@@ -45,22 +44,12 @@ export type QueryInput = HogQLQueryInput | EventsQueryInput;
 /** Ms added to now for the default `before` (PostHog's EventsQuery: now + 5 s). */
 const BEFORE_SLACK_MS = 5_000;
 
-/** Runs the query endpoint's queries on one store. */
+/**
+ * Runs the query endpoint's queries on one store. The handlers reach it through `EventsReads.query`
+ * (server/domain/events-reads.ts): in a read-pool worker under the time budget, or in-process.
+ */
 export class QueryService {
-  private readonly events: EventsService;
-
-  constructor(private readonly store: Store) {
-    this.events = new EventsService(store);
-  }
-
-  /**
-   * The events list with `select` or `where` (server/domain/events.ts `select`, `list`), run on the
-   * main thread: the read pool's workers do not take these parameters.
-   */
-  async eventsList(team: Team, params: EventListParams, url: URL): Promise<{ format: 'select'; body: Awaited<ReturnType<EventsService['select']>> } | EventListResult> {
-    if (params.select !== undefined) return { format: 'select', body: await this.events.select(team, params) };
-    return this.events.list(team, params, url);
-  }
+  constructor(private readonly store: Store) {}
 
   /** Runs `query` for `team`. Throws `ApiError` 400 (PostHog's shape) for an invalid query. */
   async run(team: Team, query: QueryInput, now: Date = new Date()): Promise<HogQLAnswer> {

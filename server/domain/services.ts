@@ -15,7 +15,6 @@ import { PluginConfigService } from './plugin-configs.js';
 import { ProjectsService } from './projects.js';
 import { OrganizationsService } from './organizations.js';
 import { ProjectDetailsService } from './project-details.js';
-import { QueryService } from './query.js';
 import { UsersService } from './users.js';
 import { ReadinessService, type ReachabilityCheck } from './readiness.js';
 
@@ -23,6 +22,7 @@ import { ReadinessService, type ReachabilityCheck } from './readiness.js';
 export interface Services {
   projects: ProjectsService;
   pluginConfigs: PluginConfigService;
+  /** the events reads: the list (also with HogQL select/where), values, and the query endpoint's HogQL (server/hogql/), in the read pool or in-process */
   events: EventsReads;
   explicitMembers: ExplicitMembersService;
   dashboards: DashboardsService;
@@ -32,8 +32,6 @@ export interface Services {
   organizations: OrganizationsService;
   users: UsersService;
   projectDetails: ProjectDetailsService;
-  /** the query endpoint: HogQL and EventsQuery (server/hogql/) */
-  query: QueryService;
   authentication: AuthenticationService;
   readiness: ReadinessService;
 }
@@ -60,7 +58,6 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
     organizations,
     users: new UsersService(store, organizations),
     projectDetails: new ProjectDetailsService(store),
-    query: new QueryService(store),
     authentication: new AuthenticationService(store),
     readiness: new ReadinessService(store, deps.redis),
   };

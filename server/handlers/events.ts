@@ -1,7 +1,8 @@
 /**
  * Handlers of the `events` tag (operations 13–15): read the validated query, call `EventsService`
- * (server/domain/events.ts), answer JSON or CSV as `format` asks. A list with `select` or `where`
- * goes to the query service (HogQL, server/domain/query.ts).
+ * (server/domain/events.ts) through the events reads (`services.events`, in the read pool or
+ * in-process), answer JSON or CSV as `format` asks. A list with `select` answers HogQL columns
+ * (`EventsReads.select`); `where` filters the ordinary list.
  */
 import type { HandlersFor } from '../http/typed.js';
 import { projectOf } from './context.js';
@@ -11,11 +12,10 @@ type EventsOperationId = 'environments_events_list' | 'environments_events_retri
 /** The three events handlers. */
 export const eventHandlers: HandlersFor<EventsOperationId> = {
   async environments_events_list({ auth, query, services, url }) {
-    // with select or where: HogQL over the events (server/domain/query.ts), on the main thread
-    if (query.select !== undefined || query.where !== undefined) {
-      const answer = await services.query.eventsList(projectOf(auth).team, query, url);
-      if (answer.format === 'select') return { status: 200, contentType: 'application/json', body: answer.body };
-      return answer.format === 'csv' ? { status: 200, contentType: 'text/csv', body: answer.body } : { status: 200, contentType: 'application/json', body: answer.body };
+    // with select: HogQL columns over the events (server/domain/events.ts `select`); with where
+    // alone: the ordinary list, filtered. Both run where the list runs (the read pool, under the time budget)
+    if (query.select !== undefined) {
+      return { status: 200, contentType: 'application/json', body: await services.events.select(projectOf(auth).team, query) };
     }
     const result = await services.events.list(projectOf(auth).team, query, url);
     return result.format === 'csv'

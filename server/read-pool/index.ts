@@ -1,11 +1,16 @@
 /**
- * The events reads whose cost grows with a project's size — the events list (filters, CSV of up to
- * 10,000 rows) and property values — run off the main thread, in a pool of worker threads
+ * The events reads whose cost grows with a project's size — the events list (filters, HogQL
+ * `where`, CSV of up to 10,000 rows), the list with HogQL `select`, property values, and the query
+ * endpoint's HogQLQuery and EventsQuery — run off the main thread, in a pool of worker threads
  * (piscina), each with its own read-only connection to the store, under a time budget.
  *
- * What comes in: the same calls as `EventsService` (server/domain/events.ts) makes in-process:
- * `list(team, params, url)` and `values(team, params, format)`. What goes out: the same results
- * (a JSON page as UTF-8 bytes, CSV text, a values list), or the same `ApiError`s (400/404), now
+ * What comes in: the calls of `EventsReads` (server/domain/events-reads.ts), as
+ * `inProcessEventsReads` runs them with `EventsService` (server/domain/events.ts) and
+ * `QueryService` (server/domain/query.ts): `list(team, params, url)`, `select(team, params)`,
+ * `values(team, params, format)`, `query(team, query, now)`. The workers call the same domain
+ * methods (one code path builds each query; PostHog's HogQL parser, WASM, loads once per worker).
+ * What goes out: the same results (a JSON page as UTF-8 bytes, CSV text, a values list, HogQL
+ * columns and rows), or the same `ApiError`s (400/404, HogQL's 400 naming the construct), now
  * thrown on the main thread. Why: a scan of 200,000 events with a regex or `icontains` filter, or
  * serializing 10,000 rows, takes hundreds of ms of CPU; on the main thread every other request
  * (`/_health`, a keyed retrieve) waited for it. In a worker they keep answering (docs/reliability.md
@@ -26,8 +31,9 @@
  * one index (events_team_time, events_team_event_time, events_team_distinct_id_time) and reads
  * only the rows it returns, ~1 ms for 100 events; sending it to a worker and copying the page back
  * cost more than it saved (measured: the latest-100 page went from ~940 to ~500 pages/s on one
- * core, docs/performance.md). Everything else — property filters, a person's events, CSV,
- * deep offsets, values — may read the whole project and goes to the pool.
+ * core, docs/performance.md). Everything else — property filters, HogQL `where`, a person's
+ * events, CSV, deep offsets, values, `select`, the query endpoint — may read the whole project and
+ * goes to the pool.
  *
  * `threads: 0`, or a store in memory (which no other connection can open), runs the same calls on
  * the main thread: the store's own `EventsService`, with no time budget on SQLite.
@@ -38,6 +44,7 @@ import pLimit from 'p-limit';
 import { Piscina } from 'piscina';
 import { EventsService, type EventListParams, type EventValuesParams } from '../domain/events.js';
 import { inProcessEventsReads, type EventsReads } from '../domain/events-reads.js';
+import type { QueryInput } from '../domain/query.js';
 import { ApiError } from '../domain/errors.js';
 import { JsonText } from '../wire/json-text.js';
 import type { Store } from '../storage/db.js';
@@ -72,7 +79,7 @@ export function defaultReadThreads(): number {
 }
 
 /** The parameters the events list reads (what crosses to the worker; see `pick`). */
-const LIST_PARAMS = ['after', 'before', 'event', 'distinct_id', 'person_id', 'properties', 'format', 'limit', 'offset', 'cursor'] as const satisfies readonly (keyof EventListParams)[];
+const LIST_PARAMS = ['after', 'before', 'event', 'distinct_id', 'person_id', 'properties', 'format', 'limit', 'offset', 'cursor', 'select', 'where'] as const satisfies readonly (keyof EventListParams)[];
 /** The parameters values suggestions read. */
 const VALUES_PARAMS = ['key', 'value', 'event_name', 'is_column'] as const satisfies readonly (keyof EventValuesParams)[];
 
@@ -85,6 +92,7 @@ const MAIN_THREAD_MAX_ROWS = 1_000;
  */
 export function readsFewRows(params: EventListParams): boolean {
   if (params.properties !== undefined || params.person_id !== undefined || params.format === 'csv') return false;
+  if (params.where !== undefined || params.select !== undefined) return false;
   if (params.event !== undefined && params.distinct_id !== undefined) return false;
   return (params.limit ?? 100) + (params.offset ?? 0) <= MAIN_THREAD_MAX_ROWS;
 }
@@ -98,6 +106,15 @@ function pick<T extends object>(params: T, keys: readonly (keyof T)[]): T {
   const out: Partial<T> = {};
   for (const k of keys) if (params[k] !== undefined) out[k] = params[k];
   return out as T;
+}
+
+/**
+ * A copy of a query endpoint's `query` with only the fields its kind reads (`QueryService.run`):
+ * the body is JSON, so every value can cross to a worker, but fields the kind ignores need not.
+ */
+function queryFields(query: QueryInput): QueryInput {
+  if (query.kind === 'HogQLQuery') return pick(query, ['kind', 'query', 'values']);
+  return pick(query, ['kind', 'select', 'where', 'orderBy', 'after', 'before', 'event', 'properties', 'limit', 'offset']);
 }
 
 /**
@@ -170,6 +187,16 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
       if (result.op !== 'list') throw new Error('read pool: answer of another operation');
       const { page } = result;
       return page.format === 'csv' ? page : { format: 'json', body: new JsonText(Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength)) };
+    },
+    async select(team, params) {
+      const result = unwrap(await run({ op: 'select', team: { ...team }, params: pick(params, LIST_PARAMS), now: Date.now() }));
+      if (result.op !== 'select') throw new Error('read pool: answer of another operation');
+      return result.answer;
+    },
+    async query(team, query, now) {
+      const result = unwrap(await run({ op: 'query', team: { ...team }, query: queryFields(query), now: (now ?? new Date()).getTime() }));
+      if (result.op !== 'query') throw new Error('read pool: answer of another operation');
+      return result.answer;
     },
     async values(team, params, format) {
       const result = unwrap(await run({ op: 'values', team: { ...team }, params: pick(params, VALUES_PARAMS), format, now: Date.now() }));

@@ -162,7 +162,7 @@ describe('a read holding its worker thread', () => {
 });
 
 describe('readsFewRows: which list reads stay on the main thread', () => {
-  it('a JSON page of at most 1,000 rows on one index range stays; filters that may scan the project go to the pool', () => {
+  it('a JSON page of at most 1,000 rows on one index range stays; filters that may scan the project (HogQL where included) go to the pool', () => {
     expect(readsFewRows({})).toBe(true);
     expect(readsFewRows({ event: '$pageview', after: '-1d', cursor: 'x' })).toBe(true);
     expect(readsFewRows({ distinct_id: 'u1', limit: 1_000 })).toBe(true);
@@ -171,5 +171,8 @@ describe('readsFewRows: which list reads stay on the main thread', () => {
     expect(readsFewRows({ person_id: '1' })).toBe(false);
     expect(readsFewRows({ format: 'csv', limit: 1 })).toBe(false);
     expect(readsFewRows({ event: '$pageview', distinct_id: 'u1' })).toBe(false);
+    // HogQL: where may scan the project, select may aggregate all of it (test/hogql/budget.test.ts)
+    expect(readsFewRows({ where: '["1 = 1"]' })).toBe(false);
+    expect(readsFewRows({ select: '["event"]' })).toBe(false);
   });
 });
