@@ -1,7 +1,8 @@
 /**
  * Helpers shared by the HTTP benchmarks (`scripts/bench-http.ts`, `scripts/bench-pair.ts`,
- * `scripts/bench-hostile.ts`): a store of demo events, free ports, pinning to a core with `taskset`, starting a server and waiting for its first 200, one
- * autocannon run in its own process (parsed from its `--json` output), resident memory, medians.
+ * `scripts/bench-hostile.ts`, `scripts/bench-capture.ts`): a store of demo events, free ports, pinning to a core with `taskset`, starting a server and waiting for its first 200, one
+ * autocannon run in its own process (parsed from its `--json` output), resident memory (now and
+ * peak), medians, and writing a table between markers of docs/performance.md.
  * Not a test; nothing here is imported by the server (the test helpers take `freePort` from here).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -242,4 +243,66 @@ export async function prepareStore(dataDir: string, events: number, seed: number
   } finally {
     await store.close();
   }
+}
+
+/** Peak resident memory of a process in MB (VmHWM: the highest VmRSS over its life), or NaN without /proc. */
+export function peakRssMb(pid: number | undefined): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]) / 1024);
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Replaces the text between `<!-- bench:NAME:begin -->` and `<!-- bench:NAME:end -->` of
+ * docs/performance.md with `text`; when the markers are absent, appends `## heading`, `intro`
+ * (when given) and the marked block at the end of the file.
+ */
+export function writePerformanceBlock(name: string, text: string, heading: string, intro = ''): void {
+  const file = path.join(ROOT, 'docs/performance.md');
+  const begin = `<!-- bench:${name}:begin -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const doc = fs.readFileSync(file, 'utf8');
+  const block = `${begin}\n${text}\n${end}`;
+  const i = doc.indexOf(begin);
+  const j = doc.indexOf(end);
+  fs.writeFileSync(file, i !== -1 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n## ${heading}\n\n${intro ? `${intro}\n\n` : ''}${block}\n`);
+}
+
+/** CPU time so far, in seconds: of the whole machine (busy, all cores) and of each of `pids` (user + system). */
+export interface CpuSample {
+  at: number;
+  machine: number;
+  pids: number[];
+}
+
+/** Reads /proc/stat and /proc/<pid>/stat (clock ticks of 10 ms); NaN where a file is missing. */
+export function cpuSample(pids: readonly number[]): CpuSample {
+  const TICK = 100;
+  let machine = NaN;
+  try {
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal: busy = all but idle and iowait
+    machine = (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + (f[7] ?? 0)) / TICK;
+  } catch {
+    // no /proc: NaN
+  }
+  const ofPid = (pid: number) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(f[11]) + Number(f[12])) / TICK;
+    } catch {
+      return NaN;
+    }
+  };
+  return { at: performance.now(), machine, pids: pids.map(ofPid) };
+}
+
+/** Cores used between two samples: the machine's and each pid's (CPU seconds / wall seconds). */
+export function coresBetween(a: CpuSample, b: CpuSample): { machine: number; pids: number[] } {
+  const wall = (b.at - a.at) / 1000;
+  return { machine: (b.machine - a.machine) / wall, pids: b.pids.map((x, i) => (x - a.pids[i]!) / wall) };
 }

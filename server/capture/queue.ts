@@ -1,6 +1,7 @@
 /**
  * Group commit of captured events: a request's rows wait in a queue, and one writer takes
- * everything queued so far and writes it in ONE transaction (server/events/write-events.ts, the
+ * everything queued so far (it starts on the event loop's next turn, so the requests received
+ * meanwhile join) and writes it in ONE transaction (server/events/write-events.ts, the
  * import's write path, once per project of the group); each request is answered only after that
  * transaction has committed (a 200 means durable). While a group is being written the next
  * requests queue up, so the busier the server, the bigger the groups and the fewer the commits.
@@ -29,6 +30,8 @@ export const RETRY_AFTER_SECONDS = 1;
 /** PostgreSQL's `unique_violation` SQLSTATE. */
 const UNIQUE_VIOLATION = '23505';
 const RACE_RETRIES = 3;
+/** Thrown inside a group's first transaction to roll it back when the insert met a stored uuid. */
+const MET_STORED_UUID = new Error('the group holds a stored uuid: written again with the look-up');
 
 interface Job {
   teamId: number;
@@ -75,7 +78,14 @@ export class GroupCommitQueue {
     }
     this.changeBy(rows.length);
     const done = new Promise<void>((resolve, reject) => this.waiting.push({ teamId, rows, resolve, reject }));
-    if (!this.writing) void this.drain();
+    if (!this.writing) {
+      // The writer starts on the next turn of the event loop, not now: every request whose body
+      // has arrived by then joins the group. SQLite's statements are synchronous, so a group
+      // written at once would hold the event loop, leaving the requests already received unread
+      // until it commits: each request would be committed alone (about 100 events a commit).
+      this.writing = true;
+      setImmediate(() => void this.drain());
+    }
     return done;
   }
 
@@ -84,9 +94,8 @@ export class GroupCommitQueue {
     this.opts.onQueueChange?.(this.pendingEvents);
   }
 
-  /** Writes groups while requests wait; one writer at a time. */
+  /** Writes groups while requests wait; one writer at a time (`writing` is set by `submit`). */
   private async drain(): Promise<void> {
-    this.writing = true;
     try {
       while (this.waiting.length) {
         const group = this.waiting;
@@ -138,7 +147,12 @@ export class GroupCommitQueue {
     }
   }
 
-  /** One transaction: per project, the rows of the group in arrival order. */
+  /**
+   * One transaction: per project, the rows of the group in arrival order. Written first without
+   * looking up stored uuids (one query fewer per 500 events: a sent uuid is new but for an SDK's
+   * retry); when the insert met a stored uuid, that transaction is rolled back and the group
+   * written again with the look-up, so a duplicate changes nothing (write-events.ts).
+   */
   private async commit(group: Job[]): Promise<void> {
     const byTeam = new Map<number, NormalizedEventRow[]>();
     for (const j of group) {
@@ -146,9 +160,16 @@ export class GroupCommitQueue {
       if (rows) for (const r of j.rows) rows.push(r);
       else byTeam.set(j.teamId, [...j.rows]);
     }
-    await this.store.db.transaction().execute(async (trx) => {
-      for (const [teamId, rows] of byTeam) await writeEventRows(trx, teamId, rows, true);
-    });
+    const write = (lookUp: boolean) =>
+      this.store.db.transaction().execute(async (trx) => {
+        for (const [teamId, rows] of byTeam) if ((await writeEventRows(trx, teamId, rows, lookUp)).aborted) throw MET_STORED_UUID;
+      });
+    try {
+      await write(false);
+    } catch (err) {
+      if (err !== MET_STORED_UUID) throw err;
+      await write(true);
+    }
   }
 }
 
