@@ -10,8 +10,9 @@
  *   nodejs/src/worker/ingestion/persons/person-update.ts reads them.
  * - `$identify` with `$anon_distinct_id`, `$create_alias` (and `$merge_dangerously`) with `alias`
  *   merge the other id into the event's person (person-merge-service.ts), unless either id is one
- *   PostHog refuses (`isIllegalDistinctId`: warning `cannot_merge_with_illegal_distinct_id`), in
- *   which case the event is a plain person update.
+ *   PostHog refuses (`isIllegalDistinctId`: warning `cannot_merge_with_illegal_distinct_id`) or
+ *   both are the same, in which case the event is a plain person update (a `$identify` without
+ *   `$anon_distinct_id` too: it does not mark the person identified).
  */
 import type { PersonUpdate } from '../storage/repositories/events-write.js';
 
@@ -82,7 +83,10 @@ export function personUpdateOf(event: string, distinctId: string, properties: Re
   if (unset) person.unset = unset;
   const legal = (other: string | undefined) => (other && !isIllegalDistinctId(other) && !isIllegalDistinctId(distinctId) ? other : undefined);
   if (event === '$identify') {
-    person.identify = { anon_distinct_id: legal(idOf(properties.$anon_distinct_id)) };
+    // PostHog merges (and marks identified) only with an `$anon_distinct_id`; a plain `$identify`
+    // is an ordinary person update (person-merge-service.ts)
+    const anon = legal(idOf(properties.$anon_distinct_id));
+    if (anon !== undefined && anon !== distinctId) person.identify = { anon_distinct_id: anon };
   } else if (event === '$create_alias' || event === '$merge_dangerously') {
     const alias = legal(idOf(properties.alias));
     if (alias) person.alias = alias;

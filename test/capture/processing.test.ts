@@ -104,6 +104,13 @@ describe('persons', () => {
     expect((await personOf(t, 'anon-1'))?.id).toBe(person?.id);
   });
 
+  it('a $identify without $anon_distinct_id (or with the same id) is a plain person update: not identified', async () => {
+    await send([{ event: '$identify', distinct_id: 'plain-id', properties: { $set: { plan: 'free' } } }]);
+    await send([{ event: '$identify', distinct_id: 'self-id', properties: { $anon_distinct_id: 'self-id' } }]);
+    expect(await personOf(t, 'plain-id')).toMatchObject({ distinct_ids: ['plain-id'], is_identified: false, properties: { plan: 'free' } });
+    expect(await personOf(t, 'self-id')).toMatchObject({ distinct_ids: ['self-id'], is_identified: false });
+  });
+
   it('refuses to merge a person that is already identified into another', async () => {
     await send([{ event: '$identify', distinct_id: 'bob', properties: { $anon_distinct_id: 'anon-bob' } }]);
     await send([{ event: '$identify', distinct_id: 'carol', properties: { $anon_distinct_id: 'anon-carol' } }]);

@@ -13,7 +13,7 @@
  *    (PostHog's `cannot_merge_already_identified` refusal otherwise): properties
  *    `{...other, ...into}`, the other's distinct ids move, the other person is deleted, created_at
  *    the earlier. A merge that happens or is refused marks the resulting person identified.
- *    `identify` without `merge` (PostHog: a plain `$identify`) marks the person identified.
+ *    (A plain `$identify`, without `$anon_distinct_id`, carries no `identify`: person-rules.ts.)
  * 2. The person of `distinct_id` is created if missing (properties from this event's updates).
  * 3. `$set_once` (keys not present), then `$set` (keys whose value differs), then `$unset` (keys
  *    present are removed), as person-update.ts orders them.
