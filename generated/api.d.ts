@@ -1007,7 +1007,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1043,7 +1043,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1091,7 +1091,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1127,7 +1127,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1175,7 +1175,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1211,7 +1211,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1259,7 +1259,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1295,7 +1295,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1343,7 +1343,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a
@@ -1379,7 +1379,7 @@ export interface paths {
          *     bare array of events; gzip is recognised by its magic bytes or by the hints (`?compression=gzip-js`,
          *     a form's `compression`, `Content-Encoding: gzip`); base64 text is decoded; the form
          *     `data=<base64 JSON>` (`Content-Type: application/x-www-form-urlencoded`) is read. lz-string
-         *     (`compression=lz64`) is not supported (400).
+         *     (`compression=lz64` or `lz-string`, older posthog-js) is decompressed.
          *
          *     Token: the project API token (`phc_…`, see `ProjectTokenAuth`). PostHog's capture accepts an
          *     unknown well-formed token with 200 and drops the events later; envapi answers **401** (a

@@ -13,13 +13,16 @@
  * 4. Compression hint: the query's `compression`, else the form's, else `Content-Encoding`:
  *    `gzip` / `gzip-js` → gzip, `base64` / `b64` → nothing more (step 3 did it). The bytes are
  *    gunzipped when the hint says gzip OR they start with gzip's magic `1f 8b` (posthog-js sends
- *    gzip with `Content-Type: text/plain` and no hint at all). lz-string (`lz64`) is not supported
- *    here: 400 naming it.
+ *    gzip with `Content-Type: text/plain` and no hint at all). `lz64` / `lz-string` (older
+ *    posthog-js): the payload's text (not base64-decoded first) is lz-string's `decompressFromBase64`
+ *    (the `lz-string` package: PostHog's capture decodes the same algorithm); text it cannot
+ *    decompress answers 400 `failed to decode request: invalid lz-string data`.
  * 5. The result must be UTF-8; on the legacy paths (`/e/`, `/capture/`, `/track/`) text that is
  *    still base64 is decoded once more; then JSON.
  * The decompressed size is capped at the route's limit (413).
  */
 import { gunzipSync } from 'node:zlib';
+import LZString from 'lz-string';
 import { CaptureError } from './errors.js';
 
 /** What the request carried besides its body. */
@@ -77,6 +80,8 @@ export function decodePayload(src: PayloadSource): string {
   } else {
     bytes = src.body;
   }
+  const hint = (src.query.get('compression') || formCompression || src.contentEncoding || '').trim().toLowerCase();
+  if (hint === 'lz64' || hint === 'lz-string') return lzDecompress(bytes, src.limit);
   // optimistic base64 of a payload that is not a form and looks like base64
   const head = bytes.subarray(0, 128).toString('latin1');
   if (fromForm || !FORM_KEYS.test(head)) {
@@ -84,8 +89,6 @@ export function decodePayload(src: PayloadSource): string {
     const decoded = asText ? strictBase64(asText) : undefined;
     if (decoded) bytes = decoded;
   }
-  const hint = (src.query.get('compression') || formCompression || src.contentEncoding || '').trim().toLowerCase();
-  if (hint === 'lz64' || hint === 'lz-string') throw new CaptureError(400, `failed to decode request: unsupported compression ${hint} (send gzip or uncompressed JSON)`);
   if (hint === 'gzip' || hint === 'gzip-js' || (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b)) bytes = gunzip(bytes, src.limit);
   if (bytes.length > src.limit) throw tooBig(src.limit, bytes.length);
   let text: string;
@@ -104,6 +107,15 @@ export function decodePayload(src: PayloadSource): string {
       }
     }
   }
+  return text;
+}
+
+/** lz-string's base64 form → text; 400 when it does not decompress, 413 past `limit` bytes of UTF-8. */
+function lzDecompress(bytes: Buffer, limit: number): string {
+  const text = LZString.decompressFromBase64(bytes.toString('latin1').replace(/ /g, '+'));
+  if (!text) throw new CaptureError(400, 'failed to decode request: invalid lz-string data');
+  const size = Buffer.byteLength(text);
+  if (size > limit) throw tooBig(limit, size);
   return text;
 }
 

@@ -4,6 +4,7 @@
  * base64, the form `data=`, `GET ?data=`), PostHog's answers and error texts, CORS.
  */
 import { gzipSync } from 'node:zlib';
+import LZString from 'lz-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { capture, listEvents, uuid } from './helpers.js';
@@ -92,6 +93,19 @@ describe('encodings', () => {
     const res = await capture(t, '/e/', body, { headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
     expect(res.status).toBe(200);
     expect((await listEvents(t)).find((e) => e.event === 'form base64')?.properties).toMatchObject({ note: '>>>?' });
+  });
+
+  it('decompresses lz-string (?compression=lz64, older posthog-js): a body, a form and GET ?data=', async () => {
+    const lz = (name: string) => LZString.compressToBase64(JSON.stringify({ ...ev(name), api_key: token, properties: { note: 'é ✓ >>>?' } }));
+    expect((await capture(t, '/e/?compression=lz64', lz('lz body'), { headers: { 'Content-Type': 'text/plain' } })).status).toBe(200);
+    const form = `data=${encodeURIComponent(lz('lz form'))}&compression=lz64`;
+    expect((await capture(t, '/e/', form, { headers: { 'Content-Type': 'application/x-www-form-urlencoded' } })).status).toBe(200);
+    expect((await fetch(`${t.url}/e/?compression=lz-string&data=${encodeURIComponent(lz('lz get'))}`)).status).toBe(200);
+    const events = await listEvents(t);
+    for (const name of ['lz body', 'lz form', 'lz get']) expect(events.find((e) => e.event === name)?.properties, name).toMatchObject({ note: 'é ✓ >>>?' });
+    const bad = await capture(t, '/e/?compression=lz64', '!!!not lz!!!', { headers: { 'Content-Type': 'text/plain' } });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toBe('failed to decode request: invalid lz-string data');
   });
 
   it('reads a base64 body, and GET /e/?data=<base64>', async () => {
