@@ -1608,6 +1608,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/schema/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This OpenAPI document
+         * @description The contract served by this server (`openapi.yaml`), as PostHog serves its own schema here
+         *     (drf-spectacular's `SpectacularAPIView`, posthog/urls.py). No key is needed: a request
+         *     without `Authorization` is answered. A request that carries a key anyway must carry a valid
+         *     one (an unknown or revoked key answers 401, as DRF authenticates any request with
+         *     credentials), and counts against that key's `default` throttle class.
+         *
+         *     The format is chosen as drf-spectacular chooses it (Django REST framework's content
+         *     negotiation): YAML by default (`application/vnd.oai.openapi`, the bytes of `openapi.yaml`);
+         *     `?format=json` answers JSON (`application/vnd.oai.openapi+json`); without `format`,
+         *     `Accept: application/json`, `application/vnd.oai.openapi+json` or `application/yaml` picks
+         *     that media type. `format` wins over `Accept`. The `lang` and `version` parameters of
+         *     drf-spectacular are not supported. The HTML reference built from this document is at `/docs`.
+         */
+        get: operations["schema_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/": {
         parameters: {
             query?: never;
@@ -5505,12 +5536,12 @@ export interface operations {
     };
     environments_events_values_retrieve: {
         parameters: {
-            query?: {
+            query: {
                 /**
-                 * @description Required. The property name (e.g. `$browser`), or with `is_column=true` the column name; `custom_event` lists custom event names. Without it the answer is 400 "You must provide a key".
+                 * @description The property name (e.g. `$browser`), or with `is_column=true` the column name; `custom_event` lists custom event names. Without it the answer is 400 "You must provide a key".
                  * @example $browser
                  */
-                key?: string;
+                key: string;
                 /**
                  * @description Keep only values whose text contains this (case-insensitive).
                  * @example fire
@@ -6580,6 +6611,58 @@ export interface operations {
             };
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    schema_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `yaml` (the default) or `json`. Any other value answers 400.
+                 * @example json
+                 */
+                format?: "json" | "yaml";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document, in YAML or JSON. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.oai.openapi": string;
+                    "application/yaml": string;
+                    "application/vnd.oai.openapi+json": {
+                        [key: string]: unknown;
+                    };
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `format` is neither `yaml` nor `json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request carries a key, and that key is unknown or revoked (a request without a key is answered). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
         };
     };
     organizations_list: {
@@ -7813,12 +7896,12 @@ export interface operations {
     };
     events_values_retrieve: {
         parameters: {
-            query?: {
+            query: {
                 /**
-                 * @description Required. The property name (e.g. `$browser`), or with `is_column=true` the column name; `custom_event` lists custom event names. Without it the answer is 400 "You must provide a key".
+                 * @description The property name (e.g. `$browser`), or with `is_column=true` the column name; `custom_event` lists custom event names. Without it the answer is 400 "You must provide a key".
                  * @example $browser
                  */
-                key?: string;
+                key: string;
                 /**
                  * @description Keep only values whose text contains this (case-insensitive).
                  * @example fire

@@ -368,6 +368,10 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     await send('projects_retrieve', 404, { path: { id: MISSING_PROJECT } });
     await send('environments_retrieve', 200, { path: { id: '@current' } });
     await send('event_definitions_list', 200, { query: 'search=page' });
+    // the contract itself: no key needed (security: []), YAML by default, JSON by format; 400 for another format
+    await send('schema_retrieve', 200, { key: null });
+    await send('schema_retrieve', 200, { key: null, query: 'format=json' });
+    await send('schema_retrieve', 400, { key: null, query: 'format=xml' });
 
     // the capture endpoints (x-served-by: capture): authenticated by the project token, which Prism
     // checks in the query (`ProjectTokenAuth`: `token`); the server reads it there when the payload

@@ -3,11 +3,14 @@
  *
  * The request path, step by step, is drawn at the top of server/http/openapi-pipeline.ts: one
  * sequence of middlewares (`inSequence`) served without Express's router (`handleWithoutRouter`),
- * request log → health probes, the capture endpoints (server/capture/: PostHog's ingestion paths,
- * answered there), trailing slash and JSON body → express-openapi-validator with the
- * route memo and the per-key rate limit (`validatorPipeline`) → one dispatch on the operationId
- * the validator matched, to the handler map → PostHog-shaped errors. The spec is parsed once, here,
- * not per request. Routes are added to `openapi.yaml` and the handler map, never with `app.use`.
+ * request log → health probes, the HTML API reference (`/docs`, server/http/docs.ts), the
+ * capture endpoints (server/capture/: PostHog's ingestion paths, answered there), trailing slash
+ * and JSON body → express-openapi-validator with the route memo and the per-key rate limit
+ * (`validatorPipeline`) → one dispatch on the operationId the validator matched, to the handler
+ * map (plus `schema_retrieve`, the contract itself, answered by server/http/schema.ts) →
+ * PostHog-shaped errors. Operations whose success answer is also `text/csv` answer CSV for
+ * `Accept: text/csv` as for `format=csv` (`csvByAccept`). The spec is parsed once, here, not per
+ * request. Routes are added to `openapi.yaml` and the handler map, never with `app.use`.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
@@ -18,13 +21,16 @@ import { handleWithoutRouter, inSequence } from './http/compose.js';
 import { ApiError, notFound, validationError } from './domain/errors.js';
 import { toApiError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
+import { docsRoute } from './http/docs.js';
+import { negotiate } from './http/negotiate.js';
+import { schemaHandlers } from './http/schema.js';
 import { JsonText } from './wire/json-text.js';
 import { assertRequestText } from './http/request-text.js';
 import { defaultLogger, requestLogger } from './http/logging.js';
 import { openapiOf, validatorPipeline } from './http/openapi-pipeline.js';
 import { createRedisLink, rateClassesOf, rateLimitMiddleware, readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
-import { personalApiKeyHandler, type AuthedRequest } from './http/security.js';
-import { listOperations, loadSpec, type OpenApiDocument } from './http/spec.js';
+import { keyOnPublicOperations, personalApiKeyHandler, type AuthedRequest } from './http/security.js';
+import { listOperations, loadSpec, SPEC_PATH, type OpenApiDocument, type SpecOperation } from './http/spec.js';
 import type { HandlerContext, HandlerMap, OperationId } from './http/typed.js';
 import type { EventsReads } from './domain/events-reads.js';
 import type { Store } from './storage/db.js';
@@ -83,6 +89,7 @@ function assertFiniteQuery(query: unknown): void {
 class Context {
   private builtUrl: URL | undefined;
   constructor(
+    readonly accept: string | undefined,
     readonly operationId: OperationId,
     readonly params: Record<string, unknown>,
     readonly query: unknown,
@@ -105,15 +112,66 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * that is already serialized, only re-derives the content type, checks freshness against
  * validators this API never sets, and encodes the text again).
  */
-function sendSerialized(res: Response, body: string | Buffer): void {
+function sendSerialized(res: Response, body: string | Buffer, contentType?: string): void {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  res.setHeader('Content-Type', contentType && contentType !== 'application/json' ? `${contentType}; charset=utf-8` : JSON_CONTENT_TYPE);
   res.setHeader('Content-Length', bytes.length);
   res.end(bytes);
 }
 
+/** True for a JSON media type: `application/json` or `application/<x>+json` (parameters ignored). */
+function isJsonMediaType(contentType: string): boolean {
+  const media = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  return media === 'application/json' || (media.startsWith('application/') && media.endsWith('+json'));
+}
+
+/**
+ * True when `op` answers CSV as well as JSON: its 200 declares `text/csv` and it has a `format`
+ * query parameter (the events list, retrieve and values). Those answer CSV for `Accept: text/csv`
+ * as for `format=csv`, as DRF picks PostHog's `PaginatedCSVRenderer` for either
+ * (posthog/api/event.py `renderer_classes`); `format` wins when both are given.
+ */
+function offersCsvByAccept(spec: OpenApiDocument, op: SpecOperation): boolean {
+  const item = spec.paths[op.path] as Record<string, unknown> & { parameters?: unknown[] };
+  const operation = item[op.method] as { parameters?: unknown[]; responses?: Record<string, unknown> } | undefined;
+  const resolve = (node: unknown): Record<string, unknown> | undefined => {
+    let cur = node as Record<string, unknown> | undefined;
+    for (let i = 0; i < 10 && cur && typeof cur.$ref === 'string'; i += 1) {
+      let target: unknown = spec;
+      for (const part of (cur.$ref as string).replace(/^#\//, '').split('/')) target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+      cur = target as Record<string, unknown> | undefined;
+    }
+    return cur;
+  };
+  const ok = resolve(operation?.responses?.['200']) as { content?: Record<string, unknown> } | undefined;
+  if (!ok?.content || !('text/csv' in ok.content)) return false;
+  const params = [...(item.parameters ?? []), ...(operation?.parameters ?? [])].map(resolve);
+  return params.some((p) => p?.in === 'query' && p.name === 'format');
+}
+
+/** The query a CSV-offering operation's handler gets: `format: 'csv'` added when `Accept` picks CSV and `format` is absent. */
+function csvByAccept(query: unknown, accept: string | undefined): unknown {
+  const q = (query ?? {}) as Record<string, unknown>;
+  if (q.format !== undefined || accept === undefined) return query;
+  return negotiate(accept, ['application/json', 'text/csv']) === 'text/csv' ? { ...q, format: 'csv' } : query;
+}
+
+/**
+ * A missing required query parameter answered with the operation's own message: the validator
+ * says "This field is required."; a parameter declaring `x-required-detail` in openapi.yaml (the
+ * events values' `key`: PostHog's "You must provide a key") has its 400 `required` say that instead.
+ */
+function withRequiredDetail(error: ApiError, req: Request): ApiError {
+  if (error.status !== 400 || error.body.code !== 'required' || !error.body.attr) return error;
+  const params = openapiOf(req)?.schema.parameters;
+  if (!Array.isArray(params)) return error;
+  const param = (params as Array<Record<string, unknown> | undefined>).find((p) => p?.in === 'query' && p.name === error.body.attr);
+  const detail = param?.['x-required-detail'];
+  return typeof detail === 'string' ? new ApiError(400, { ...error.body, detail }, error.headers) : error;
+}
+
 /** Adapts one typed handler to Express: builds the context, sends the reply, forwards errors. */
-function route(operationId: OperationId, map: HandlerMap, services: Services, validatesResponses: boolean) {
+function route(operationId: OperationId, map: Readonly<Record<string, unknown>>, services: Services, validatesResponses: boolean, csv: boolean) {
   const handler = map[operationId] as unknown as (ctx: HandlerContext<OperationId>) => Promise<{
     status: number;
     body?: unknown;
@@ -130,17 +188,22 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
       const params = pathParams ? { ...req.params, ...pathParams } : { ...req.params };
       // NUL and lone surrogates in the query or body: 400 on both stores (PostgreSQL cannot hold NUL)
       assertRequestText({ operation: openapi?.schema, query: req.query, body: req.body });
-      const ctx = new Context(operationId, params, req.query, req.body, (req as AuthedRequest).auth, services, req) as unknown as HandlerContext<OperationId>;
+      const accept = req.headers.accept;
+      const query = csv ? csvByAccept(req.query, accept) : req.query;
+      if (csv) res.vary('Accept');
+      const ctx = new Context(accept, operationId, params, query, req.body, (req as AuthedRequest).auth, services, req) as unknown as HandlerContext<OperationId>;
       const reply = await handler(ctx);
       if (reply.headers) res.set(reply.headers);
       res.status(reply.status);
-      const { body } = reply;
+      const { body, contentType } = reply;
       if (body === undefined) res.end();
-      else if (reply.contentType && reply.contentType !== 'application/json') res.type(reply.contentType).send(body);
+      else if (contentType && !isJsonMediaType(contentType)) res.type(contentType).send(body);
       // JSON goes through res.json when the response validator must see it (tests, development);
       // otherwise it is written as is (a JsonText is already serialized)
-      else if (validatesResponses) res.json(body instanceof JsonText ? JSON.parse(body.toString()) : body);
-      else sendSerialized(res, body instanceof JsonText ? body.text : JSON.stringify(body));
+      else if (validatesResponses) {
+        if (contentType && contentType !== 'application/json') res.type(contentType);
+        res.json(body instanceof JsonText ? JSON.parse(body.toString()) : body);
+      } else sendSerialized(res, body instanceof JsonText ? body.text : JSON.stringify(body), contentType);
     } catch (err) {
       next(err);
     }
@@ -153,7 +216,8 @@ function route(operationId: OperationId, map: HandlerMap, services: Services, va
  */
 export function createApp(deps: AppDeps): express.Express {
   const spec = deps.spec ?? loadSpec();
-  const map = deps.handlers ?? defaultHandlers;
+  // the handler map, plus the operations server/http/ answers itself (typed.ts `HttpOperationId`)
+  const map = { ...(deps.handlers ?? defaultHandlers), ...schemaHandlers({ document: spec, yamlPath: deps.spec ? undefined : SPEC_PATH }) };
   const logger = deps.logger ?? defaultLogger();
   const onServerError = deps.onServerError ?? ((err: unknown) => logger.error({ err }, 'unexpected error'));
   const rateLimit = deps.rateLimit === undefined ? readRateLimitConfig() : deps.rateLimit;
@@ -168,6 +232,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   // One middleware before the validator, not three (health probes, the trailing slash, the JSON body)
   const health = healthRoutes(services.readiness);
+  const docs = docsRoute();
   // A body that cannot be parsed is reported only after authentication and the scope check, as
   // PostHog (DRF) reads the body after its permission checks: the parse error waits on the request
   // and the security handler raises it once the key is accepted.
@@ -182,10 +247,11 @@ export function createApp(deps: AppDeps): express.Express {
   });
   const beforeValidator: express.RequestHandler = (req, res, next) => {
     if (req.url.startsWith('/_')) return health(req, res, next);
-    if (capture.handle(req, res)) return;
-    // PostHog's paths end with a slash; accept the same path without it.
     const q = req.url.indexOf('?');
     const p = q === -1 ? req.url : req.url.slice(0, q);
+    if (p === '/docs' || p === '/docs/') return docs(req, res);
+    if (capture.handle(req, res)) return;
+    // PostHog's paths end with a slash; accept the same path without it.
     if (p.startsWith('/api/') && !p.endsWith('/')) req.url = p + '/' + (q === -1 ? '' : req.url.slice(q));
     // no body (no Content-Length, no Transfer-Encoding: body-parser's own test): nothing to parse
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
@@ -215,7 +281,7 @@ export function createApp(deps: AppDeps): express.Express {
   const routes = new Map<string, ReturnType<typeof route>>();
   for (const op of listOperations(spec)) {
     if (!(op.operationId in map)) throw new Error(`openapi.yaml operation ${op.operationId} has no handler`);
-    routes.set(op.operationId, route(op.operationId as OperationId, map, services, deps.validateResponses !== false));
+    routes.set(op.operationId, route(op.operationId as OperationId, map, services, deps.validateResponses !== false, offersCsvByAccept(spec, op)));
   }
   const dispatch: express.RequestHandler = (req, res, next) => {
     const operationId = openapiOf(req)?.schema.operationId;
@@ -229,12 +295,14 @@ export function createApp(deps: AppDeps): express.Express {
   // were ~6 % of a keyed GET's CPU each time (docs/performance.md).
   const onError = (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const securityError = (req as AuthedRequest).securityError;
-    const apiError: ApiError =
-      securityError ?? toApiError(err, { method: req.method, contentType: req.headers['content-type'], body: req.body, query: req.query, params: req.params });
+    const apiError: ApiError = withRequiredDetail(
+      securityError ?? toApiError(err, { method: req.method, contentType: req.headers['content-type'], body: req.body, query: req.query, params: req.params }),
+      req,
+    );
     // 503 and 504 are answers the server chose (busy, a query past its budget), not faults
     if (apiError.status === 500) onServerError(err, req);
     res.status(apiError.status).set(apiError.headers).json(apiError.body);
   };
-  handleWithoutRouter(app, inSequence(requestLogger(logger), beforeValidator, ...validator, dispatch), onError, notFound, onServerError);
+  handleWithoutRouter(app, inSequence(requestLogger(logger), beforeValidator, ...validator, keyOnPublicOperations(services.authentication), dispatch), onError, notFound, onServerError);
   return app;
 }

@@ -117,3 +117,23 @@ export function personalApiKeyHandler(authentication: AuthenticationService) {
     }
   };
 }
+
+/**
+ * For operations that need no key (`security: []`, the schema): a request that carries a bearer
+ * token anyway must carry a valid one, as DRF authenticates every request that has credentials
+ * before its permission checks (`APIView.initial` → `perform_authentication`), whatever the view's
+ * permissions: an unknown or revoked key answers 401 `authentication_failed`, a request without a
+ * key is served. Other operations are left to the validator's security step. Mount after the
+ * validator, before the dispatch.
+ */
+export function keyOnPublicOperations(authentication: AuthenticationService): (req: Request, res: unknown, next: (err?: unknown) => void) => void {
+  const check = personalApiKeyHandler(authentication);
+  return (req, _res, next) => {
+    const security = openapiOf(req)?.schema.security;
+    if (!Array.isArray(security) || security.length !== 0 || bearerToken(req) === undefined) return next();
+    check(req, []).then(
+      () => next(),
+      (err: unknown) => next(err),
+    );
+  };
+}

@@ -17,8 +17,15 @@ import type { JsonText } from '../wire/json-text.js';
  */
 export type CaptureOperationId = Extract<keyof operations, `capture_${string}`>;
 
-/** Every operationId of the contract that the handler map serves (all but the capture endpoints). */
+/** Every operationId of the contract answered through the validator (all but the capture endpoints). */
 export type OperationId = Exclude<keyof operations, CaptureOperationId>;
+
+/**
+ * Operations answered through the validator by server/http/ itself rather than by a tag's handler
+ * object: `schema_retrieve` (the contract, server/http/schema.ts). `createApp` adds their handlers
+ * to the handler map it is given.
+ */
+export type HttpOperationId = 'schema_retrieve';
 
 type Op<K extends OperationId> = operations[K];
 type SuccessStatus = 200 | 201 | 202 | 204;
@@ -36,7 +43,12 @@ export type RequestBody<K extends OperationId> = Op<K> extends { requestBody?: i
 
 type ReplyFor<R, S> = R extends { content: infer C }
   ? {
-      [M in keyof C & string]: { status: S; contentType: M; body: M extends 'application/json' ? C[M] | JsonText<C[M]> : C[M]; headers?: Record<string, string> };
+      [M in keyof C & string]: {
+        status: S;
+        contentType: M;
+        body: M extends 'application/json' | `application/${string}+json` ? C[M] | JsonText<C[M]> : C[M];
+        headers?: Record<string, string>;
+      };
     }[keyof C & string]
   : { status: S; body?: undefined; headers?: Record<string, string> };
 
@@ -56,13 +68,15 @@ export interface HandlerContext<K extends OperationId> {
   services: Services;
   /** the absolute URL of this request (for `next`/`previous` links) */
   url: URL;
+  /** the request's `Accept` header, if any (content negotiation: server/http/negotiate.ts) */
+  accept: string | undefined;
 }
 
 /** A handler of one operation. */
 export type Handler<K extends OperationId> = (ctx: HandlerContext<K>) => Promise<Reply<K>>;
 
-/** One handler per operationId: a missing one is a compile error. */
-export type HandlerMap = { [K in OperationId]: Handler<K> };
+/** One handler per operationId (but `HttpOperationId`s, which `createApp` adds): a missing one is a compile error. */
+export type HandlerMap = { [K in Exclude<OperationId, HttpOperationId>]: Handler<K> };
 
 /** A handler for a subset of operations (one tag's object). */
 export type HandlersFor<K extends OperationId> = { [P in K]: Handler<P> };

@@ -3,7 +3,9 @@
  * against the Prism mock (`npm run mock`), with valid parameters and bodies. Each answer must carry
  * the declared 2xx status, the declared shape, and the first example the spec declares for it: the
  * examples are what frontend teams build against. Also checks the mock's 401 without a key, and
- * `Prefer: code=…` / `Prefer: example=…` picking the other declared answers.
+ * `Prefer: code=…` / `Prefer: example=…` picking the other declared answers. The mock serves the
+ * examples with their links (`next`, `previous`) pointing at itself (scripts/mock.mjs), so an
+ * example is compared as the mock serves it (`asServed`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type EnvApiClient } from '../../client/index.js';
@@ -31,11 +33,25 @@ afterAll(async () => {
 
 type Json = Record<string, unknown>;
 
+/** The server's origin in the examples' links, which the mock serves as its own (scripts/mock.mjs). */
+const SERVER_ORIGIN = 'http://127.0.0.1:8000';
+
+/** An example as the mock serves it: its links to `http://127.0.0.1:8000/api/…` at the mock's origin. */
+function asServed(value: unknown): unknown {
+  if (value === undefined) return value;
+  return JSON.parse(JSON.stringify(value).split(`${SERVER_ORIGIN}/api/`).join(`${mock.url}/api/`)) as unknown;
+}
+
 /**
- * The value of a declared example of a response: the first one (what Prism serves by default), or
- * the one named `name`.
+ * The value of a declared example of a response, as the mock serves it (`asServed`): the first
+ * one (what Prism serves by default), or the one named `name`.
  */
 function exampleOf(operationId: string, status: string, mediaType = 'application/json', name?: string): unknown {
+  return asServed(declaredExampleOf(operationId, status, mediaType, name));
+}
+
+/** The value of a declared example of a response, as the spec writes it. */
+function declaredExampleOf(operationId: string, status: string, mediaType = 'application/json', name?: string): unknown {
   const responses = opObject(operationId).responses as Record<string, unknown>;
   const response = deref<{ content?: Record<string, { example?: unknown; examples?: Record<string, unknown> }> }>(responses[status]);
   const media = response.content?.[mediaType];
@@ -177,6 +193,29 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/', (
     );
     expect(body).toEqual(exampleOf('environments_pipeline_frontend_apps_configs_list', '200', 'application/json', 'first_page'));
     expect(body.next).toMatch(/^http:\/\/.+offset=1/);
+  });
+
+  it('links its next page to the mock itself, which answers it (the spec writes the server, http://127.0.0.1:8000)', async () => {
+    expect(String((declaredExampleOf('environments_pipeline_frontend_apps_configs_list', '200', 'application/json', 'first_page') as Json).next)).toMatch(/^http:\/\/127\.0\.0\.1:8000\/api\//);
+    const { data } = await api.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: project, query: { limit: 1 } }, headers: { Prefer: 'example=first_page' } });
+    const next = String(data?.next);
+    expect(next.startsWith(`${mock.url}/api/environments/1/pipeline_frontend_apps_configs/?`)).toBe(true);
+    const res = await fetch(next, { headers: { Authorization: 'Bearer phx_mock' } });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('GET /api/schema/', () => {
+  it('answers the YAML example without a key, and the JSON one for Accept: application/json', async () => {
+    const yaml = await fetch(`${mock.url}/api/schema/`);
+    called.add('schema_retrieve');
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get('content-type')).toMatch(/^application\/vnd\.oai\.openapi/);
+    expect(await yaml.text()).toBe(exampleOf('schema_retrieve', '200', 'application/vnd.oai.openapi'));
+    const json = await fetch(`${mock.url}/api/schema/`, { headers: { Accept: 'application/json' } });
+    expect(json.status).toBe(200);
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await json.json()).toEqual(exampleOf('schema_retrieve', '200', 'application/json'));
   });
 });
 

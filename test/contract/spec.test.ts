@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { handlers } from '../../server/handlers/index.js';
 import { RATE_CLASSES, RateClassError, rateClassesOf } from '../../server/http/rate-limit.js';
 import { listCaptureOperations } from '../../server/http/spec.js';
-import { deref, environmentsTwin, handWrittenOperations, operations as ops, PROJECTS_PREFIX, projectsCopies, spec, UNSCOPED_OPERATIONS } from '../helpers/spec.js';
+import { deref, environmentsTwin, handWrittenOperations, HTTP_OPERATIONS, operations as ops, PROJECTS_PREFIX, projectsCopies, PUBLIC_OPERATIONS, spec, UNSCOPED_OPERATIONS } from '../helpers/spec.js';
 
 type Json = Record<string, unknown>;
 
@@ -70,8 +70,12 @@ function drfOperationId(p: string, method: string): string {
   return `${nouns}_${action}`;
 }
 
+/** Paths of drf APIViews, not viewsets: a GET on them is a `retrieve` (drf-spectacular's `schema_retrieve`). */
+const API_VIEWS = ['/api/schema/'];
+
 /** A collection path: `/api/<nouns>/` or `/api/<nouns>/{parent}/<nouns>/` (e.g. `/api/environments/{project_id}/dashboards/`). */
 function isCollection(p: string): boolean {
+  if (API_VIEWS.includes(p)) return false;
   return /^\/api\/[a-z_]+\/$/.test(p) || /^\/api\/[a-z_]+\/\{[a-z_]+\}\/[a-z_]+\/$/.test(p);
 }
 
@@ -79,11 +83,11 @@ function isCollection(p: string): boolean {
 const READING_POSTS = ['environments_query_create', 'query_create'];
 
 describe('openapi.yaml', () => {
-  it('has 63 operations (36 hand-written: the 19 of the seed and 17 PostHog operations it does not show; their 27 /api/projects/{project_id}/ copies), each with a unique operationId', () => {
+  it('has 64 operations (37 hand-written: the 19 of the seed, 17 PostHog operations it does not show and the schema; their 27 /api/projects/{project_id}/ copies), each with a unique operationId', () => {
     const ids = ops.map((o) => o.operationId);
-    expect(handWrittenOperations).toHaveLength(36);
+    expect(handWrittenOperations).toHaveLength(37);
     expect(projectsCopies).toHaveLength(27);
-    expect(ids).toHaveLength(63);
+    expect(ids).toHaveLength(64);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toContain('projects_list');
   });
@@ -117,9 +121,10 @@ describe('openapi.yaml', () => {
   });
 
   describe('paths', () => {
-    it.each(Object.keys(spec.paths))('%s is under /api/environments/, /api/projects/, /api/users/, /api/personal_api_keys/ or /api/organizations/, or is a capture path, and ends with /', (p) => {
+    it.each(Object.keys(spec.paths))('%s is under /api/environments/, /api/projects/, /api/users/, /api/personal_api_keys/ or /api/organizations/, or is /api/schema/ or a capture path, and ends with /', (p) => {
       if (CAPTURE_PATHS.includes(p)) expect(captureOps.filter((o) => o.path === p)).toHaveLength(2);
       else if (sdkOps.some((o) => o.path === p)) return;
+      else if (API_VIEWS.includes(p)) expect(p).toBe('/api/schema/');
       else expect(p).toMatch(/^\/api\/(environments|projects|users|personal_api_keys|organizations)\//);
       expect(p.endsWith('/')).toBe(true);
     });
@@ -157,8 +162,12 @@ describe('openapi.yaml', () => {
       expect(schemes.PersonalAPIKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     });
 
-    it.each(all.map((o) => [o.operationId, o]))('%s lists exactly one PersonalAPIKeyAuth scope (none for a key\'s own record)', (id, o) => {
+    it.each(all.map((o) => [o.operationId, o]))('%s lists exactly one PersonalAPIKeyAuth scope (none for a key\'s own record; no security at all for the schema)', (id, o) => {
       const sec = o.op.security;
+      if (PUBLIC_OPERATIONS.includes(id)) {
+        expect(sec).toEqual([]);
+        return;
+      }
       expect(sec).toHaveLength(1);
       expect(Object.keys(sec![0]!)).toEqual(['PersonalAPIKeyAuth']);
       const scopes = sec![0]!.PersonalAPIKeyAuth!;
@@ -202,8 +211,13 @@ describe('openapi.yaml', () => {
   });
 
   describe('responses', () => {
-    it.each(all.map((o) => [o.operationId, o]))('%s declares 401 and 403, and 404 when under /api/environments/{project_id}/', (_id, o) => {
+    it.each(all.map((o) => [o.operationId, o]))('%s declares 401 and 403 (no 403 when it needs no key), and 404 when under /api/environments/{project_id}/', (id, o) => {
       const statuses = Object.keys(o.op.responses);
+      expect(statuses).toContain('401');
+      if (PUBLIC_OPERATIONS.includes(id)) {
+        expect(statuses).not.toContain('403');
+        return;
+      }
       expect(statuses).toContain('401');
       expect(statuses).toContain('403');
       if (o.path.startsWith(ENV_PREFIX)) expect(statuses).toContain('404');
@@ -293,8 +307,8 @@ describe('the capture operations (x-served-by: capture)', () => {
 });
 
 describe('server/handlers/index.ts', () => {
-  it('has a handler for exactly the operationIds of the spec', () => {
-    expect(Object.keys(handlers).sort()).toEqual(ops.map((o) => o.operationId).sort());
+  it('has a handler for exactly the operationIds of the spec (but those server/http/ answers itself)', () => {
+    expect(Object.keys(handlers).sort()).toEqual(ops.map((o) => o.operationId).filter((id) => !HTTP_OPERATIONS.includes(id)).sort());
     for (const h of Object.values(handlers)) expect(h).toBeTypeOf('function');
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Test harness: the Prism mock of `openapi.yaml`, started as one child process on a free local
- * port, for the contract tests that check what frontend teams get from `npm run mock`.
+ * Test harness: the Prism mock of `openapi.yaml`, started as `npm run mock` starts it
+ * (scripts/mock.mjs, which runs Prism as its own child) on a free local port, for the contract
+ * tests that check what frontend teams get from `npm run mock`.
  *
  * ```ts
  * const mock = await startPrismMock();
@@ -9,8 +10,10 @@
  * await mock.close();
  * ```
  *
- * Readiness is Prism's own "Prism is listening" line, never a sleep. The process is Prism's CLI
- * itself (`node_modules/.bin/prism`, no shell, no npx), so `close()` stops it by its PID.
+ * Readiness is Prism's own "Prism is listening" line, never a sleep. The process is
+ * `scripts/mock.mjs` (what `npm run mock` runs: the examples' `next` links rewritten to the mock's
+ * origin), started with `node` (no shell, no npx); it passes SIGTERM on to Prism, so `close()`
+ * stops both by the wrapper's PID.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -20,7 +23,7 @@ import { freePort, ROOT } from '../../scripts/bench-lib.js';
 export interface PrismMock {
   /** e.g. `http://127.0.0.1:41234` (no trailing slash) */
   url: string;
-  /** the Prism process id */
+  /** the process id of `scripts/mock.mjs` (Prism's parent) */
   pid: number;
   /** Prism's output so far (stdout and stderr, the last 64 KiB) */
   output(): string;
@@ -30,8 +33,6 @@ export interface PrismMock {
 
 /** Options of `startPrismMock`. */
 export interface PrismMockOptions {
-  /** the contract to mock (default: the project's `openapi.yaml`) */
-  spec?: string;
   /** how long to wait for "Prism is listening" (default 20 s) */
   timeoutMs?: number;
 }
@@ -39,7 +40,7 @@ export interface PrismMockOptions {
 /** A TCP port that was free a moment ago (the one helper the scripts and the tests share). */
 export { freePort };
 
-const PRISM_BIN = path.join(ROOT, 'node_modules', '.bin', 'prism');
+const MOCK_SCRIPT = path.join(ROOT, 'scripts', 'mock.mjs');
 const MAX_OUTPUT = 64 * 1024;
 const READY = /Prism is listening on (http:\/\/\S+)/;
 const PORT_TAKEN = /EADDRINUSE|address already in use/i;
@@ -66,8 +67,8 @@ async function stop(child: ChildProcess, graceMs = 3000): Promise<void> {
 }
 
 /** One attempt on one port; rejects with Prism's output if it exits or is not ready in time. */
-async function startOn(port: number, spec: string, timeoutMs: number): Promise<PrismMock> {
-  const child = spawn(PRISM_BIN, ['mock', spec, '--port', String(port), '--host', '127.0.0.1'], {
+async function startOn(port: number, timeoutMs: number): Promise<PrismMock> {
+  const child = spawn(process.execPath, [MOCK_SCRIPT, '--port', String(port), '--host', '127.0.0.1'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
@@ -122,19 +123,18 @@ async function startOn(port: number, spec: string, timeoutMs: number): Promise<P
 }
 
 /**
- * Starts `prism mock openapi.yaml` on a free port of 127.0.0.1 and resolves once Prism prints
+ * Starts `npm run mock`'s Prism mock of `openapi.yaml` (scripts/mock.mjs) on a free port of 127.0.0.1 and resolves once Prism prints
  * "Prism is listening". If the port was taken in the meantime it retries on another one (3
  * attempts). Rejects after `timeoutMs` (default 20 s), or when Prism exits early, with Prism's
  * output in the error message.
  */
 export async function startPrismMock(opts: PrismMockOptions = {}): Promise<PrismMock> {
-  const spec = opts.spec ?? path.join(ROOT, 'openapi.yaml');
   const timeoutMs = opts.timeoutMs ?? 20_000;
   let last: unknown;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const port = await freePort();
     try {
-      return await startOn(port, spec, timeoutMs);
+      return await startOn(port, timeoutMs);
     } catch (err) {
       last = err;
       const output = (err as { output?: string }).output ?? '';

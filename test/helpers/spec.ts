@@ -114,4 +114,14 @@ export const projectsCopies: SpecOperation[] = operations.filter((o) => environm
  * Operations that need no scope, as in PostHog: a personal API key may always read its own record
  * (posthog/api/personal_api_key.py, 2025: the `@current` retrieve has no `scope_object` check).
  */
-export const UNSCOPED_OPERATIONS: readonly string[] = ['personal_api_keys_retrieve'];
+export const UNSCOPED_OPERATIONS: readonly string[] = ['personal_api_keys_retrieve', 'schema_retrieve'];
+
+/**
+ * Operations that need no key at all (`security: []`), as in PostHog: the contract itself
+ * (`/api/schema/`, drf-spectacular's `SpectacularAPIView`, served to anyone). They declare no 403;
+ * their 401 is for a key that is sent and invalid (server/http/security.ts `keyOnPublicOperations`).
+ */
+export const PUBLIC_OPERATIONS: readonly string[] = ['schema_retrieve'];
+
+/** Operations answered by server/http/ itself, not by server/handlers/ (server/http/typed.ts `HttpOperationId`). */
+export const HTTP_OPERATIONS: readonly string[] = ['schema_retrieve'];

@@ -1465,7 +1465,7 @@ describe('GET /api/environments/{project_id}/events/values/', () => {
   });
 
   it('without key answers 400 "You must provide a key" (code required, attr key)', async () => {
-    const { error, response } = await values(pid, {});
+    const { error, response } = await values(pid, {} as { key: string });
     expect(response.status).toBe(400);
     expect(error).toEqual({ type: 'validation_error', code: 'required', detail: 'You must provide a key', attr: 'key' });
   });

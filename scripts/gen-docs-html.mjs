@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+/**
+ * `generated/api-docs.html`: the HTML API reference served at `GET /docs` (server/http/docs.ts),
+ * built from `openapi.yaml` by Redocly's `build-docs` (@redocly/cli, a devDependency) with
+ * `--inlineBundle`, so the page carries Redoc's scripts and the document itself and loads nothing
+ * from a CDN at run time.
+ *
+ *   node scripts/gen-docs-html.mjs           # write generated/api-docs.html (part of `npm run gen`)
+ *   node scripts/gen-docs-html.mjs --check   # exit 1 when it is missing or stale (`npm run check:gen`)
+ *
+ * One change is made to Redocly's output: the sidebar's "API docs by Redocly" logo, the only
+ * thing the page would still load from Redocly's CDN (cdn.redoc.ly), is an inline SVG (`data:`
+ * URL) naming Redocly instead. Redoc's telemetry is off (`REDOCLY_TELEMETRY=off` at build time).
+ *
+ * The output is byte-for-byte reproducible for one @redocly/cli version (checked: two builds are
+ * identical), which is what makes the `--check` comparison meaningful. Takes ~1 s; ~2.9 MB.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const target = path.join(root, 'generated', 'api-docs.html');
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log('usage: node scripts/gen-docs-html.mjs [--check]\nWrites generated/api-docs.html from openapi.yaml (redocly build-docs); --check fails when it is stale.');
+  process.exit(0);
+}
+
+/** The CDN logo URLs of Redoc 3's sidebar, and the inline SVG that replaces them. */
+const CDN_LOGOS = ['https://cdn.redoc.ly/redoc/logo-mini-full.svg', 'https://cdn.redoc.ly/redoc/logo-mini.svg'];
+const INLINE_LOGO =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='56' height='16'%3E%3Ctext x='0' y='12' font-family='sans-serif' font-size='12' fill='%23888'%3ERedocly%3C/text%3E%3C/svg%3E";
+
+/** Redocly's page without a request to its CDN; throws when the logo URLs are not where expected (a new @redocly/cli). */
+function withoutCdn(html) {
+  let out = html;
+  for (const url of CDN_LOGOS) {
+    if (!out.includes(url)) throw new Error(`${url} not found in build-docs' output: revisit scripts/gen-docs-html.mjs for this @redocly/cli version`);
+    out = out.split(url).join(INLINE_LOGO);
+  }
+  return out;
+}
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-docs-'));
+const out = path.join(dir, 'api-docs.html');
+try {
+  execFileSync(
+    process.execPath,
+    [path.join(root, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'build-docs', 'openapi.yaml', '--inlineBundle', '--title', 'envapi API reference', '-o', out],
+    { cwd: root, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const built = Buffer.from(withoutCdn(fs.readFileSync(out, 'utf8')), 'utf8');
+  if (process.argv.includes('--check')) {
+    const current = fs.existsSync(target) ? fs.readFileSync(target) : Buffer.alloc(0);
+    if (!current.equals(built)) {
+      console.error('generated/api-docs.html is stale: run `npm run gen` and commit it.');
+      process.exit(1);
+    }
+    console.log('generated/api-docs.html is up to date.');
+  } else {
+    fs.writeFileSync(target, built);
+    console.log(`wrote ${path.relative(root, target)} (${built.length} bytes)`);
+  }
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
