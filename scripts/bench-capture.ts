@@ -46,7 +46,7 @@ import { SERVER_NODE_FLAGS } from '../server/main.js';
 import { BOOTSTRAP_EMAIL } from '../server/bootstrap.js';
 import { newUuidv7 } from '../server/capture/process.js';
 import { openStore } from '../server/storage/db.js';
-import { canPin, coresBetween, cpuSample, freePort, median, peakRssMb, pinned, positive, request, ROOT, spread, startTarget, writePerformanceBlock, type Running } from './bench-lib.js';
+import { canPin, coresBetween, cpuSample, freePort, median, peakRssMb, pgAdmin, pinned, positive, request, ROOT, spread, startTarget, writePerformanceBlock, type Running } from './bench-lib.js';
 
 type StoreKind = 'sqlite' | 'pg';
 
@@ -266,16 +266,6 @@ interface FreshStore {
   remove(): Promise<void>;
 }
 
-async function admin(baseUrl: string, statement: string): Promise<void> {
-  const c = new pg.Client({ connectionString: baseUrl });
-  await c.connect();
-  try {
-    await c.query(statement);
-  } finally {
-    await c.end();
-  }
-}
-
 async function freshStore(kind: StoreKind, databaseUrl: string): Promise<FreshStore> {
   if (kind === 'sqlite') {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-capture-'));
@@ -296,7 +286,7 @@ async function freshStore(kind: StoreKind, databaseUrl: string): Promise<FreshSt
     };
   }
   const schema = `envapi_bench_capture_${Date.now()}`;
-  await admin(databaseUrl, `create schema ${schema}`);
+  await pgAdmin(databaseUrl, `create schema ${schema}`);
   const url = new URL(databaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
   url.searchParams.set('application_name', schema);
@@ -313,8 +303,8 @@ async function freshStore(kind: StoreKind, databaseUrl: string): Promise<FreshSt
       }
     },
     async remove() {
-      await admin(databaseUrl, `select pg_terminate_backend(pid) from pg_stat_activity where application_name = '${schema}'`);
-      await admin(databaseUrl, `drop schema if exists ${schema} cascade`);
+      await pgAdmin(databaseUrl, `select pg_terminate_backend(pid) from pg_stat_activity where application_name = '${schema}'`);
+      await pgAdmin(databaseUrl, `drop schema if exists ${schema} cascade`);
     },
   };
 }

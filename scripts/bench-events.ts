@@ -31,7 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { CompiledQuery, sql } from 'kysely';
-import pg from 'pg';
+import { pgAdmin } from './bench-lib.js';
 import { bootstrap } from '../server/bootstrap.js';
 import { hogqlDialect } from '../server/hogql/index.js';
 import { parseSelect } from '../server/hogql/parser.js';
@@ -132,17 +132,6 @@ async function startServer(target: Target, port: number): Promise<ChildProcess> 
   return child;
 }
 
-/** Runs one statement on `baseUrl` outside the bench's schema (create/drop schema). */
-async function admin(baseUrl: string, statement: string): Promise<void> {
-  const c = new pg.Client({ connectionString: baseUrl });
-  await c.connect();
-  try {
-    await c.query(statement);
-  } finally {
-    await c.end();
-  }
-}
-
 /** Sizes of the events table and its indexes (MB), and the database's total, for the report. */
 async function storeSize(store: Store, target: Target): Promise<string> {
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
@@ -188,13 +177,13 @@ const program = new Command('bench-events')
     } else {
       const schema = typeof o.keep === 'string' ? o.keep : `envapi_bench_${Date.now()}`;
       if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`not a plain schema name: ${schema}`);
-      await admin(o.databaseUrl, `create schema if not exists ${schema}`);
+      await pgAdmin(o.databaseUrl, `create schema if not exists ${schema}`);
       const url = new URL(o.databaseUrl);
       url.searchParams.set('options', `-c search_path=${schema}`);
       target = { kind: 'postgres', url: url.toString() };
       cleanup = async () => {
         if (o.keep) console.error(`Kept schema ${schema}.`);
-        else await admin(o.databaseUrl, `drop schema if exists ${schema} cascade`);
+        else await pgAdmin(o.databaseUrl, `drop schema if exists ${schema} cascade`);
       };
     }
     const where = target.kind === 'sqlite' ? target.dataDir : target.url.replace(/\/\/[^@/]*@/, '//');

@@ -12,6 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { bootstrap } from '../server/bootstrap.js';
 import { generateDemoEvents } from '../server/events/demo.js';
 import { importEvents } from '../server/events/import.js';
@@ -305,4 +306,18 @@ export function cpuSample(pids: readonly number[]): CpuSample {
 export function coresBetween(a: CpuSample, b: CpuSample): { machine: number; pids: number[] } {
   const wall = (b.at - a.at) / 1000;
   return { machine: (b.machine - a.machine) / wall, pids: b.pids.map((x, i) => (x - a.pids[i]!) / wall) };
+}
+
+/**
+ * Runs one statement on the PostgreSQL server at `baseUrl` on a connection of its own, outside any
+ * bench schema (create or drop a schema, end a schema's sessions). Throws what `pg` throws.
+ */
+export async function pgAdmin(baseUrl: string, statement: string): Promise<void> {
+  const c = new pg.Client({ connectionString: baseUrl });
+  await c.connect();
+  try {
+    await c.query(statement);
+  } finally {
+    await c.end();
+  }
 }
