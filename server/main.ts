@@ -85,8 +85,11 @@ function openConfiguredStore(config: ServerConfig, logger: Logger): Store {
     // the time budget of a read also bounds every PostgreSQL statement of the main thread
     statementTimeoutMs: config.queryTimeoutMs,
     lockTimeoutMs: config.lockTimeoutMs,
+    // no request waits for a WAL checkpoint (storage/checkpoints.ts)
+    backgroundCheckpoints: true,
   }, {
     onConnectionError: (err) => logger.warn({ err: { message: err.message } }, 'an idle PostgreSQL connection failed; the next query opens a new one'),
+    onCheckpointFailure: (err) => logger.warn({ err: { message: err.message } }, 'the SQLite checkpoint worker failed; checkpoints run in the commits again'),
   });
 }
 

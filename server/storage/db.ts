@@ -34,6 +34,7 @@ import {
 } from 'kysely';
 import type PgModule from 'pg';
 import { ChangeTracker } from './change-tracker.js';
+import { startBackgroundCheckpoints } from './checkpoints.js';
 import { compileRe2, type DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -67,6 +68,13 @@ export interface StorageConfig {
    * wait is asynchronous (see `LockWaitingSqliteDriver`): the event loop keeps serving meanwhile.
    */
   lockTimeoutMs?: number | undefined;
+  /**
+   * SQLite only (a file, not read-only): WAL checkpoints run in a worker thread of their own
+   * instead of inside the commit that fills the WAL (./checkpoints.ts; the server sets it, so
+   * that no request waits for a checkpoint's copy and fsync). Off by default: a CLI command or a
+   * test keeps SQLite's auto-checkpoints.
+   */
+  backgroundCheckpoints?: boolean | undefined;
 }
 
 /** What the store tells its opener of, besides the results of queries (not part of `StorageConfig`, which is plain data a worker thread receives). */
@@ -80,6 +88,11 @@ export interface StoreListeners {
    * called for connections that end while the store closes.
    */
   onConnectionError?: ((err: Error) => void) | undefined;
+  /**
+   * SQLite with `backgroundCheckpoints` only: called when the checkpoint worker failed; the
+   * connection is back on SQLite's own auto-checkpoints (for logging only).
+   */
+  onCheckpointFailure?: ((err: Error) => void) | undefined;
 }
 
 /** Default of `StorageConfig.lockTimeoutMs`, ms. */
@@ -216,7 +229,13 @@ export function openStore(config: StorageConfig, listeners: StoreListeners = {})
     if (sqlite.inTransaction) return undefined;
     return rawStatement(query.sql).all(...query.parameters) as unknown[][];
   };
-  return { db, dialect: 'sqlite', location: file, config, changeCounter, readRows, close: () => db.destroy() };
+  const checkpoints =
+    config.backgroundCheckpoints && !config.inMemory && !config.readOnly ? startBackgroundCheckpoints(sqlite, file, { onFailure: listeners.onCheckpointFailure }) : undefined;
+  const close = async () => {
+    await checkpoints?.stop();
+    await db.destroy();
+  };
+  return { db, dialect: 'sqlite', location: file, config, changeCounter, readRows, close };
 }
 
 /** Owner-only modes of the data directory and of the SQLite files. */

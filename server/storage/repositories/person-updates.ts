@@ -91,8 +91,19 @@ export async function applyPersonUpdates(db: Kysely<Database>, teamId: number, u
       .execute();
     for (const r of rows) personOf.set(r.distinct_id, r.person_id);
   }
+  // Only the persons an update changes are read (most events only make sure their person exists,
+  // which the distinct id look-up above answers): those of the ids of updates that set, unset,
+  // identify or merge.
+  const touched = new Set<number>();
+  for (const u of updates) {
+    if (!changesPerson(u)) continue;
+    for (const id of [u.distinct_id, otherIdOf(u)]) {
+      const p = id === undefined ? undefined : personOf.get(id);
+      if (p !== undefined) touched.add(p);
+    }
+  }
   const persons = new Map<number, LoadedPerson>();
-  const personIds = [...new Set(personOf.values())];
+  const personIds = [...touched];
   for (let i = 0; i < personIds.length; i += IDS_PER_QUERY) {
     const rows = await db
       .selectFrom('persons')
@@ -147,7 +158,9 @@ export async function applyPersonUpdates(db: Kysely<Database>, teamId: number, u
       else if (otherPerson !== intoPerson && !persons.get(otherPerson)!.is_identified) mergeInto(otherPerson, intoPerson);
       identified = true;
     }
-    const person = persons.get(ensure(u.distinct_id))!;
+    const key = ensure(u.distinct_id);
+    if (!changesPerson(u)) continue;
+    const person = persons.get(key)!;
     if (identified && !person.is_identified) {
       person.is_identified = true;
       person.dirty = true;
@@ -227,6 +240,11 @@ async function updatePersons(db: Kysely<Database>, changed: readonly (readonly [
       changed.map(([id]) => id),
     )
     .execute();
+}
+
+/** Whether `u` may change its person beyond making sure it exists (`$set`, `$set_once`, `$unset`, `$identify`, a merge). */
+function changesPerson(u: PersonUpdate): boolean {
+  return u.set !== undefined || u.set_once !== undefined || u.unset !== undefined || u.identify !== undefined || u.alias !== undefined;
 }
 
 /** The id an update merges into its person: `$identify`'s `$anon_distinct_id` or `$create_alias`'s `alias`. */
