@@ -14,14 +14,17 @@
  * origin, wherever it starts a link to `/api/…`, is the mock's own (`http://<host>:<port>`; with
  * `--host 0.0.0.0`, `127.0.0.1`). `openapi.yaml` itself is not changed.
  *
- * Prism runs as a child process with this one's stdio; SIGINT and SIGTERM are passed on to it, and
- * this process exits with its status.
+ * Prism runs as a child process with this one's stdout and stderr; SIGINT and SIGTERM are passed on
+ * to it, and this process exits with its status. Prism's stdin is a pipe from this process, watched
+ * by scripts/mock-exit-with-parent.mjs (preloaded into Prism with `--import`): when this process
+ * ends in a way it cannot pass on (SIGKILL, a crash), the pipe closes and Prism exits too, freeing
+ * the port and removing the temporary folder.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,7 +73,13 @@ function main() {
   const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
 
   const prism = path.join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
-  const child = spawn(process.execPath, [prism, 'mock', spec, '--port', port, '--host', host], { cwd: ROOT, stdio: 'inherit' });
+  // stdin: a pipe this process holds open until it ends (scripts/mock-exit-with-parent.mjs)
+  const exitWithParent = pathToFileURL(path.join(ROOT, 'scripts', 'mock-exit-with-parent.mjs')).href;
+  const child = spawn(process.execPath, ['--import', exitWithParent, prism, 'mock', spec, '--port', port, '--host', host], {
+    cwd: ROOT,
+    stdio: ['pipe', 'inherit', 'inherit'],
+    env: { ...process.env, ENVAPI_MOCK_TMP_DIR: dir },
+  });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
   child.on('error', (err) => {
     cleanup();

@@ -31,7 +31,7 @@ const dirs = [
   'test/contract',
   'test/fuzz',
   'test/events-import.test.ts',
-  'test/cli.test.ts',
+  'test/cli/',
   'test/crash-safety.test.ts',
   'test/shutdown.test.ts',
   'test/production-start.test.ts',

@@ -4,9 +4,14 @@
  * links pointing at that port (the spec writes the server's, http://127.0.0.1:8000), and a port
  * that is not a number is refused. Readiness is Prism's "Prism is listening" line (polled, with a
  * generous bound); the npm process is started in its own process group and stopped by that group's
- * id, so the shell, the wrapper and Prism all end with the test.
+ * id, so the shell, the wrapper and Prism all end with the test. When the wrapper itself is killed
+ * with SIGKILL (which it cannot pass on), Prism ends too: the port is freed and the contract's
+ * temporary copy removed. Processes are found with POSIX `ps`; a zombie (ended, not yet reaped by
+ * whatever adopted it) counts as ended.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { freePort, ROOT } from '../../scripts/bench-lib.js';
@@ -73,5 +78,87 @@ describe('npm run mock -- --port N', () => {
       expect((await fetch(events.next, { headers: { Authorization: 'Bearer phx_mock' } })).status).toBe(200);
     },
     120_000,
+  );
+});
+
+/** The process ids whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  const r = spawnSync('ps', ['-A', '-o', 'pid=', '-o', 'ppid='], { encoding: 'utf8', timeout: 60_000 });
+  return r.stdout
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number))
+    .filter(([, ppid]) => ppid === pid)
+    .map(([child]) => child!);
+}
+
+/** `pid`'s command line, or '' when there is no such process. */
+function commandLine(pid: number): string {
+  return spawnSync('ps', ['-ww', '-o', 'args=', '-p', String(pid)], { encoding: 'utf8', timeout: 60_000 }).stdout.trim();
+}
+
+/** True while `pid` runs; false once it is gone or a zombie (ended, not yet reaped). */
+function running(pid: number): boolean {
+  const stat = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8', timeout: 60_000 }).stdout.trim();
+  return stat !== '' && !stat.startsWith('Z');
+}
+
+/** True when a server can listen on 127.0.0.1:`port` now (it is closed again at once). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+describe('node scripts/mock.mjs, killed with SIGKILL', () => {
+  let wrapper: ChildProcess | undefined;
+  let prismPid: number | undefined;
+
+  afterAll(() => {
+    // whatever happened above: nothing of this test outlives it
+    for (const pid of [wrapper?.pid, prismPid]) {
+      if (!pid) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+
+  it(
+    'takes Prism with it: the Prism process ends, the port is freed and the contract\'s temporary copy removed',
+    async () => {
+      const port = await freePort();
+      let output = '';
+      const child = spawn(process.execPath, [MOCK, '--port', String(port)], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      });
+      wrapper = child;
+      child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+      child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+      await vi.waitFor(() => expect(output).toMatch(new RegExp(`Prism is listening on http://127\\.0\\.0\\.1:${port}`)), WAIT);
+
+      await vi.waitFor(() => expect(childrenOf(child.pid!)).toHaveLength(1), WAIT);
+      const prism = childrenOf(child.pid!)[0]!;
+      prismPid = prism;
+      const args = commandLine(prism);
+      expect(args).toContain('prism-cli');
+      const specDir = / mock (.+)\/openapi\.yaml --port /.exec(args)?.[1];
+      expect(specDir, args).toBeDefined();
+      expect(fs.existsSync(specDir!)).toBe(true);
+      expect(await portFree(port)).toBe(false);
+
+      child.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      await vi.waitFor(() => expect(running(prism), `Prism (pid ${prism}) still runs`).toBe(false), WAIT);
+      await vi.waitFor(async () => expect(await portFree(port), `port ${port} still taken`).toBe(true), WAIT);
+      expect(fs.existsSync(specDir!)).toBe(false);
+    },
+    240_000,
   );
 });

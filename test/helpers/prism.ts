@@ -13,7 +13,8 @@
  * Readiness is Prism's own "Prism is listening" line, never a sleep. The process is
  * `scripts/mock.mjs` (what `npm run mock` runs: the examples' `next` links rewritten to the mock's
  * origin), started with `node` (no shell, no npx); it passes SIGTERM on to Prism, so `close()`
- * stops both by the wrapper's PID.
+ * stops both by the wrapper's PID (and if the wrapper has to be killed with SIGKILL, Prism follows
+ * it: scripts/mock-exit-with-parent.mjs).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
