@@ -17,6 +17,7 @@ import { parseIsoTimestamp } from '../domain/timestamps.js';
 import type { ImportFormat, ImportPhase, ImportSummary, LockWaitCallback, ProgressCallback } from '../events/import.js';
 import type { Store } from '../storage/db.js';
 import { CliError, out, parseInteger, parsePositive, withStore } from './shared.js';
+import { DEMO_HOT_PROPERTIES, materializeAll } from './materialize.js';
 
 /**
  * `import events` and `demo`: a batch gives up on the store's write lock after this many ms and is
@@ -139,10 +140,12 @@ async function runImport(
   json: boolean,
   run: (store: Store, hooks: ImportHooks) => Promise<ImportSummary>,
   report: (summary: ImportSummary) => void,
+  before?: (store: Store) => Promise<void>,
 ): Promise<void> {
   await withStore(
     program,
     async (store) => {
+      await before?.(store);
       const progress = importProgress(json);
       let summary: ImportSummary;
       try {
@@ -204,8 +207,9 @@ export function registerEventCommands(program: Command): void {
       return new Date(ts.value.slice(0, 23) + 'Z');
     })
     .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
+    .addOption(new Option('--materialize', `first materialize the demo's hot event properties (${DEMO_HOT_PROPERTIES.join(', ')}) not materialized yet, as "events materialize" does`).conflicts('output'))
     .option('--json', 'print the summary as JSON')
-    .action(async (o: { project?: number; output?: string; events: number; seed?: number; days: number; now?: Date; batchSize: number; json?: boolean }) => {
+    .action(async (o: { project?: number; output?: string; events: number; seed?: number; days: number; now?: Date; batchSize: number; materialize?: boolean; json?: boolean }) => {
       if (o.project === undefined && o.output === undefined) throw new CliError('name the project to import into (--project ID), or a file to write (--output FILE)');
       const seed = o.seed ?? Math.floor(Math.random() * 1_000_000);
       const now = o.now ?? new Date();
@@ -225,6 +229,7 @@ export function registerEventCommands(program: Command): void {
         !!o.json,
         (store, hooks) => importEvents(store, project, rows, { source: 'demo', total: o.events, batchSize: o.batchSize, ...hooks }),
         (summary) => out(!!o.json, { ...summary, project_id: project, seed, now: now.toISOString(), days: o.days }, () => [...summaryLines(summary, project), repeat]),
+        o.materialize ? async (store) => void (await materializeAll(store, 'event', DEMO_HOT_PROPERTIES, !!o.json)) : undefined,
       );
     });
 }

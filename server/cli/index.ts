@@ -18,6 +18,7 @@
  * - `keys.ts`: `keys create | list | revoke`;
  * - `plugins.ts`: `plugins catalog | install`;
  * - `events.ts`: `import events`, `demo` (progress lines on stderr);
+ * - `materialize.ts`: `events materialize | materialized | dematerialize`;
  * and `shared.ts`: option parsers, the store of the global options, `--json` output, look-ups,
  * level names.
  *
@@ -25,6 +26,7 @@
  */
 import { Command } from 'commander';
 import { registerEventCommands } from './events.js';
+import { registerMaterializeCommands } from './materialize.js';
 import { registerKeyCommands } from './keys.js';
 import { registerOrgCommands } from './orgs.js';
 import { registerPluginCommands } from './plugins.js';
@@ -49,6 +51,7 @@ export function buildProgram(): Command {
   registerKeyCommands(program);
   registerPluginCommands(program);
   registerEventCommands(program);
+  registerMaterializeCommands(program);
   return program;
 }
 

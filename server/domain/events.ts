@@ -9,6 +9,7 @@ import type { components } from '../../generated/api.js';
 import { notFound, validationError } from './errors.js';
 import { JsonText, Utf8Builder } from '../wire/json-text.js';
 import type { Store } from '../storage/db.js';
+import { loadMaterializedColumns } from '../storage/materialized.js';
 import { EventsReadRepository, type EventPerson, type EventRow, type ListedEventRow } from '../storage/repositories/events-read.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { eventsToCsv, rowsToCsv } from './csv.js';
@@ -151,7 +152,8 @@ export class EventsService {
     if (params.cursor !== undefined) throw validationError('cursor pages the plain list; with select, use offset.', 'cursor');
     const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
     const f = this.filters(team, params, now);
-    const conditions = this.read.conditions({ teamId: team.id, ...f, event: params.event, distinctId: params.distinct_id });
+    const materialized = f.properties ? await loadMaterializedColumns(this.db) : undefined;
+    const conditions = this.read.conditions({ teamId: team.id, ...f, event: params.event, distinctId: params.distinct_id, materialized });
     const parts = { select: hogqlList(params.select ?? '[]', 'select'), where: params.where !== undefined ? hogqlList(params.where, 'where') : undefined, limit, offset: params.offset ?? 0 };
     const answer = await runEventsQuery(this.db, this.dialect, team.id, parts, conditions, now);
     return { columns: answer.columns, types: answer.types, results: answer.results, hasMore: answer.hasMore };
@@ -180,6 +182,8 @@ export class EventsService {
       distinctId: params.distinct_id,
       person,
       properties,
+      // property filters read the store's materialized columns (storage/materialized.ts)
+      materialized: properties ? await loadMaterializedColumns(this.db) : undefined,
       cursor,
       where,
       offset: params.offset ?? 0,

@@ -11,6 +11,7 @@ import { runEventsQuery, runHogQLQuery, HogQLError, MAX_LIMIT, DEFAULT_LIMIT, ty
 import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { compilePropertyGroup } from '../storage/repositories/events-read.js';
+import { loadMaterializedColumns } from '../storage/materialized.js';
 import { validationError } from './errors.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { parseEventDateParam } from './relative-dates.js';
@@ -76,7 +77,7 @@ export class QueryService {
     if (typeof query.event === 'string' && query.event !== '') conditions.push(sql`events.event = ${query.event}`);
     if (query.properties !== undefined && query.properties !== null) {
       const group = parsePropertiesParam(JSON.stringify(query.properties), opts);
-      if (group) conditions.push(compilePropertyGroup(this.store.dialect, group));
+      if (group) conditions.push(compilePropertyGroup(this.store.dialect, group, undefined, await loadMaterializedColumns(this.store.db)));
     }
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
     try {

@@ -83,8 +83,30 @@ export function jsonText(dialect: DialectName, source: JsonSource, key: string):
   if (sqliteNeedsEach(key)) {
     return sql<string | null>`(select case type when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json(value) when 'array' then json(value) else cast(value as text) end from json_each(${source}) where key = ${key})`;
   }
-  const path = sqlitePath(key);
+  return sqliteJsonText(source, sql`${sqlitePath(key)}`);
+}
+
+/** SQLite: the text form of `jsonText` for a key its JSON path can hold, `path` bound or literal. */
+function sqliteJsonText(source: JsonSource, path: RawBuilder<unknown>): RawBuilder<string | null> {
   return sql<string | null>`(case json_type(${source}, ${path}) when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json_extract(${source}, ${path}) when 'array' then json_extract(${source}, ${path}) else cast(json_extract(${source}, ${path}) as text) end)`;
+}
+
+/**
+ * `jsonText` with the key written into the SQL as a literal instead of a bound parameter: the
+ * expression of a generated column (storage/materialized.ts), which may hold no parameter. The
+ * same text as `jsonText` gives for every row, so a column made of it answers exactly as the
+ * expression it replaces. Throws for a key that only a subquery can read (SQLite: `"`, `\`,
+ * control characters; PostgreSQL: U+0000): a generated column may not hold a subquery.
+ */
+export function jsonTextLiteral(dialect: DialectName, source: JsonSource, key: string): RawBuilder<string | null> {
+  if (!canBeLiteralKey(key)) throw new Error(`the key ${JSON.stringify(key)} cannot be written into a column expression`);
+  if (dialect === 'postgres') return sql<string | null>`(${source} ->> ${sql.lit(key)})`;
+  return sqliteJsonText(source, sql.lit(sqlitePath(key)));
+}
+
+/** Whether `jsonTextLiteral` can write `key` (on either dialect): no `"`, `\`, control character or U+0000. */
+export function canBeLiteralKey(key: string): boolean {
+  return !sqliteNeedsEach(key) && !postgresCannotHold(key);
 }
 
 /** Whether `source` has the key `key` at all (JSON null counts as set, as PostHog's JSONHas). */

@@ -196,6 +196,19 @@ export interface PersonTable {
   created_at: TimestampColumn;
 }
 
+/**
+ * A materialized property column (storage/materialized.ts; PostHog's materialized columns,
+ * posthog/clickhouse/materialized_columns/): `kind` `event` is a column of `events` made of
+ * `properties.<property>`, `person` a column of `persons` made of its `properties.<property>`.
+ */
+export interface MaterializedColumnTable {
+  kind: 'event' | 'person';
+  property: string;
+  /** the generated column's name, e.g. `mat_browser_1a2b3c` */
+  column_name: string;
+  created_at: TimestampColumn;
+}
+
 /** A distinct id of a person (posthog/models/person/person.py `PersonDistinctId`). */
 export interface PersonDistinctIdTable {
   team_id: number;
@@ -288,4 +301,5 @@ export interface Database {
   insights: InsightTable;
   texts: TextTable;
   dashboard_tiles: DashboardTileTable;
+  materialized_columns: MaterializedColumnTable;
 }

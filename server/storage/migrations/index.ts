@@ -8,6 +8,7 @@ import { migration0002 } from './0002_events.js';
 import { migration0003 } from './0003_explicit_members.js';
 import { migration0004 } from './0004_dashboards.js';
 import { migration0005 } from './0005_persons_list.js';
+import { migration0006 } from './0006_materialized_columns.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003_explicit_members': migration0003,
   '0004_dashboards': migration0004,
   '0005_persons_list': migration0005,
+  '0006_materialized_columns': migration0006,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */

@@ -9,6 +9,7 @@ import { beforeCursor, dialectOf, icontains, jsonHas, jsonText, regexMatch, text
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
+import { loadMaterializedColumns, NO_MATERIALIZED_COLUMNS, type MaterializedColumns, type MaterializedKind } from '../materialized.js';
 
 /** A stored event as the list reads it: the shape it was written in (`EventInput`). */
 export type EventRow = EventInput;
@@ -34,27 +35,52 @@ export interface EventListQuery {
   cursor?: { timestamp: string; uuid: string } | undefined;
   /** a condition on the `events` row besides these (the list's HogQL `where`, server/hogql/) */
   where?: RawBuilder<unknown> | undefined;
+  /** the store's materialized columns, which `properties` filters read instead of the JSON (storage/materialized.ts); none when absent */
+  materialized?: MaterializedColumns | undefined;
   offset: number;
   limit: number;
 }
 
 type EventsQuery = SelectQueryBuilder<Database, 'events', object>;
 
-/** The person properties of the event's person, as a JSON source (NULL without a person). */
-function personSource(): JsonSource {
-  return sql`(select p.properties from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`;
+/** A column of the event's person (NULL without a person): `properties`, or a materialized column. */
+function personColumn(column: string): RawBuilder<unknown> {
+  return sql`(select p.${sql.ref(column)} from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`;
 }
 
-/** Where a filter of each `type` reads its properties: a JSON column or subquery per type. */
-export type FilterSources = (type: PropertyFilter['type']) => JsonSource;
+/**
+ * Where a filter reads its properties: the JSON column or subquery, which of the store's
+ * materialized columns belong to it (storage/materialized.ts), and how to read one of those.
+ */
+export interface FilterSource {
+  json: JsonSource;
+  kind: MaterializedKind;
+  column(name: string): RawBuilder<string | null>;
+}
+
+/** The source of a filter of each `type`. */
+export type FilterSources = (type: PropertyFilter['type']) => FilterSource;
+
+const EVENT_SOURCE: FilterSource = { json: sql`events.properties`, kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}` };
+const PERSON_OF_EVENT_SOURCE: FilterSource = { json: personColumn('properties'), kind: 'person', column: (name) => personColumn(name) as RawBuilder<string | null> };
 
 /** The events list's sources: the event's own properties, or its person's. */
-const eventSources: FilterSources = (type) => (type === 'person' ? personSource() : sql`events.properties`);
+const eventSources: FilterSources = (type) => (type === 'person' ? PERSON_OF_EVENT_SOURCE : EVENT_SOURCE);
+
+/**
+ * The text of property `key` of `source` (`jsonText`'s semantics): its materialized column when
+ * it has one, which holds that very text (storage/materialized.ts), else out of the JSON.
+ */
+export function propertyText(dialect: DialectName, source: FilterSource, key: string, columns: MaterializedColumns): RawBuilder<string | null> {
+  const column = columns[source.kind].get(key);
+  return column !== undefined ? source.column(column) : jsonText(dialect, source.json, key);
+}
 
 /** SQL for one property filter (see domain/event-filters.ts for the semantics). */
-function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterSources): RawBuilder<boolean> {
-  const source: JsonSource = sources(f.type);
-  const text = jsonText(dialect, source, f.key);
+function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterSources, columns: MaterializedColumns): RawBuilder<boolean> {
+  const from = sources(f.type);
+  const source: JsonSource = from.json;
+  const text = propertyText(dialect, from, f.key, columns);
   switch (f.operator) {
     case 'exact':
       return sql<boolean>`(${text} in (${sql.join(f.texts)}))`;
@@ -96,9 +122,9 @@ function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterS
  * `type` reads (the events list: the event's properties or its person's; the persons list: the
  * person's own, server/storage/repositories/persons.ts).
  */
-export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources = eventSources): RawBuilder<boolean> {
+export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources = eventSources, columns: MaterializedColumns = NO_MATERIALIZED_COLUMNS): RawBuilder<boolean> {
   if (g.values.length === 0) return sql<boolean>`(1 = 1)`;
-  const parts = g.values.map((v) => (v.kind === 'group' ? compilePropertyGroup(dialect, v, sources) : compileFilter(dialect, v, sources)));
+  const parts = g.values.map((v) => (v.kind === 'group' ? compilePropertyGroup(dialect, v, sources, columns) : compileFilter(dialect, v, sources, columns)));
   return sql<boolean>`(${sql.join(parts, g.type === 'AND' ? sql` and ` : sql` or `)})`;
 }
 
@@ -157,7 +183,7 @@ export class EventsReadRepository {
     }
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
     if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), q.cursor));
-    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties));
+    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources, q.materialized));
     if (q.where) query = query.where(q.where as RawBuilder<boolean>);
     return query;
   }
@@ -176,7 +202,7 @@ export class EventsReadRepository {
       const match = 'id' in q.person ? sql`p.id = ${q.person.id}` : sql`p.uuid = ${q.person.uuid}`;
       out.push(sql`events.distinct_id in (select pdi.distinct_id from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = ${q.teamId} and ${match})`);
     }
-    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties));
+    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties, eventSources, q.materialized));
     if (q.where) out.push(q.where);
     return out;
   }
@@ -252,8 +278,11 @@ export class EventsReadRepository {
     limit: number;
     order: 'frequency' | 'length' | 'value';
   }): Promise<{ value: string; count: number }[]> {
-    const valueExpr: RawBuilder<string | null> =
-      input.isColumn ? (input.key === 'event' ? sql<string>`events.event` : sql<string>`events.distinct_id`) : jsonText(this.dialect, sql`events.properties`, input.key);
+    const valueExpr: RawBuilder<string | null> = input.isColumn
+      ? input.key === 'event'
+        ? sql<string>`events.event`
+        : sql<string>`events.distinct_id`
+      : propertyText(this.dialect, EVENT_SOURCE, input.key, await loadMaterializedColumns(this.db));
     let inner = this.db
       .selectFrom('events')
       .select(valueExpr.as('v'))

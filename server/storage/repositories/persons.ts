@@ -7,10 +7,14 @@
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { PropertyGroup } from '../event-filter-tree.js';
-import { dialectOf, icontains, jsonText, type DialectName } from '../dialect.js';
+import { dialectOf, icontains, type DialectName } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { fromJson, toBool, toIso, toInt } from '../values.js';
-import { compilePropertyGroup } from './events-read.js';
+import { compilePropertyGroup, propertyText, type FilterSource } from './events-read.js';
+import { loadMaterializedColumns, NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../materialized.js';
+
+/** The persons list's one source: the person's own properties, and its materialized columns. */
+const PERSON_SOURCE: FilterSource = { json: sql`persons.properties`, kind: 'person', column: (name) => sql<string | null>`persons.${sql.ref(name)}` };
 
 /** A person as stored, with its distinct ids. */
 export interface PersonRecord {
@@ -53,19 +57,24 @@ export class PersonsRepository {
     this.dialect = dialectOf(db);
   }
 
-  private filtered(q: PersonListQuery, dialect: DialectName): PersonsQuery {
+  /** The materialized columns the filters of `q` may read (none needs a query when `q` filters on no property). */
+  private async columnsFor(q: Omit<PersonListQuery, 'offset' | 'limit'>): Promise<MaterializedColumns> {
+    return q.properties || q.email !== undefined || q.search !== undefined ? loadMaterializedColumns(this.db) : NO_MATERIALIZED_COLUMNS;
+  }
+
+  private filtered(q: PersonListQuery, dialect: DialectName, columns: MaterializedColumns): PersonsQuery {
     let query: PersonsQuery = this.db.selectFrom('persons').where('persons.team_id', '=', q.teamId);
     const hasDistinctId = (id: string) =>
       sql<boolean>`exists (select 1 from person_distinct_ids pdi where pdi.team_id = persons.team_id and pdi.person_id = persons.id and pdi.distinct_id = ${id})`;
     if (q.distinctId !== undefined) query = query.where(hasDistinctId(q.distinctId));
-    if (q.email !== undefined) query = query.where(sql<boolean>`(${jsonText(dialect, sql`persons.properties`, 'email')} = ${q.email})`);
+    const email = propertyText(dialect, PERSON_SOURCE, 'email', columns);
+    if (q.email !== undefined) query = query.where(sql<boolean>`(${email} = ${q.email})`);
     if (q.search !== undefined) {
-      const email = jsonText(dialect, sql`persons.properties`, 'email');
       const parts = [sql<boolean>`(${email} is not null and ${icontains(dialect, email, q.search.text)})`, hasDistinctId(q.search.text)];
       if (q.search.uuid !== undefined) parts.push(sql<boolean>`(persons.uuid = ${q.search.uuid})`);
       query = query.where(sql<boolean>`(${sql.join(parts, sql` or `)})`);
     }
-    if (q.properties) query = query.where(compilePropertyGroup(dialect, q.properties, () => sql`persons.properties`));
+    if (q.properties) query = query.where(compilePropertyGroup(dialect, q.properties, () => PERSON_SOURCE, columns));
     return query;
   }
 
@@ -75,7 +84,7 @@ export class PersonsRepository {
    * they show to learn whether more exist.
    */
   async list(q: PersonListQuery): Promise<PersonRecord[]> {
-    const rows = await this.filtered(q, this.dialect)
+    const rows = await this.filtered(q, this.dialect, await this.columnsFor(q))
       .select(['persons.id', 'persons.uuid', 'persons.properties', 'persons.is_identified', 'persons.created_at'])
       .orderBy('persons.created_at', 'desc')
       .orderBy('persons.id', 'desc')
@@ -87,7 +96,7 @@ export class PersonsRepository {
 
   /** How many of the team's persons match (PostHog's `include_total`). */
   async count(q: Omit<PersonListQuery, 'offset' | 'limit'>): Promise<number> {
-    const row = await this.filtered({ ...q, offset: 0, limit: 0 }, this.dialect)
+    const row = await this.filtered({ ...q, offset: 0, limit: 0 }, this.dialect, await this.columnsFor(q))
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
     return toInt(row.n as number | string);

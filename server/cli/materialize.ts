@@ -1,0 +1,134 @@
+/**
+ * `envapi events materialize | materialized | dematerialize`: materialized property columns
+ * (server/storage/materialized.ts), chosen by an operator as PostHog's are. One step line per
+ * step on stderr (not with `--json`), with its time: the column, the index (which computes the
+ * value of every stored row: the long step), the record.
+ */
+import type { Command } from 'commander';
+import type { Store } from '../storage/db.js';
+import type { MaterializedColumn, MaterializedKind, MaterializeStep } from '../storage/materialized.js';
+import { CliError, out, withStore } from './shared.js';
+
+/** How long the command waits for SQLite's write lock held by the server or an import, ms. */
+const DDL_LOCK_WAIT_MS = 60_000;
+
+/** The demo's hot properties (`envapi demo --materialize`): what its filters and breakdowns read most. */
+export const DEMO_HOT_PROPERTIES = ['$browser', '$os', '$current_url', '$pathname', '$device_type'] as const;
+
+const STEP_LINES: Record<MaterializeStep, string> = {
+  column: 'adding the column',
+  index: 'indexing every stored row',
+  record: 'recording it',
+};
+
+/** A step reporter on stderr: `  <step>… ` then the step's time when the next one starts. */
+function stepReporter(quiet: boolean): { onStep(step: MaterializeStep): void; done(): void } {
+  let started: number | undefined;
+  const finish = () => {
+    if (started !== undefined) process.stderr.write(`${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  };
+  return {
+    onStep(step) {
+      if (quiet) return;
+      finish();
+      process.stderr.write(`  ${STEP_LINES[step]}… `);
+      started = performance.now();
+    },
+    done() {
+      if (!quiet) finish();
+      started = undefined;
+    },
+  };
+}
+
+/**
+ * Materializes each of `properties` of `kind` not materialized yet (the others are left and
+ * named); progress on stderr unless `quiet`. Returns the new columns. Used by `events materialize`
+ * and `demo --materialize`.
+ */
+export async function materializeAll(store: Store, kind: MaterializedKind, properties: readonly string[], quiet: boolean): Promise<MaterializedColumn[]> {
+  const { listMaterializedColumns, materializeProperty, MaterializeError } = await import('../storage/materialized.js');
+  const { canBeLiteralKey } = await import('../storage/dialect.js');
+  const refused = properties.filter((p) => p === '' || !canBeLiteralKey(p));
+  if (refused.length) throw new CliError(`${refused.map((p) => JSON.stringify(p)).join(', ')} cannot be materialized: a property name must be non-empty and hold no double quote, backslash or control character`);
+  const existing = new Set((await listMaterializedColumns(store.db)).filter((c) => c.kind === kind).map((c) => c.property));
+  const added: MaterializedColumn[] = [];
+  for (const property of properties) {
+    if (existing.has(property)) {
+      if (!quiet) process.stderr.write(`${kind} property ${property} is materialized already\n`);
+      continue;
+    }
+    if (!quiet) process.stderr.write(`Materializing ${kind} property ${property}:\n`);
+    const steps = stepReporter(quiet);
+    try {
+      added.push(await materializeProperty(store, kind, property, steps.onStep));
+    } catch (err) {
+      if (!quiet) process.stderr.write('\n');
+      if (err instanceof MaterializeError) throw new CliError(err.message);
+      throw err;
+    } finally {
+      steps.done();
+    }
+  }
+  return added;
+}
+
+function columnLine(c: MaterializedColumn): string {
+  return `${c.kind.padEnd(6)}  ${c.property}  → ${c.kind === 'event' ? 'events' : 'persons'}.${c.column}  (since ${c.createdAt})`;
+}
+
+/** Registers `events materialize | materialized | dematerialize`. */
+export function registerMaterializeCommands(program: Command): void {
+  const events = program.command('events').description('events administration: materialized property columns');
+  events
+    .command('materialize')
+    .description(
+      'copy a property into a real, indexed column (PostHog\'s materialized columns): the events filters, values and HogQL ' +
+        'then read the column instead of the JSON, with the same answers. Adds a generated column (SQLite: virtual; ' +
+        'PostgreSQL: stored, which rewrites the events table) and an index on (team_id, column, timestamp) in one ' +
+        'transaction; the index computes every stored event\'s value, so writes wait while it runs (docs/deploy.md). ' +
+        'Every write of an event then updates the index too: materialize the properties that filters read most.',
+    )
+    .argument('<property...>', 'property names, e.g. $browser')
+    .option('--person', 'a person property (a column of persons, indexed by team_id and column)')
+    .option('--json', 'print the new columns as JSON')
+    .action(async (properties: string[], o: { person?: boolean; json?: boolean }) => {
+      const kind: MaterializedKind = o.person ? 'person' : 'event';
+      await withStore(
+        program,
+        async (store) => {
+          const added = await materializeAll(store, kind, properties, !!o.json);
+          out(!!o.json, added, () => added.map((c) => `Materialized ${columnLine(c)}`));
+        },
+        DDL_LOCK_WAIT_MS,
+      );
+    });
+  events
+    .command('materialized')
+    .description('list the materialized property columns')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      await withStore(program, async (store) => {
+        const { listMaterializedColumns } = await import('../storage/materialized.js');
+        const list = await listMaterializedColumns(store.db);
+        out(!!o.json, list, () => (list.length ? list.map(columnLine) : ['No materialized columns: add one with envapi events materialize PROPERTY']));
+      });
+    });
+  events
+    .command('dematerialize')
+    .description('drop the materialized column of a property, with its index; reads take the property out of the JSON again')
+    .argument('<property>', 'property name')
+    .option('--person', 'a person property')
+    .action(async (property: string, o: { person?: boolean }) => {
+      const kind: MaterializedKind = o.person ? 'person' : 'event';
+      await withStore(
+        program,
+        async (store) => {
+          const { dematerializeProperty } = await import('../storage/materialized.js');
+          if (!(await dematerializeProperty(store, kind, property))) throw new CliError(`The ${kind} property ${property} is not materialized (see envapi events materialized)`);
+          console.log(`Dematerialized ${kind} property ${property}`);
+        },
+        DDL_LOCK_WAIT_MS,
+      );
+    });
+}

@@ -1,0 +1,147 @@
+/**
+ * Materialized property columns: a hot property copied into a real, indexed column, as PostHog
+ * does on ClickHouse (posthog/clickhouse/materialized_columns/; its columns are named
+ * `mat_<property>`). An operator chooses them (`envapi events materialize <property> [--person]`,
+ * server/cli/materialize.ts); every read that would take the property out of the JSON then reads
+ * the column instead (the events filters and values, storage/repositories/events-read.ts; HogQL,
+ * server/hogql/fields.ts), and gives the same answers, because the column is defined by the very
+ * expression it replaces (`jsonTextLiteral` in ./dialect.ts: the property's text as PostHog
+ * compares it, NULL when missing or JSON null).
+ *
+ * What `materializeProperty` does, in ONE transaction (all of it or none of it lands):
+ * - SQLite: `ALTER TABLE events ADD COLUMN mat_… TEXT GENERATED ALWAYS AS (…) VIRTUAL` (SQLite can
+ *   add only virtual generated columns: the value is computed when read, and stored in the index),
+ *   then `CREATE INDEX events_mat_… ON events (team_id, mat_…, timestamp)`, which computes the value
+ *   of every existing row: that is the backfill.
+ * - PostgreSQL: `ALTER TABLE events ADD COLUMN mat_… text GENERATED ALWAYS AS (properties ->> '…')
+ *   STORED` (PostgreSQL computes it for every existing row, rewriting the table under an exclusive
+ *   lock: reads and writes of events wait until it commits; docs/deploy.md says when to run it),
+ *   then the same index.
+ * - the record in `materialized_columns`.
+ * Person properties (`kind` `person`) are the same on `persons`, indexed `(team_id, mat_…)`.
+ * There is no batched backfill: the engine computes the column itself, inside the transaction, so
+ * no read ever sees a half-filled column. Progress is reported per step (`onStep`).
+ *
+ * Keys a column expression cannot hold (`"`, `\`, control characters: SQLite reads those through
+ * a subquery) are refused with `MaterializeError`, as are a property already materialized and
+ * more than `MAX_MATERIALIZED_COLUMNS` columns of a kind.
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Store } from './db.js';
+import { canBeLiteralKey, jsonTextLiteral } from './dialect.js';
+import type { Database } from './schema.js';
+import { nowIso, toIso } from './values.js';
+
+/** Which properties: an event's own (`events.properties`) or its person's (`persons.properties`). */
+export type MaterializedKind = 'event' | 'person';
+
+/** One materialized column, as recorded. */
+export interface MaterializedColumn {
+  kind: MaterializedKind;
+  property: string;
+  /** the column's name in `events` (kind `event`) or `persons` (kind `person`) */
+  column: string;
+  /** when it was added, ISO 8601 UTC */
+  createdAt: string;
+}
+
+/** Property → column name, per kind: what the read paths look a property up in. */
+export interface MaterializedColumns {
+  event: ReadonlyMap<string, string>;
+  person: ReadonlyMap<string, string>;
+}
+
+/** No materialized column (the reads then take every property out of the JSON). */
+export const NO_MATERIALIZED_COLUMNS: MaterializedColumns = { event: new Map(), person: new Map() };
+
+/** At most this many materialized columns of each kind (each one is an index every write updates). */
+export const MAX_MATERIALIZED_COLUMNS = 32;
+
+/** A request the store refuses (the command line prints the message). */
+export class MaterializeError extends Error {}
+
+const TABLE_OF: Record<MaterializedKind, 'events' | 'persons'> = { event: 'events', person: 'persons' };
+
+/**
+ * The column name of a property: `mat_` (PostHog's prefix), the property's letters, digits and
+ * underscores (at most 32, lowercased), `_`, and 6 hex digits of the SHA-256 of kind and property,
+ * so that two properties never share a name (`$browser` → `mat_browser_…`, `Browser` another).
+ */
+export function materializedColumnName(kind: MaterializedKind, property: string): string {
+  const slug = property
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 32);
+  const hash = createHash('sha256').update(`${kind}\u0000${property}`).digest('hex').slice(0, 6);
+  return `mat_${slug ? `${slug}_` : ''}${hash}`;
+}
+
+/** The index of a materialized column: `<table>_<column>`. */
+function indexName(kind: MaterializedKind, column: string): string {
+  return `${TABLE_OF[kind]}_${column}`;
+}
+
+/** Every materialized column, by kind then property. */
+export async function listMaterializedColumns(db: Kysely<Database>): Promise<MaterializedColumn[]> {
+  const rows = await db.selectFrom('materialized_columns').select(['kind', 'property', 'column_name', 'created_at']).orderBy('kind').orderBy('property').execute();
+  return rows.map((r) => ({ kind: r.kind, property: r.property, column: r.column_name, createdAt: toIso(r.created_at) }));
+}
+
+/** The materialized columns as the read paths use them (one small query). */
+export async function loadMaterializedColumns(db: Kysely<Database>): Promise<MaterializedColumns> {
+  const rows = await db.selectFrom('materialized_columns').select(['kind', 'property', 'column_name']).execute();
+  if (rows.length === 0) return NO_MATERIALIZED_COLUMNS;
+  const event = new Map<string, string>();
+  const person = new Map<string, string>();
+  for (const r of rows) (r.kind === 'person' ? person : event).set(r.property, r.column_name);
+  return { event, person };
+}
+
+/** The steps of `materializeProperty`, in order, for progress lines. */
+export type MaterializeStep = 'column' | 'index' | 'record';
+
+/**
+ * Materializes `property` of `kind` (module doc). Returns the new column. Throws
+ * `MaterializeError` for a key no column expression can hold, a property already materialized, or
+ * past `MAX_MATERIALIZED_COLUMNS`; the store's own error when the DDL fails (nothing is changed).
+ * `onStep` is told when each step starts.
+ */
+export async function materializeProperty(store: Store, kind: MaterializedKind, property: string, onStep?: (step: MaterializeStep) => void): Promise<MaterializedColumn> {
+  if (property === '') throw new MaterializeError('the property name is empty');
+  if (!canBeLiteralKey(property)) throw new MaterializeError(`the property ${JSON.stringify(property)} cannot be materialized: its name holds a double quote, a backslash or a control character`);
+  const column = materializedColumnName(kind, property);
+  const table = TABLE_OF[kind];
+  const createdAt = nowIso();
+  await store.db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom('materialized_columns').select(['kind', 'property']).where('kind', '=', kind).execute();
+    if (existing.some((r) => r.property === property)) throw new MaterializeError(`the ${kind} property ${JSON.stringify(property)} is materialized already`);
+    if (existing.length >= MAX_MATERIALIZED_COLUMNS) throw new MaterializeError(`at most ${MAX_MATERIALIZED_COLUMNS} ${kind} properties can be materialized; dematerialize one first`);
+    const expression = jsonTextLiteral(store.dialect, sql.ref('properties'), property);
+    onStep?.('column');
+    const storage = store.dialect === 'postgres' ? sql`stored` : sql`virtual`;
+    await sql`alter table ${sql.table(table)} add column ${sql.ref(column)} text generated always as (${expression}) ${storage}`.execute(trx);
+    onStep?.('index');
+    const columns = kind === 'event' ? sql`team_id, ${sql.ref(column)}, timestamp` : sql`team_id, ${sql.ref(column)}`;
+    await sql`create index ${sql.ref(indexName(kind, column))} on ${sql.table(table)} (${columns})`.execute(trx);
+    onStep?.('record');
+    await trx.insertInto('materialized_columns').values({ kind, property, column_name: column, created_at: createdAt }).execute();
+  });
+  return { kind, property, column, createdAt };
+}
+
+/**
+ * Drops the materialized column of `property` of `kind` with its index and record, in one
+ * transaction; the reads go back to the JSON. Returns false when the property is not materialized.
+ */
+export async function dematerializeProperty(store: Store, kind: MaterializedKind, property: string): Promise<boolean> {
+  return store.db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('materialized_columns').select('column_name').where('kind', '=', kind).where('property', '=', property).executeTakeFirst();
+    if (!row) return false;
+    await sql`drop index ${sql.ref(indexName(kind, row.column_name))}`.execute(trx);
+    await sql`alter table ${sql.table(TABLE_OF[kind])} drop column ${sql.ref(row.column_name)}`.execute(trx);
+    await trx.deleteFrom('materialized_columns').where('kind', '=', kind).where('property', '=', property).execute();
+    return true;
+  });
+}
