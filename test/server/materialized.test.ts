@@ -28,7 +28,7 @@ const PERSON_KEYS = ['email', 'plan', 'age'] as const;
 
 /** Event properties; `mixed` changes JSON type from event to event. */
 const PROPS: Record<string, unknown>[] = [
-  { $browser: 'Chrome', n: 5, s: '10', flag: true, mixed: 'x', tags: ['a', 'b'], obj: { a: 1, b: [2, 'c'] }, when: '2024-03-10T12:00:00Z', city: 'MÜNCHEN', "it's": 'yes', empty: '', big: 9007199254740993 },
+  { $browser: 'Chrome', n: 5, s: '10', flag: true, mixed: 'x', tags: ['a', 'b'], obj: { a: 1, b: [2, 'c'] }, when: '2024-03-10T12:00:00Z', city: 'MÜNCHEN', "it's": 'yes', empty: '', big: 9007199254740992 },
   { $browser: 'Firefox', n: 15, s: '9', flag: false, mixed: 7, tags: [], obj: {}, when: '2024-03-11T08:30:00Z', city: 'Zürich', "it's": "it's", empty: null, big: -1.5e300 },
   { $browser: 'Safari', n: 10.5, s: 'abc', mixed: true, when: '2024-03-10', city: 'zürich', big: 0.1 },
   { $browser: 'Chrome Mobile', n: '7', s: '20', mixed: null, obj: { nested: { deep: 'x' } }, when: 'not a date', empty: 'e' },
