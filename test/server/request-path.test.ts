@@ -378,7 +378,10 @@ describe('production validator (request-only spec) decides as the full one', () 
       }
     }
     expect(compared).toBeGreaterThan(100);
-  });
+    // ~1,400 requests one after another: seconds on a quiet machine, more than vitest's default 20 s
+    // on a loaded one (it timed out twice at 20 s with two `npm test` running at once); the bound is
+    // for a hang, not for speed
+  }, 600_000);
 });
 
 describe('a spec the validator cannot load', () => {
