@@ -3,7 +3,7 @@
  * `--db postgres`), starts the real server as `npm start` runs it in production (response
  * validation off), and times each query shape of the events API over HTTP on loopback.
  *
- *   npm run bench:events -- [--events 1000000] [--runs 50] [--seed 42] [--keep DIR]
+ *   npm run bench:events -- [--events 1000000] [--runs 50] [--seed 42] [--keep DIR] [--materialize]
  *   npm run bench:events -- --db postgres [--database-url URL] [--keep [SCHEMA]] [...]
  *
  * On PostgreSQL (default URL postgres://postgres@127.0.0.1:5432/test) the run gets a schema of its
@@ -41,6 +41,8 @@ import { importEvents } from '../server/events/import.js';
 import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
+import { materializeProperty } from '../server/storage/materialized.js';
+import { DEMO_HOT_PROPERTIES } from '../server/cli/materialize.js';
 
 interface Stat {
   name: string;
@@ -162,8 +164,9 @@ const program = new Command('bench-events')
   .option('--runs <n>', 'timed runs per query shape', (v) => Number(v), 50)
   .option('--seed <n>', 'demo seed', (v) => Number(v), 42)
   .option('--port <n>', 'server port', (v) => Number(v), 18_000 + Math.floor(Math.random() * 1000))
+  .option('--materialize', "after the shapes: materialize the demo's hot properties (envapi demo --materialize's), time it, and time the property shapes again")
   .option('--keep [dir-or-schema]', 'SQLite: use (and keep) this data directory; PostgreSQL: keep the schema, or use (and keep) this one')
-  .action(async (o: { db: string; databaseUrl: string; events: number; runs: number; seed: number; port: number; keep?: string | true }) => {
+  .action(async (o: { db: string; databaseUrl: string; events: number; runs: number; seed: number; port: number; keep?: string | true; materialize?: boolean }) => {
     if (o.db !== 'sqlite' && o.db !== 'postgres') throw new Error(`--db must be sqlite or postgres, got ${JSON.stringify(o.db)}`);
     let target: Target;
     let cleanup: () => Promise<void>;
@@ -298,6 +301,8 @@ const program = new Command('bench-events')
     };
     const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
     const stats: Stat[] = [];
+    const materializeLines: string[] = [];
+    let materializedSize: string | undefined;
     try {
       stats.push(await time('latest 100', `${base}/events/`));
       stats.push(await time('event = $pageview, last 7 days', `${base}/events/?${q({ event: '$pageview', after: '-7d' })}`));
@@ -326,6 +331,25 @@ const program = new Command('bench-events')
       }
       stats.push(summarize('paging 10,000 rows via next (per page)', perPage));
       stats.push(summarize('paging 10,000 rows via next (whole walk)', walks));
+      if (o.materialize) {
+        // the columns are added beside the running server, as an operator would (storage/materialized.ts)
+        const admin = target.kind === 'sqlite' ? openStore({ dataDir: target.dataDir, lockTimeoutMs: 600_000 }) : openStore({ databaseUrl: target.url });
+        try {
+          for (const property of DEMO_HOT_PROPERTIES) {
+            const started = performance.now();
+            const c = await materializeProperty(admin, 'event', property);
+            materializeLines.push(`materialize ${property} (${c.column}): ${((performance.now() - started) / 1000).toFixed(1)} s`);
+          }
+          if (admin.dialect === 'postgres') await sql`analyze events`.execute(admin.db);
+          materializedSize = await storeSize(admin, target);
+        } finally {
+          await admin.close();
+        }
+        stats.push(await time('materialized: property $browser = Chrome', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) })}`));
+        stats.push(await time('materialized: rare property $browser = Opera Mini', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Opera Mini' }]) })}`, `${Number(rareCount.n)} matching events`));
+        stats.push(await time('materialized: values of $browser', `${base}/events/values/?${q({ key: '$browser' })}`));
+        for (const shape of HOGQL_SHAPES) stats.push(await timePost(`materialized: ${shape.name}`, `${base}/query/`, { query: { kind: 'HogQLQuery', query: shape.query } }));
+      }
     } finally {
       const mem = server.pid ? memoryOf(server.pid) : undefined;
       server.kill('SIGTERM');
@@ -343,6 +367,7 @@ const program = new Command('bench-events')
         ...stats.map((s) => `| ${s.name} | ${s.runs} | ${s.median.toFixed(2)} | ${s.p95.toFixed(2)} | ${s.note ?? ''} |`),
         '',
         `Size: ${size}`,
+        ...(materializedSize ? [`Size with the materialized columns: ${materializedSize}`, ...materializeLines] : []),
         mem ? `Server memory after the runs: RSS ${mem.rss} MB, peak ${mem.peak} MB` : 'Server memory: /proc not available',
         '',
         '## HogQL query plans (project 1)',

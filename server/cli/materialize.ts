@@ -85,7 +85,7 @@ export function registerMaterializeCommands(program: Command): void {
     .description(
       'copy a property into a real, indexed column (PostHog\'s materialized columns): the events filters, values and HogQL ' +
         'then read the column instead of the JSON, with the same answers. Adds a generated column (SQLite: virtual; ' +
-        'PostgreSQL: stored, which rewrites the events table) and an index on (team_id, column, timestamp) in one ' +
+        'PostgreSQL: stored, which rewrites the events table) and an index on (team_id, column, timestamp, uuid) in one ' +
         'transaction; the index computes every stored event\'s value, so writes wait while it runs (docs/deploy.md). ' +
         'Every write of an event then updates the index too: materialize the properties that filters read most.',
     )

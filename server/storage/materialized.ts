@@ -11,8 +11,10 @@
  * What `materializeProperty` does, in ONE transaction (all of it or none of it lands):
  * - SQLite: `ALTER TABLE events ADD COLUMN mat_… TEXT GENERATED ALWAYS AS (…) VIRTUAL` (SQLite can
  *   add only virtual generated columns: the value is computed when read, and stored in the index),
- *   then `CREATE INDEX events_mat_… ON events (team_id, mat_…, timestamp)`, which computes the value
- *   of every existing row: that is the backfill.
+ *   then `CREATE INDEX events_mat_… ON events (team_id, mat_…, timestamp, uuid)`, which computes the
+ *   value of every existing row: that is the backfill. `uuid` ends it as it ends the other events
+ *   indexes: a filter on one value then reads its events already in the list's order (timestamp
+ *   desc, uuid desc), the newest first, and stops at the page's end.
  * - PostgreSQL: `ALTER TABLE events ADD COLUMN mat_… text GENERATED ALWAYS AS (properties ->> '…')
  *   STORED` (PostgreSQL computes it for every existing row, rewriting the table under an exclusive
  *   lock: reads and writes of events wait until it commits; docs/deploy.md says when to run it),
@@ -123,7 +125,7 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
     const storage = store.dialect === 'postgres' ? sql`stored` : sql`virtual`;
     await sql`alter table ${sql.table(table)} add column ${sql.ref(column)} text generated always as (${expression}) ${storage}`.execute(trx);
     onStep?.('index');
-    const columns = kind === 'event' ? sql`team_id, ${sql.ref(column)}, timestamp` : sql`team_id, ${sql.ref(column)}`;
+    const columns = kind === 'event' ? sql`team_id, ${sql.ref(column)}, timestamp, uuid` : sql`team_id, ${sql.ref(column)}`;
     await sql`create index ${sql.ref(indexName(kind, column))} on ${sql.table(table)} (${columns})`.execute(trx);
     onStep?.('record');
     await trx.insertInto('materialized_columns').values({ kind, property, column_name: column, created_at: createdAt }).execute();

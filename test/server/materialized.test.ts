@@ -190,7 +190,7 @@ describe('materialized property columns', () => {
       const group = { kind: 'group' as const, type: 'AND' as const, values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Opera Mini'] }] };
       const plan = await t.store.db.transaction().execute(async (trx) => {
         const where = new EventsReadRepository(trx).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group, materialized: await loadMaterializedColumns(trx) });
-        const query = sql`select uuid from events where team_id = ${pid} and ${sql.join(where, sql` and `)} order by timestamp desc limit 100`;
+        const query = sql`select uuid from events where team_id = ${pid} and ${sql.join(where, sql` and `)} order by timestamp desc, uuid desc limit 100`;
         if (t.store.dialect === 'sqlite') return (await sql<{ detail: string }>`explain query plan ${query}`.execute(trx)).rows.map((r) => r.detail).join('; ');
         await sql`set local enable_seqscan = off`.execute(trx);
         return (await sql<{ 'QUERY PLAN': string }>`explain ${query}`.execute(trx)).rows.map((r) => r['QUERY PLAN']).join('; ');
