@@ -41,7 +41,7 @@ import { importEvents } from '../server/events/import.js';
 import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
-import { materializeProperty } from '../server/storage/materialized.js';
+import { listMaterializedColumns, materializeProperty } from '../server/storage/materialized.js';
 import { DEMO_HOT_PROPERTIES } from '../server/cli/materialize.js';
 
 interface Stat {
@@ -253,7 +253,7 @@ const program = new Command('bench-events')
 
     const server = await startServer(target, o.port);
     const base = `http://127.0.0.1:${o.port}/api/environments/${team1}`;
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    let agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const get = (url: string) =>
       new Promise<{ ms: number; body: string }>((resolve, reject) => {
         const started = performance.now();
@@ -335,7 +335,12 @@ const program = new Command('bench-events')
         // the columns are added beside the running server, as an operator would (storage/materialized.ts)
         const admin = target.kind === 'sqlite' ? openStore({ dataDir: target.dataDir, lockTimeoutMs: 600_000 }) : openStore({ databaseUrl: target.url });
         try {
+          const done = new Set((await listMaterializedColumns(admin.db)).map((c) => c.property));
           for (const property of DEMO_HOT_PROPERTIES) {
+            if (done.has(property)) {
+              materializeLines.push(`materialize ${property}: materialized already (store reused)`);
+              continue;
+            }
             const started = performance.now();
             const c = await materializeProperty(admin, 'event', property);
             materializeLines.push(`materialize ${property} (${c.column}): ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -345,6 +350,9 @@ const program = new Command('bench-events')
         } finally {
           await admin.close();
         }
+        // the server closed the idle keep-alive connection while the columns were built
+        agent.destroy();
+        agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
         stats.push(await time('materialized: property $browser = Chrome', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) })}`));
         stats.push(await time('materialized: rare property $browser = Opera Mini', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Opera Mini' }]) })}`, `${Number(rareCount.n)} matching events`));
         stats.push(await time('materialized: values of $browser', `${base}/events/values/?${q({ key: '$browser' })}`));
