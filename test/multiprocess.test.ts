@@ -77,7 +77,7 @@ describe.skipIf(Boolean(reason))('two server processes on one PostgreSQL and one
     p2 = await startProcess(env);
     expect(p2.output()).not.toMatch(/Personal API key/);
     store = openStore({ databaseUrl: url.toString(), poolSize: 2 });
-  }, 40_000);
+  }, 120_000);
 
   afterAll(async () => {
     await store?.close();
@@ -101,7 +101,7 @@ describe.skipIf(Boolean(reason))('two server processes on one PostgreSQL and one
     const keys = await redis.keys(`envapi:test:${schema}:*`);
     if (keys.length) await redis.del(...keys);
     await redis.quit();
-  }, 20_000);
+  }, 120_000);
 
   async function pluginIds(): Promise<number[]> {
     const rows = await store.db.selectFrom('plugins').select(['id', 'url']).orderBy('id').execute();
@@ -197,7 +197,7 @@ describe('envapi serve --workers', () => {
     const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
     expect(code).toBe(1);
     expect(out).toMatch(/--workers 2 needs PostgreSQL \(DATABASE_URL\)/);
-  }, 15_000);
+  }, 120_000);
 
   it.skipIf(Boolean(reason))('migrates and bootstraps once, serves from 2 workers on one port, and stops them on SIGTERM', async () => {
     const schema = `envapi_mpw_${process.pid}_${Date.now()}`;
@@ -228,5 +228,5 @@ describe('envapi serve --workers', () => {
       await admin.query(`drop schema if exists ${schema} cascade`);
       await admin.end();
     }
-  }, 30_000);
+  }, 120_000);
 });

@@ -38,5 +38,5 @@ describe('npm start (compiled build)', () => {
       server.proc.kill('SIGTERM');
     }
     expect((await server.exited).code).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });

@@ -161,12 +161,12 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
     key = m[1]!;
     // the same SQLite file (already bootstrapped): only reads below, so two processes are fine
     p2 = await startServer(env);
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await Promise.all(children.map((c) => stop(c)));
     fs.rmSync(dataDir, { recursive: true, force: true });
-  }, 20_000);
+  }, 120_000);
 
   it('starts and listens with nothing on the Redis port, and logs one warning', async () => {
     await waitFor('the Redis warnings', () => warnings(p1).length > 0 && warnings(p2).length > 0, 10_000);
@@ -201,7 +201,7 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
     await expectSharedValuesLimit();
     const keys = await redisRaw(redisPort, 'KEYS', 'envapi:test:redis-down:*');
     expect(keys).toMatch(/envapi:test:redis-down:event_values:60000:event_values:[0-9a-f]{64}/);
-  }, 30_000);
+  }, 120_000);
 
   it('when Redis dies while serving, requests keep answering 200 quickly and each process warns once', async () => {
     await stop(redis);
@@ -218,13 +218,13 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
       expect(warnings(p)).toHaveLength(2);
       expect(await readyz(p)).toEqual({ status: 200, body: { status: 'ok', redis: 'unavailable' } });
     }
-  }, 30_000);
+  }, 120_000);
 
   it('when Redis comes back (empty), the limit is shared and enforced again', async () => {
     redis = await startRedis(redisPort);
     await expectRecoveredOnBoth(2);
     await expectSharedValuesLimit();
-  }, 30_000);
+  }, 120_000);
 
   it('never logs the key or its hash, and never a 500', async () => {
     const hash = createHash('sha256').update(key).digest('hex');
@@ -252,5 +252,5 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
     // disconnects a client that is not ready, so nothing waits on the dead Redis
     expect(code, p2.output().slice(-2_000)).toBe(0);
     expect(ms).toBeLessThan(4_000);
-  }, 20_000);
+  }, 120_000);
 });

@@ -256,5 +256,5 @@ describe('graceful shutdown', () => {
     const { code } = await exited;
     expect(code, output()).toBe(0);
     expect(output()).toMatch(/SIGTERM received/);
-  }, 60_000);
+  }, 180_000);
 });

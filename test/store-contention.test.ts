@@ -349,7 +349,7 @@ describe.skipIf(usesPostgres())('SQLite: an import while another connection hold
     } finally {
       await locked.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('a transaction that reads and then writes succeeds although another connection committed in between (BEGIN IMMEDIATE)', async () => {
     const locked = await lockedStore(5_000);

@@ -199,7 +199,7 @@ export function useFuzzServer(tally: Tally): () => Fixture {
     suiteStarted = Date.now();
     t = await startTestServer();
     f = await seed(t);
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     const started = Date.now();

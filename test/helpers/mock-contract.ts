@@ -40,7 +40,7 @@ export function useMock(): void {
   }, 3 * START_TIMEOUT_MS + 30_000);
   afterAll(async () => {
     await mock?.close();
-  }, 60_000);
+  }, 180_000);
 }
 
 /** The operationIds called so far by the current test file (through `expectStatus`, or added by hand). */
