@@ -845,11 +845,20 @@ export interface paths {
          *     case-sensitive, `ilike` not; `=~` and `match` are unanchored RE2 searches (patterns RE2
          *     refuses answer 400). `/` is float division (NULL for a division by 0). ORDER BY puts NULLs
          *     last in both directions; strings order byte by byte. `concat` reads NULL as `''`.
+         *     `toString` of a Float writes the shortest digits that read back as the same number, as
+         *     JavaScript's `String(x)` (`0.1`, `0.30000000000000004`, `0.00001`, `1e-7`, `1e+21`; outside
+         *     1e-6 … 1e21 the 17th digit may differ from it). A property holding an object or an array
+         *     reads as compact JSON (`{"a":1,"b":[1,2]}`, object keys in PostgreSQL jsonb's order: shorter
+         *     keys first), a number without exponent (`1e-7` reads `0.0000001`). Months, quarters and
+         *     years added to a date end on the month's last day when the day is missing
+         *     (`toDate('2024-01-31') + interval 1 month` is `2024-02-29`), as ClickHouse. Int arithmetic
+         *     (`+`, `-`, `*`, `sum`) whose result leaves Int64 answers 400 `Integer overflow: …` where
+         *     ClickHouse wraps around without a word; `toFloat()` computes with larger numbers.
          *
          *     Only the project in the path is reachable: the server adds its filter; every value of the
          *     query is sent to the database as a bound parameter. A query the database cannot run with its
-         *     values (an integer overflow) answers 400; past the server's time budget (`QUERY_TIMEOUT_MS`),
-         *     504.
+         *     values (an Int64 overflow, above) answers 400; past the server's time budget
+         *     (`QUERY_TIMEOUT_MS`), 504.
          */
         post: operations["environments_query_create"];
         delete?: never;
@@ -2752,11 +2761,20 @@ export interface paths {
          *     case-sensitive, `ilike` not; `=~` and `match` are unanchored RE2 searches (patterns RE2
          *     refuses answer 400). `/` is float division (NULL for a division by 0). ORDER BY puts NULLs
          *     last in both directions; strings order byte by byte. `concat` reads NULL as `''`.
+         *     `toString` of a Float writes the shortest digits that read back as the same number, as
+         *     JavaScript's `String(x)` (`0.1`, `0.30000000000000004`, `0.00001`, `1e-7`, `1e+21`; outside
+         *     1e-6 … 1e21 the 17th digit may differ from it). A property holding an object or an array
+         *     reads as compact JSON (`{"a":1,"b":[1,2]}`, object keys in PostgreSQL jsonb's order: shorter
+         *     keys first), a number without exponent (`1e-7` reads `0.0000001`). Months, quarters and
+         *     years added to a date end on the month's last day when the day is missing
+         *     (`toDate('2024-01-31') + interval 1 month` is `2024-02-29`), as ClickHouse. Int arithmetic
+         *     (`+`, `-`, `*`, `sum`) whose result leaves Int64 answers 400 `Integer overflow: …` where
+         *     ClickHouse wraps around without a word; `toFloat()` computes with larger numbers.
          *
          *     Only the project in the path is reachable: the server adds its filter; every value of the
          *     query is sent to the database as a bound parameter. A query the database cannot run with its
-         *     values (an integer overflow) answers 400; past the server's time budget (`QUERY_TIMEOUT_MS`),
-         *     504.
+         *     values (an Int64 overflow, above) answers 400; past the server's time budget
+         *     (`QUERY_TIMEOUT_MS`), 504.
          */
         post: operations["query_create"];
         delete?: never;

@@ -29,17 +29,22 @@ export function condition(sqlText: Sql, key: string, parts: readonly Compiled[])
   return make(sqlText, 'Bool', false, key, parts);
 }
 
-/** The expression as text, as ClickHouse's `toString` writes it (DateTime `YYYY-MM-DD HH:MM:SS`). */
+/**
+ * The expression as text, as ClickHouse's `toString` writes it (DateTime `YYYY-MM-DD HH:MM:SS`,
+ * a Float as JavaScript's `String(x)`: ./text-forms.ts, a whole properties object as compact JSON).
+ */
 export function asText(scope: Scope, c: Compiled, node: AstNode | undefined): Sql {
   const d = scope.dialect;
   if (isText(c.type)) return c.sql;
   if (c.type === 'Null') return sql`null`;
-  if (c.type === 'Bool') return d.numberToText(d.boolValue(c.sql), false);
-  if (isNumeric(c.type)) return d.numberToText(c.sql, c.type === 'Float');
+  if (c.type === 'Bool') return d.intToText(d.boolValue(c.sql));
+  // the caller passes a Float bindable in a subquery (`bindable`)
+  if (c.type === 'Float') return d.floatToText(c.sql);
+  if (isNumeric(c.type)) return d.intToText(c.sql);
   if (c.type === 'DateTime64') return d.text(sql`replace(substr(${c.sql}, 1, 26), 'T', ' ')`);
   if (c.type === 'DateTime') return d.text(sql`replace(substr(${c.sql}, 1, 19), 'T', ' ')`);
   if (c.type === 'Date') return c.sql;
-  if (c.type === 'JSON') return c.sql;
+  if (c.type === 'JSON') return d.jsonCanonical(c.sql);
   return fail(scope, node, `${c.type} cannot be converted to a String`);
 }
 

@@ -21,6 +21,12 @@ export interface HogQLDialect {
   float(value: number): Sql;
   /** a boolean value (bound) */
   bool(value: boolean): Sql;
+  /**
+   * A number constant of the query kept opaque to the planner (PostgreSQL: a subquery, which it
+   * evaluates at run time and only where a row needs it, as SQLite does; without it PostgreSQL
+   * folds constant arithmetic while planning and refuses an overflow that no row reaches).
+   */
+  opaque(value: Sql): Sql;
   /** the SQL literals for conditions' defaults */
   readonly trueSql: Sql;
   readonly falseSql: Sql;
@@ -28,8 +34,15 @@ export interface HogQLDialect {
   boolValue(cond: Sql): Sql;
   /** a text column or expression that orders and compares byte by byte */
   text(expr: Sql): Sql;
-  /** the property `key` of a JSON object column as text (PostHog's rule: strings unquoted, missing/null → NULL) */
+  /**
+   * The property `key` of a JSON object column as text (PostHog's rule: strings unquoted,
+   * missing/null → NULL), the same text on both stores: numbers in PostgreSQL's plain decimal form
+   * (`1e-7` → `0.0000001`, `2.50` kept), objects and arrays as compact JSON (`{"a":1,"b":[1,2]}`)
+   * with object keys in jsonb's order (shorter keys first, then byte order).
+   */
   jsonText(source: Sql, key: string): Sql;
+  /** JSON text (a whole object) in the canonical form `jsonText` gives objects */
+  jsonCanonical(json: Sql): Sql;
   /** a whole JSON object column as JSON text (normalised after reading) */
   jsonWhole(source: Sql): Sql;
   /** a timestamp column that the store holds natively (persons.created_at, events.created_at) in the stored text form */
@@ -38,19 +51,37 @@ export interface HogQLDialect {
   textToFloat(text: Sql): Sql;
   /** text parsed as an integer (Int), NULL when it is not one */
   textToInt(text: Sql): Sql;
-  /** a number truncated toward zero to an Int */
+  /** a Float truncated toward zero to an Int; NULL outside Int64's range (as accurateCastOrNull) */
   floatToInt(value: Sql): Sql;
   /** an Int/Float as a Float */
   toFloat(value: Sql): Sql;
-  /** a number as text (`3`, `1.5`) */
-  numberToText(value: Sql, isFloat: boolean): Sql;
+  /** an integer (Int, UInt, Bool as 0/1) as text (`3`, `-12`) */
+  intToText(value: Sql): Sql;
+  /**
+   * A Float as text, as JavaScript's `String(x)` writes it (`0.1`, `1440`, `1e-7`, `1.5e+300`):
+   * ./text-forms.ts. An aggregate in `value` must read a column (see `Compiled.unbound`).
+   */
+  floatToText(value: Sql): Sql;
+  /**
+   * An Int result of `+`, `-` or `*` (`raw`, whose Int operands are themselves unchecked) that fails
+   * with the store's integer-overflow error when it left Int64's range: PostgreSQL's bigint
+   * arithmetic fails by itself (SQLSTATE 22003); SQLite turns the value into a REAL, which is
+   * checked here (its `abs()` of the smallest Int64 fails with "integer overflow"). An aggregate
+   * in `raw` must read a column (see `Compiled.unbound`).
+   */
+  checkInt(raw: Sql): Sql;
+  /** whether `checkInt` binds its value in a subquery (then its aggregates must read a column) */
+  readonly checkIntBinds: boolean;
   /** text read as a date-time in the stored form, NULL when it is not one */
   textToDateTime(text: Sql): Sql;
   /** the Sunday (mode 0) that starts the week of a Date or DateTime, as a Date */
   startOfWeek(value: Sql): Sql;
-  /** a DateTime (`date` false) or Date (`date` true) moved by `sign * interval` */
+  /**
+   * A DateTime (`date` false) or Date (`date` true) moved by `sign * interval`; months, quarters and
+   * years clamp to the last day of the month (2024-01-31 + 1 month = 2024-02-29), as ClickHouse.
+   */
   addInterval(value: Sql, interval: Interval, sign: 1 | -1, date: boolean): Sql;
-  /** length in UTF-8 bytes */
+  /** length in UTF-8 bytes (an Int64, as every Int of the compiler) */
   byteLength(text: Sql): Sql;
   /** `a / b` as a Float, NULL when b is 0 */
   divide(a: Sql, b: Sql): Sql;

@@ -188,11 +188,17 @@ export async function compileEventsWhere(where: readonly string[], dialect: HogQ
     inline: true,
   };
   const parts: Sql[] = [];
+  let canFail = false;
   let base = 0;
   for (const text of texts) {
     const node = await parseOrThrow(text, 'where', source, base);
-    parts.push(asCondition(scope, compileExpr(scope, node), node));
+    const c = compileExpr(scope, node);
+    canFail ||= c.canFail === true;
+    parts.push(asCondition(scope, c, node));
     base += text.length + 1;
   }
-  return parts.length === 0 ? dialect.trueSql : sql`(${sql.join(parts, sql` and `)})`;
+  if (parts.length === 0) return dialect.trueSql;
+  const all = sql`(${sql.join(parts, sql` and `)})`;
+  // one that may fail for a row (an Int overflow) runs in the written order, as ./select.ts's WHERE
+  return canFail ? sql`(case when ${all} then ${dialect.trueSql} else ${dialect.falseSql} end)` : all;
 }

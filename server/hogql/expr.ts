@@ -16,7 +16,7 @@ import type { Sql } from './dialect.js';
 import { tableField } from './fields.js';
 import { compileCall } from './functions.js';
 import type { AstNode } from './parser.js';
-import { constant, fail, make, sqlNull, type Scope } from './scope.js';
+import { bindable, constant, fail, make, sqlNull, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type Interval } from './types.js';
 
 /** Compiles one expression node. Throws `HogQLError` for anything outside the subset. */
@@ -272,8 +272,16 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
   switch (op) {
     case '+':
     case '-':
-    case '*':
-      return make(sql`(${a} ${sql.raw(op)} ${b})`, float ? 'Float' : 'Int', nullable, key, [l, r]);
+    case '*': {
+      if (float) return make(sql`(${a} ${sql.raw(op)} ${b})`, 'Float', nullable, key, [l, r]);
+      // Int64 overflow fails on both stores (400, ./run.ts), checked once per tree of + - *:
+      // SQLite keeps an overflowed value as a REAL through the tree, so its root is what is checked
+      // (SQLite binds the value in a subquery: its aggregates must read a column, see `bindable`)
+      const bind = (c: Compiled, at: unknown) => (d.checkIntBinds ? bindable(scope, c, at as AstNode, compileExpr) : c);
+      const [bl, br] = [bind(l, node.left), bind(r, node.right)];
+      const raw = sql`(${bl.unchecked ?? asValue(scope, bl)} ${sql.raw(op)} ${br.unchecked ?? asValue(scope, br)})`;
+      return make(d.checkInt(raw), 'Int', nullable, key, [bl, br], { unchecked: raw, canFail: true });
+    }
     case '/':
       return make(d.divide(a, b), 'Float', true, key, [l, r]);
     case '%':

@@ -35,6 +35,20 @@ function column(scope: Scope, key: string, build: () => Sql, type: HogType, null
   return make(sql.raw(`t.${col.name}`), type, nullable, key, [], { fields: [key] });
 }
 
+/**
+ * The query's row column: 1 on every row, a column of the derived table (of a one-row table when
+ * the query has no FROM), which an aggregate reads to be the query's own inside a subquery
+ * (`Compiled.unbound`).
+ */
+export function rowColumn(scope: Scope): Sql {
+  let col = scope.columns.get('row');
+  if (!col) {
+    col = { name: `f${scope.columns.size}`, sql: sql`1` };
+    scope.columns.set('row', col);
+  }
+  return sql.raw(`t.${col.name}`);
+}
+
 /** A property key as written after `properties.` (one identifier) or in brackets (a string constant). */
 export function propertyKey(scope: Scope, node: AstNode, rest: readonly string[]): string {
   if (rest.length !== 1) fail(scope, node, `Nested property access (${rest.join('.')}) is not supported: name one top-level key`);

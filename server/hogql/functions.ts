@@ -8,9 +8,11 @@
  */
 import { sql } from 'kysely';
 import { asCondition, asDate, asDateTime, asText, asValue } from './coerce.js';
+import type { Sql } from './dialect.js';
 import { regexCondition } from './expr.js';
 import type { AstNode } from './parser.js';
-import { fail, make, sqlNull, type Scope } from './scope.js';
+import { rowColumn } from './fields.js';
+import { bindable, fail, make, sqlNull, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interval } from './types.js';
 
 type CompileExpr = (scope: Scope, node: AstNode) => Compiled;
@@ -88,7 +90,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
     if (!scope.aggAllowed) return fail(scope, node, `The aggregate ${name}() is not allowed here (WHERE and GROUP BY run before aggregation: use HAVING)`);
     if (scope.inAgg) return fail(scope, node, `Aggregates cannot be nested (${name}() inside another aggregate)`);
     const star = name === 'count' && !node.distinct && argNodes.length === 1 && argNodes[0]!.node === 'Field' && (argNodes[0]!.chain as unknown[]).join('.') === '*';
-    if (star) return make(sql`count(*)`, 'UInt', false, 'count()', [], { agg: true, fields: [] });
+    if (star) return scope.bindAggregates ? make(sql`count(${rowColumn(scope)})`, 'UInt', false, 'count()', [], { agg: true, fields: [] }) : make(sql`count(*)`, 'UInt', false, 'count()', [], { agg: true, fields: [], unbound: true });
     scope.inAgg = true;
     let args: Compiled[];
     try {
@@ -97,7 +99,14 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       scope.inAgg = false;
     }
     const key = `${name}${node.distinct ? 'distinct' : ''}(${args.map((a) => a.key).join(',')})`;
-    const agg = (sqlText: typeof d.trueSql, type: HogType, nullable: boolean) => make(sqlText, type, nullable, key, [], { agg: true, fields: [] });
+    // an aggregate that reads no column (count(), sum(1)) is `unbound` (see Compiled.unbound); with
+    // `bindAggregates` its value reads the row column instead (1 on every row: the same answer)
+    const unbound = args.every((a) => a.fields.length === 0);
+    const row = unbound && scope.bindAggregates ? rowColumn(scope) : undefined;
+    const onRow = (v: Sql) => (row ? sql`(case when ${row} = 1 then ${v} end)` : v);
+    const value = (a: Compiled) => onRow(asValue(scope, a));
+    const agg = (sqlText: Sql, type: HogType, nullable: boolean) =>
+      make(sqlText, type, nullable, key, [], { agg: true, fields: [], ...(unbound && !row ? { unbound } : {}), ...(args.some((a) => a.canFail) ? { canFail: true } : {}) });
     // an aggregate of NULL (PostgreSQL cannot type `sum(null)`): what ClickHouse answers, without SQL
     if (args.length === 1 && args[0]!.type === 'Null' && name !== 'countIf') {
       if (name === 'count' || name === 'uniq') return agg(sql`0`, 'UInt', false);
@@ -107,28 +116,28 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
     switch (name) {
       case 'count':
         arity(scope, node, name, args, 0, 1);
-        if (args.length === 0) return agg(sql`count(*)`, 'UInt', false);
-        return agg(node.distinct ? sql`count(distinct ${asValue(scope, args[0]!)})` : sql`count(${asValue(scope, args[0]!)})`, 'UInt', false);
+        if (args.length === 0) return agg(row ? sql`count(${row})` : sql`count(*)`, 'UInt', false);
+        return agg(node.distinct ? sql`count(distinct ${value(args[0]!)})` : sql`count(${value(args[0]!)})`, 'UInt', false);
       case 'countIf':
         arity(scope, node, name, args, 1);
-        return agg(sql`count(case when ${asCondition(scope, args[0]!, argNodes[0])} then 1 end)`, 'UInt', false);
+        return agg(sql`count(case when ${asCondition(scope, args[0]!, argNodes[0])} then ${row ?? sql`1`} end)`, 'UInt', false);
       case 'uniq':
         arity(scope, node, name, args, 1);
-        return agg(sql`count(distinct ${asValue(scope, args[0]!)})`, 'UInt', false);
+        return agg(sql`count(distinct ${value(args[0]!)})`, 'UInt', false);
       case 'sum':
       case 'avg': {
         arity(scope, node, name, args, 1);
         const a = args[0]!;
         if (!isNumeric(a.type) && a.type !== 'Null') return fail(scope, argNodes[0], `${name}() needs a number, not ${a.type} (properties are Strings: use toInt() or toFloat())`);
-        if (name === 'avg') return agg(d.avg(asValue(scope, a)), 'Float', true);
-        return agg(d.sum(asValue(scope, a), a.type === 'Float'), a.type === 'Float' ? 'Float' : 'Int', false);
+        if (name === 'avg') return agg(d.avg(value(a)), 'Float', true);
+        return agg(d.sum(value(a), a.type === 'Float'), a.type === 'Float' ? 'Float' : 'Int', false);
       }
       default: {
         arity(scope, node, name, args, 1);
         const a = args[0]!;
         if (a.type === 'JSON' || a.type === 'Interval') return fail(scope, argNodes[0], `${name}() of ${a.type} is not supported`);
-        const value = isNumeric(a.type) ? asValue(scope, a) : d.text(a.sql);
-        return agg(sql`${sql.raw(name)}(${value})`, a.type === 'Bool' ? 'Int' : a.type, true);
+        const v = isNumeric(a.type) ? value(a) : d.text(onRow(a.sql));
+        return agg(sql`${sql.raw(name)}(${v})`, a.type === 'Bool' ? 'Int' : a.type, true);
       }
     }
   }
@@ -165,7 +174,8 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
   }
 
   if (!SCALARS.has(name)) return fail(scope, node, `The function ${String(node.name)}() is not supported in this server's HogQL subset`);
-  const args = argNodes.map((a) => compileExpr(scope, a));
+  // a Float made text is bound in a subquery (./text-forms.ts): its aggregates must read a column
+  const args = argNodes.map((a) => compileExpr(scope, a)).map((c, i) => ((name === 'toString' || name === 'concat') && c.type === 'Float' ? bindable(scope, c, argNodes[i], compileExpr) : c));
   const key = `${name}(${args.map((a) => a.key).join(',')})`;
   const one = (type: HogType, nullable: boolean, build: (a: Compiled) => typeof d.trueSql) => {
     arity(scope, node, name, args, 1);

@@ -9,7 +9,9 @@
  * How: `./parser.ts` runs PostHog's own parser (`@posthog/hogql-parser`, WASM) to PostHog's AST;
  * `./select.ts`, `./expr.ts`, `./functions.ts`, `./fields.ts` compile that AST to one
  * parameterized SQL statement through the store's dialect (`./dialect-sqlite.ts`,
- * `./dialect-postgres.ts`); `./run.ts` runs it and reads values back by HogQL type. The team filter
+ * `./dialect-postgres.ts`, with `./text-forms.ts` for the texts both must write alike: a Float's
+ * `toString`, JSON numbers); `./run.ts` runs it and reads values back by HogQL type. Both stores
+ * answer every query alike (test/hogql/property.test.ts lists the known exceptions). The team filter
  * is added by the compiler; every value of the query is a bound parameter; only `events` and
  * `persons`, and only the functions of the subset, can be named. The rules taken from PostHog
  * (posthog/hogql/printer.py, posthog/hogql/functions/mapping.py,

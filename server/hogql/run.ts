@@ -7,7 +7,8 @@
  *
  * A statement the store refuses for its data (PostgreSQL SQLSTATE class 22, e.g. an integer out of
  * range; 42, e.g. a grouping PostgreSQL cannot prove; SQLite's SQLITE_ERROR, SQLITE_MISMATCH,
- * SQLITE_RANGE, SQLITE_TOOBIG) is answered as a `HogQLError` (400), never a 500. PostgreSQL's
+ * SQLITE_RANGE, SQLITE_TOOBIG) is answered as a `HogQLError` (400), never a 500; an Int64 overflow
+ * with one detail on both stores (`INTEGER_OVERFLOW_DETAIL`). PostgreSQL's
  * statement timeout (57014, the server's QUERY_TIMEOUT_MS) is answered 504 `query_timeout`. Other
  * errors (lost connections) are thrown as they are.
  */
@@ -28,6 +29,23 @@ export interface HogQLResult {
 }
 
 const SQLITE_DATA_ERRORS = new Set(['SQLITE_ERROR', 'SQLITE_MISMATCH', 'SQLITE_RANGE', 'SQLITE_TOOBIG']);
+
+/** The detail both stores answer for an Int64 overflow (the same 400 on both: see `isIntegerOverflow`). */
+export const INTEGER_OVERFLOW_DETAIL =
+  'Integer overflow: a result of +, -, * or sum() is outside Int64 (-9223372036854775808 to 9223372036854775807). Convert with toFloat() to compute with larger numbers.';
+
+/**
+ * Whether `err` is an Int64 overflow: PostgreSQL's "bigint out of range" (SQLSTATE 22003, also
+ * from sum()'s cast back to bigint), or SQLite's "integer overflow" (from sum(), or from the check
+ * of `HogQLDialect.checkInt`). ClickHouse wraps around instead; a wrong number with no warning is
+ * worse than a clear 400, which both stores can give alike.
+ */
+export function isIntegerOverflow(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.message !== 'string') return false;
+  if (e.code === '22003') return /^(bigint|integer|smallint) out of range$/.test(e.message);
+  return e.code === 'SQLITE_ERROR' && e.message === 'integer overflow';
+}
 
 /** Whether `err` is the store refusing the statement for its data or shape (see the module doc). */
 export function isQueryRefused(err: unknown): err is Error & { code: string } {
@@ -83,6 +101,7 @@ export async function runCompiled<DB>(db: Kysely<DB>, query: CompiledSelect): Pr
   try {
     rows = (await query.sql.execute(db)).rows as Record<string, unknown>[];
   } catch (err) {
+    if (isIntegerOverflow(err)) throw new HogQLError(INTEGER_OVERFLOW_DETAIL, undefined, undefined, 'query');
     if (isQueryRefused(err)) throw new HogQLError(`The query could not run: ${err.message}`, undefined, undefined, 'query');
     // PostgreSQL stopped it at the session's statement_timeout (QUERY_TIMEOUT_MS): 504, as the read pool answers
     if ((err as { code?: unknown } | null)?.code === '57014') {

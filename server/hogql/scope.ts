@@ -36,6 +36,8 @@ export interface Scope {
   columns: Map<string, { name: string; sql: Sql }>;
   /** fields read straight off the table's row instead (a condition added to another query's WHERE) */
   inline?: boolean;
+  /** aggregates read the row column (`rowColumn`) even when their arguments read none (see `bindable`) */
+  bindAggregates?: boolean;
 }
 
 /** Throws a `HogQLError` located at `node`. */
@@ -43,20 +45,40 @@ export function fail(scope: Scope, node: AstNode | undefined, message: string): 
   throw new HogQLError(message, scope.source, node?.start?.offset, scope.attr);
 }
 
-/** A compiled expression built from parts (`agg` and `fields` are the parts' union unless given). */
+/**
+ * A compiled expression built from parts (`agg`, `fields`, `unbound` and `canFail` come from the
+ * parts unless given; `unchecked` only when given).
+ */
 export function make(sql: Sql, type: HogType, nullable: boolean, key: string, parts: readonly Compiled[] = [], extra: Partial<Compiled> = {}): Compiled {
-  return {
+  const c: Compiled = {
     sql,
     type,
     nullable,
     key,
     agg: parts.some((p) => p.agg),
     fields: [...new Set(parts.flatMap((p) => p.fields))],
-    ...extra,
   };
+  if (parts.some((p) => p.unbound)) c.unbound = true;
+  if (parts.some((p) => p.canFail)) c.canFail = true;
+  return Object.assign(c, extra);
 }
 
-/** A constant of the query, bound as a parameter of its type. */
+/**
+ * `c`, compiled from `node`, in a form whose value a subquery may bind: itself, or, when it holds
+ * an aggregate that reads no column (`Compiled.unbound`), `node` compiled again with
+ * `bindAggregates`, which makes every such aggregate read the query's row column.
+ */
+export function bindable(scope: Scope, c: Compiled, node: AstNode | undefined, compile: (scope: Scope, node: AstNode) => Compiled): Compiled {
+  if (!c.unbound || !node || scope.bindAggregates) return c;
+  scope.bindAggregates = true;
+  try {
+    return compile(scope, node);
+  } finally {
+    scope.bindAggregates = false;
+  }
+}
+
+/** A constant of the query, bound as a parameter of its type (numbers opaque to the planner: `HogQLDialect.opaque`). */
 export function constant(scope: Scope, value: unknown, node?: AstNode): Compiled {
   const d = scope.dialect;
   const key = `const:${JSON.stringify(value)}`;
@@ -66,9 +88,9 @@ export function constant(scope: Scope, value: unknown, node?: AstNode): Compiled
     if (!Number.isFinite(value)) fail(scope, node, 'Numbers must be finite');
     if (Number.isInteger(value)) {
       if (!Number.isSafeInteger(value)) fail(scope, node, `The integer ${value} is out of range`);
-      return make(d.int(value), 'Int', false, key, [], { constant: { value } });
+      return make(d.opaque(d.int(value)), 'Int', false, key, [], { constant: { value } });
     }
-    return make(d.float(value), 'Float', false, key, [], { constant: { value } });
+    return make(d.opaque(d.float(value)), 'Float', false, key, [], { constant: { value } });
   }
   if (typeof value === 'string') return make(d.str(value), 'String', false, key, [], { constant: { value } });
   return fail(scope, node, 'Unsupported constant');

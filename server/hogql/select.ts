@@ -87,6 +87,16 @@ function fromTable(scope: Scope, from: AstNode | null | undefined): { table: Tab
   return { table: name, names };
 }
 
+/**
+ * A WHERE or HAVING condition that may fail for a row (`canFail`: an Int overflow) as one CASE, so
+ * that both stores evaluate its parts in the written order, stopping as `and`/`or` allow:
+ * PostgreSQL would otherwise split `a and b` and run the cheaper part first, and fail on rows that
+ * SQLite never evaluates `b` for. Other conditions are left as they are (their parts can use indexes).
+ */
+function inOrder(d: HogQLDialect, c: Compiled, cond: Sql): Sql {
+  return c.canFail ? sql`(case when ${cond} then ${d.trueSql} else ${d.falseSql} end)` : cond;
+}
+
 /** The text of `node` in the source, for a column name. */
 function textOf(source: string, node: AstNode): string {
   if (node.start && node.end) return source.slice(node.start.offset, node.end.offset).trim();
@@ -147,14 +157,15 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
 
   scope.aggAllowed = false;
   const whereNode = ast.where as AstNode | null;
-  const where = whereNode ? asCondition(scope, compileExpr(scope, whereNode), whereNode) : undefined;
+  const whereExpr = whereNode ? compileExpr(scope, whereNode) : undefined;
+  const where = whereNode && whereExpr ? inOrder(d, whereExpr, asCondition(scope, whereExpr, whereNode)) : undefined;
   const groupNodes = (ast.group_by as AstNode[] | null) ?? [];
   const groups = groupNodes.map((g) => compileExpr(scope, g));
 
   scope.aggAllowed = true;
   const havingNode = ast.having as AstNode | null;
   const havingExpr = havingNode ? compileExpr(scope, havingNode) : undefined;
-  const having = havingNode && havingExpr ? asCondition(scope, havingExpr, havingNode) : undefined;
+  const having = havingNode && havingExpr ? inOrder(d, havingExpr, asCondition(scope, havingExpr, havingNode)) : undefined;
   const orderNodes = (ast.order_by as AstNode[] | null) ?? [];
   const orders = orderNodes.map((o) => {
     if (o.node !== 'OrderExpr') return fail(scope, o, 'Unsupported ORDER BY item');
@@ -225,7 +236,8 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     const tableWhere = [sql`${table}.team_id = ${d.int(options.teamId)}`, ...(options.tableWhere ?? [])];
     fromSql = sql` from (select ${inner} from ${table} where ${sql.join(tableWhere, sql` and `)}) as t`;
   } else if (scope.columns.size > 0) {
-    fail(scope, ast, 'Fields need a FROM clause');
+    // only the row column (fields without FROM fail earlier): a one-row table
+    fromSql = sql` from (select ${sql.join([...scope.columns.values()].map((c) => sql`${c.sql} as ${sql.ref(c.name)}`))}) as t`;
   }
   const text = sql`select ${sql.raw(distinct ? 'distinct ' : '')}${selectList}${fromSql}${conditions.length ? sql` where ${sql.join(conditions, sql` and `)}` : sql``}${groupBy.length ? sql` group by ${sql.join(groupBy)}` : sql``}${having ? sql` having ${having}` : sql``}${orderBy.length ? sql` order by ${sql.join(orderBy)}` : sql``} limit ${d.int(limit + 1)} offset ${d.int(offset)}`;
   return {

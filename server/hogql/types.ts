@@ -33,6 +33,16 @@ export interface Compiled {
   key: string;
   /** the source fields it reads outside aggregates (their keys) */
   fields: string[];
+  /** an Int result of `+`, `-`, `*` before its overflow check (the operand of an enclosing one) */
+  unchecked?: RawBuilder<unknown>;
+  /**
+   * holds an aggregate that reads no column (`count()`, `sum(1)`): a subquery that binds the value
+   * (./text-forms.ts, `HogQLDialect.checkInt`) would take such an aggregate as its own and count
+   * its one row, so the value is compiled again with `Scope.bindAggregates` before it is bound
+   */
+  unbound?: boolean;
+  /** may fail when a row reaches it (an Int overflow): WHERE and HAVING then evaluate in written order */
+  canFail?: boolean;
 }
 
 /** Whether `t` is one of the numeric types (Bool counts: it is UInt8 in ClickHouse). */

@@ -2,6 +2,8 @@
  * The fixed dataset the HogQL tests query: 12 events of project P (five distinct ids, each with a
  * person; alice, bob and carol have person properties) and 2 events of another project Q that no
  * query of P may see. Event uuids are fixed (`ev(n)`); timestamps are in November–December 2024.
+ * Event 12 holds an object and an array property, and numbers JSON writes as `1.5e-7` and
+ * `0.3333333333333333`.
  */
 import { importEvents } from '../../server/events/import.js';
 import type { Store } from '../../server/storage/db.js';
@@ -24,7 +26,15 @@ export const P_EVENTS = [
   { uuid: ev(9), event: 'purchase', distinct_id: 'carol', timestamp: '2024-11-10T08:00:00Z', properties: { price: 250, revenue: '250' } },
   { uuid: ev(10), event: '$pageleave', distinct_id: 'alice', timestamp: '2024-11-10T08:30:00Z', properties: { $browser: 'Chrome' } },
   { uuid: ev(11), event: '$pageview', distinct_id: 'erin', timestamp: '2024-12-01T00:00:00Z', properties: { $browser: 'chrome', $current_url: 'https://hedgebox.net/?q=50%25' } },
-  { uuid: ev(12), event: 'signup', distinct_id: 'erin', timestamp: '2024-12-01T00:01:00Z', properties: { plan: 'pro', nested: { a: 1 } } },
+  {
+    uuid: ev(12),
+    event: 'signup',
+    distinct_id: 'erin',
+    timestamp: '2024-12-01T00:01:00Z',
+    // an object and an array property (read as compact JSON text, keys in jsonb's order), and numbers
+    // that JSON writes with an exponent or with 16 digits
+    properties: { plan: 'pro', nested: { list: [1, 2.5, 'a, b: c', { ok: true, no: null }], a: 1, tiny: 1e-7, 'quote"d': 'é\\' }, tags: ['beta', 'new-nav'], tiny: 1.5e-7, ratio: 1 / 3 },
+  },
 ];
 
 /** The events of project Q. */

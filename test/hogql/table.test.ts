@@ -1,11 +1,14 @@
 /**
- * The HogQL table: 121 queries over the fixed dataset (./dataset.ts) with their expected rows and
+ * The HogQL table: 133 queries over the fixed dataset (./dataset.ts) with their expected rows and
  * types, through the real HTTP stack (response validation on), the same table on SQLite and, in
- * the PostgreSQL pass, on PostgreSQL: both stores must give these very answers. The last ones are
- * examples from PostHog's HogQL docs (posthog.com/docs/hogql) that fall inside the subset.
- * `now()` is the time of the run: queries that use it only compare with it.
+ * the PostgreSQL pass, on PostgreSQL: both stores must give these very answers. Then come examples
+ * from PostHog's HogQL docs (posthog.com/docs/hogql) that fall inside the subset, and what the two
+ * stores once answered differently (a Float's text, a JSON object read as a property, months from
+ * a month's end, Int64's ends); last, queries whose Int64 arithmetic overflows, which both stores
+ * answer 400 alike. `now()` is the time of the run: queries that use it only compare with it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INTEGER_OVERFLOW_DETAIL } from '../../server/hogql/run.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { seedDataset } from './dataset.js';
 
@@ -132,6 +135,33 @@ const TABLE: [string, unknown[][], string[]][] = [
   ["SELECT distinct_id, person.properties.email FROM events WHERE event = 'purchase' ORDER BY timestamp", [["alice", "alice@hedgebox.net"], ["carol", "carol@hedgebox.net"]], ["String", "Nullable(String)"]],
   ["SELECT count() FROM events WHERE timestamp > now() - INTERVAL 7 DAY", [[0]], ["UInt64"]],
   ["SELECT uniq(person_id) AS users FROM events WHERE event = '$pageview' AND properties.$current_url LIKE '%hedgebox%'", [[4]], ["UInt64"]],
+  // what the stores once wrote differently: a Float's text (as JavaScript's String(x): the shortest digits that read back)
+  ["select toString(0.1), toString(0.1 + 0.2), toString(1 / 3), toString(2 / 3 * 3), toString(1e-7), toString(0.00001), toString(-2.5e-5 * 4)", [["0.1", "0.30000000000000004", "0.3333333333333333", "2", "1e-7", "0.00001", "-0.0001"]], ["String", "String", "Nullable(String)", "Nullable(String)", "String", "String", "String"]],
+  ["select toString(toFloat(properties.price) * 1.1), concat(toFloat(properties.price) / 3, '') from events where event = 'purchase' order by timestamp", [["110.00000000000001", "33.333333333333336"], ["275", "83.33333333333333"]], ["Nullable(String)", "String"]],
+  ["select toString(toFloat('1e21')), toString(toFloat('123456789012345680000')), toString(toFloat('-1.5e300')), toString(toFloat('31108663697760350'))", [["1e+21", "123456789012345680000", "-1.5e+300", "31108663697760350"]], ["Nullable(String)", "Nullable(String)", "Nullable(String)", "Nullable(String)"]],
+  ["select toString(sum(toFloat(properties.price)) / 7), toString(count() / 7) from events", [["258.35714285714283", "1.7142857142857142"]], ["Nullable(String)", "Nullable(String)"]],
+  // a whole object or array read as a property: compact JSON, keys in jsonb's order (shorter first); JSON numbers without exponent
+  ["select properties.nested, properties.tags, properties.tiny, properties.ratio from events where uuid = '01934e70-0000-7000-8000-000000000012'", [["{\"a\":1,\"list\":[1,2.5,\"a, b: c\",{\"no\":null,\"ok\":true}],\"tiny\":0.0000001,\"quote\\\"d\":\"é\\\\\"}", "[\"beta\",\"new-nav\"]", "0.00000015", "0.3333333333333333"]], ["Nullable(String)", "Nullable(String)", "Nullable(String)", "Nullable(String)"]],
+  ["select toString(properties) from events where uuid = '01934e70-0000-7000-8000-000000000004'", [["{\"flag\":true,\"$browser\":\"Firefox\",\"$event_type\":\"click\"}"]], ["String"]],
+  ["select length(properties.nested), properties.tags like '[\"beta\",%' from events where uuid = '01934e70-0000-7000-8000-000000000012'", [[89, 1]], ["Nullable(UInt64)", "UInt8"]],
+  // months from a month's end clamp to the last day of the month, as ClickHouse
+  ["select toDate('2024-01-31') + interval 1 month, toDate('2024-03-31') - interval 1 month, toDate('2024-02-29') + interval 1 year, toDate('2024-05-31') + interval 1 quarter", [["2024-02-29", "2024-02-29", "2025-02-28", "2024-08-31"]], ["Date", "Date", "Date", "Date"]],
+  ["select toStartOfMonth(timestamp) - interval 1 day + interval 1 month, toStartOfMonth(timestamp) - interval 8 month - interval 1 day + interval 1 year from events where uuid = '01934e70-0000-7000-8000-000000000001'", [["2024-11-30", "2025-02-28"]], ["Date", "Date"]],
+  ["select timestamp + interval 29 day + interval 3 month, toDateTime(toStartOfMonth(timestamp)) - interval 1 second - interval 1 month from events where uuid = '01934e70-0000-7000-8000-000000000001'", [["2025-02-28T10:00:00.000000Z", "2024-09-30T23:59:59Z"]], ["DateTime64(6, 'UTC')", "DateTime('UTC')"]],
+  // Int64's ends are reached without overflow; an overflow on rows the WHERE leaves out is none
+  ["select 9007199254740991 * 1024, -9007199254740991 * 1024 - 1024", [[9223372036854774784, -9223372036854775808]], ["Int64", "Int64"]],
+  ["select count() from events where event = 'signup' and toInt(properties.price) * 9007199254740991 > 0", [[0]], ["UInt64"]],
+];
+
+/** Queries whose Int64 arithmetic overflows: 400 on both stores, with one detail. */
+const OVERFLOWS: string[] = [
+  'select 9007199254740991 * 1025',
+  'select -9007199254740991 * 1024 - 1025',
+  'select 0 - (-9007199254740991 * 1024 - 1024)',
+  'select count() * 9007199254740991 * 1024 from events',
+  'select sum(toInt(properties.price) * 9007199254740991) from events',
+  'select sum(toInt(properties.price) * 4611686018427387) + 9007199254740991 * 1000 from events',
+  'select event from events where toInt(properties.price) * 9007199254740991 * 1000 > 0',
 ];
 
 let t: TestServer;
@@ -159,5 +189,12 @@ describe('POST /api/environments/{project_id}/query/ (the HogQL table)', () => {
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(body.results).toEqual(results);
     expect(body.types).toEqual(types);
+  });
+
+  it.each(OVERFLOWS)('%s: answers 400, integer overflow', async (query) => {
+    const res = await t.fetch(`/api/environments/${P}/query/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: { kind: 'HogQLQuery', query } }) });
+    const body: unknown = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(400);
+    expect(body).toEqual({ type: 'validation_error', code: 'invalid_input', detail: INTEGER_OVERFLOW_DETAIL, attr: 'query' });
   });
 });
