@@ -32,7 +32,7 @@ let dbFile: string;
 let watcher: pg.Client | undefined;
 
 function envapi(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...location.cliArgs, ...args], { cwd: ROOT, env: childEnv(location.cliEnv), encoding: 'utf8', timeout: 45_000 });
+  const r = spawnSync(process.execPath, [BIN, ...location.cliArgs, ...args], { cwd: ROOT, env: childEnv(location.cliEnv), encoding: 'utf8', timeout: 300_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -135,7 +135,7 @@ afterAll(async () => {
 });
 
 describe('an import killed with SIGKILL midway', () => {
-  it('leaves whole batches only, and re-running it completes without duplicates', { timeout: 90_000 }, async () => {
+  it('leaves whole batches only, and re-running it completes without duplicates', { timeout: 600_000 }, async () => {
     expect(DEFAULT_BATCH_SIZE).toBe(2_000);
     const boot = envapi(['bootstrap', '--json']);
     expect(boot.status, boot.stderr).toBe(0);
