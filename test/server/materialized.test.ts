@@ -7,9 +7,9 @@
  * property of the dataset materialized, and after dematerializing them again; the three answers
  * must be equal: a fixed table of property filters, ~150 random filter groups (fast-check, every
  * operator, event and person types, AND/OR nesting), the values of every event property, and the
- * persons list's filters. The reads are also checked to use the columns (SQLite's plan names the
- * index; each read's SQL names the column), so that the comparison cannot pass by reading JSON
- * both times.
+ * persons list's filters. The list's SQL for a materialized filter, as the repository builds it,
+ * is also planned by the store and must use the column's index, so that the comparison does not
+ * pass merely by reading the JSON both times.
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
