@@ -853,7 +853,18 @@ export interface paths {
          *     years added to a date end on the month's last day when the day is missing
          *     (`toDate('2024-01-31') + interval 1 month` is `2024-02-29`), as ClickHouse. Int arithmetic
          *     (`+`, `-`, `*`, `sum`) whose result leaves Int64 answers 400 `Integer overflow: …` where
-         *     ClickHouse wraps around without a word; `toFloat()` computes with larger numbers.
+         *     ClickHouse wraps around without a word; `toFloat()` computes with larger numbers. A number
+         *     written with a point or an exponent (`1.0`, `1e300`) is a Float. `sum` and `avg` are exact
+         *     whatever the order rows are read in: Floats add as the decimals they print as (`0.1 + 0.2`
+         *     sums to `0.3`; ClickHouse adds in binary, and its last digit depends on the order) and the
+         *     total is rounded once; an Int `sum` fails only if the total leaves Int64. A Float result
+         *     beyond ±1.7976931348623157e308, or a non-zero product or quotient too small to tell from 0,
+         *     answers 400 `Float out of range: …` where ClickHouse answers inf or 0. Text that reads as no
+         *     number or date-time is NULL, never an error: a number beyond the doubles (`1e400`; `1e-400`
+         *     reads 0), a day the month lacks (`2024-02-30`), an hour past 23, an offset past 14:59, a year
+         *     outside 0001–9999 once in UTC; a date moved past 9999 or before year 1 is NULL too. Grouping,
+         *     ordering or DISTINCT by the whole `properties` object compares its compact JSON text, as
+         *     `toString(properties)` writes it.
          *
          *     Only the project in the path is reachable: the server adds its filter; every value of the
          *     query is sent to the database as a bound parameter. A query the database cannot run with its
@@ -2769,7 +2780,18 @@ export interface paths {
          *     years added to a date end on the month's last day when the day is missing
          *     (`toDate('2024-01-31') + interval 1 month` is `2024-02-29`), as ClickHouse. Int arithmetic
          *     (`+`, `-`, `*`, `sum`) whose result leaves Int64 answers 400 `Integer overflow: …` where
-         *     ClickHouse wraps around without a word; `toFloat()` computes with larger numbers.
+         *     ClickHouse wraps around without a word; `toFloat()` computes with larger numbers. A number
+         *     written with a point or an exponent (`1.0`, `1e300`) is a Float. `sum` and `avg` are exact
+         *     whatever the order rows are read in: Floats add as the decimals they print as (`0.1 + 0.2`
+         *     sums to `0.3`; ClickHouse adds in binary, and its last digit depends on the order) and the
+         *     total is rounded once; an Int `sum` fails only if the total leaves Int64. A Float result
+         *     beyond ±1.7976931348623157e308, or a non-zero product or quotient too small to tell from 0,
+         *     answers 400 `Float out of range: …` where ClickHouse answers inf or 0. Text that reads as no
+         *     number or date-time is NULL, never an error: a number beyond the doubles (`1e400`; `1e-400`
+         *     reads 0), a day the month lacks (`2024-02-30`), an hour past 23, an offset past 14:59, a year
+         *     outside 0001–9999 once in UTC; a date moved past 9999 or before year 1 is NULL too. Grouping,
+         *     ordering or DISTINCT by the whole `properties` object compares its compact JSON text, as
+         *     `toString(properties)` writes it.
          *
          *     Only the project in the path is reachable: the server adds its filter; every value of the
          *     query is sent to the database as a bound parameter. A query the database cannot run with its
@@ -5487,7 +5509,11 @@ export interface operations {
                  *       of), `icontains`, `not_icontains` (case-insensitive substring), `regex`, `not_regex`,
                  *       `gt`, `lt`, `gte`, `lte` (numeric), `is_set`, `is_not_set` (no `value`),
                  *       `is_date_exact`, `is_date_after`, `is_date_before` (the property read as a date,
-                 *       compared with a date in `value`, absolute or relative as in `after`);
+                 *       compared with a date in `value`, absolute or relative as in `after`); a property
+                 *       that reads as no number (`gt` …) or no date (`is_date_…`) matches none of them:
+                 *       text beyond the doubles (`1e400`), a day the month lacks (`2024-02-30`), an hour
+                 *       past 23, an offset past 14:59 or a year outside 0001–9999 (on PostgreSQL such
+                 *       values once made the whole request fail);
                  *     - `value`: a string, number, boolean or array of those; required except for `is_set`
                  *       and `is_not_set`.
                  *
@@ -7847,7 +7873,11 @@ export interface operations {
                  *       of), `icontains`, `not_icontains` (case-insensitive substring), `regex`, `not_regex`,
                  *       `gt`, `lt`, `gte`, `lte` (numeric), `is_set`, `is_not_set` (no `value`),
                  *       `is_date_exact`, `is_date_after`, `is_date_before` (the property read as a date,
-                 *       compared with a date in `value`, absolute or relative as in `after`);
+                 *       compared with a date in `value`, absolute or relative as in `after`); a property
+                 *       that reads as no number (`gt` …) or no date (`is_date_…`) matches none of them:
+                 *       text beyond the doubles (`1e400`), a day the month lacks (`2024-02-30`), an hour
+                 *       past 23, an offset past 14:59 or a year outside 0001–9999 (on PostgreSQL such
+                 *       values once made the whole request fail);
                  *     - `value`: a string, number, boolean or array of those; required except for `is_set`
                  *       and `is_not_set`.
                  *

@@ -44,7 +44,8 @@ export function parseIsoTimestamp(input: string, offsetMinutesIfNaive = 0): Pars
   } else if (tz) {
     offset = 0;
   }
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
+  // (Date.UTC reads the years 0–99 as 1900–1999: the year is set on its own)
+  const ms = new Date(Date.UTC(2000, month - 1, day, hour, minute, second)).setUTCFullYear(year);
   const check = new Date(ms);
   if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return undefined;
   const micros = (frac + '000000').slice(0, 6);

@@ -84,9 +84,14 @@ export function shiftTimestamp(value: string, interval: Interval, sign: 1 | -1):
   const ms: Record<string, number> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 };
   if (interval.unit in ms) return formatTimestamp(new Date(date.getTime() + n * ms[interval.unit]!), value.slice(20, 26));
   const months = interval.unit === 'month' ? n : interval.unit === 'quarter' ? 3 * n : 12 * n;
-  const y = date.getUTCFullYear();
+  // (Date.UTC reads the years 0–99 as 1900–1999: the year is set after the month is moved)
+  const utc = (month: number, day: number) => {
+    const d = new Date(Date.UTC(2000, 0, 1, date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()));
+    d.setUTCFullYear(date.getUTCFullYear(), month, day);
+    return d;
+  };
   const m = date.getUTCMonth() + months;
-  const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
-  const moved = new Date(Date.UTC(y, m, Math.min(date.getUTCDate(), last), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()));
+  const last = utc(m + 1, 0).getUTCDate();
+  const moved = utc(m, Math.min(date.getUTCDate(), last));
   return formatTimestamp(moved, value.slice(20, 26));
 }

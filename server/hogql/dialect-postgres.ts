@@ -6,7 +6,8 @@
  * (PostgreSQL cannot infer `$1 = $2`); numbers are bigint and float8.
  */
 import { sql } from 'kysely';
-import { jsonText, regexMatch, textToNumber, textToTimestamp } from '../storage/dialect.js';
+import { jsonText, regexMatch } from '../storage/dialect.js';
+import { FLOAT8_OVERFLOW, textToNumber, textToTimestamp } from '../storage/text-values.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { floatText, type TextSql } from './text-forms.js';
 import type { Interval } from './types.js';
@@ -24,9 +25,13 @@ function unitOf(interval: Interval): { n: number; unit: string } {
   return { n: interval.n, unit: interval.unit };
 }
 
-/** The smallest decimal that float8 input refuses as too large (2^1024 − 2^970, the midpoint above the largest double). */
-const FLOAT8_OVERFLOW =
-  '179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792';
+/**
+ * A timestamp or date written by `to_char` with `format`, NULL outside the years 0001–9999
+ * (to_char writes a year BC without its era, and a fifth digit past 9999).
+ */
+function fromYear1(value: Sql, format: string): Sql {
+  return sql`(substring(to_char(${value}, ${sql.lit(`${format} BC`)}) from '^([0-9]{4}-[^ ]*) AD$') collate "C")`;
+}
 
 /** The text primitives of ./text-forms.ts. */
 const text: TextSql = {
@@ -82,21 +87,24 @@ export const postgresDialect: HogQLDialect = {
   intToText: (v) => sql`((${v})::bigint::text collate "C")`,
   floatToText: (v) => text.bind({ x: sql`(${v})::float8` }, ({ x }) => sql`((case when ${x} is null then null when ${x} = 0 then '0' else ${floatText(text, x!)} end) collate "C")`),
   checkInt: (raw) => raw,
+  checkFloat: (op, a, b) => (op === '/' ? postgresDialect.divide(a, b) : sql`((${a})::float8 ${sql.raw(op)} (${b})::float8)`),
   checkIntBinds: false,
   textToDateTime: (t) => sql`((${textToTimestamp('postgres', t)} || '000Z') collate "C")`,
-  startOfWeek: (v) => sql`(to_char((substr(${v}, 1, 10))::date - extract(dow from (substr(${v}, 1, 10))::date)::int, 'YYYY-MM-DD') collate "C")`,
+  startOfWeek: (v) => fromYear1(sql`((substr(${v}, 1, 10))::date - extract(dow from (substr(${v}, 1, 10))::date)::int)`, 'YYYY-MM-DD'),
   addInterval: (v, interval, sign, date) => {
     const { n, unit } = unitOf(interval);
     const step = sql`(${n * sign}::int * ${sql.raw(`interval '1 ${unit}'`)})`;
     return date
-      ? sql`(to_char((${v})::date + ${step}, 'YYYY-MM-DD') collate "C")`
-      : sql`((to_char((substr(${v}, 1, 19))::timestamp + ${step}, 'YYYY-MM-DD"T"HH24:MI:SS') || substr(${v}, 20)) collate "C")`;
+      ? fromYear1(sql`((${v})::date + ${step})`, 'YYYY-MM-DD')
+      : sql`((${fromYear1(sql`((substr(${v}, 1, 19))::timestamp + ${step})`, 'YYYY-MM-DD"T"HH24:MI:SS')} || substr(${v}, 20)) collate "C")`;
   },
   byteLength: (t) => sql`octet_length(${t})::bigint`,
   divide: (a, b) => sql`((${a})::float8 / nullif((${b})::float8, 0))`,
   modulo: (a, b) => sql`(${a} % nullif(${b}, 0))`,
   // `~*` rather than a `(?i)` prefix: PostgreSQL takes embedded options only once, at the start
   regexMatch: (t, p, ignoreCase) => (ignoreCase ? sql`(${t} ~* ${p})` : (regexMatch('postgres', t, p) as Sql)),
-  sum: (v, isFloat) => (isFloat ? sql`coalesce(sum(${v}), 0)::float8` : sql`coalesce(sum(${v}), 0)::bigint`),
-  avg: (v) => sql`avg((${v})::float8)`,
+  // exact in numeric, whatever the order of the rows: a Float as the decimal of its shortest text
+  // (float8::numeric would keep 15 digits), the total rounded to a double once
+  sum: (v, isFloat) => (isFloat ? sql`coalesce(sum((${v})::float8::text::numeric), 0)::float8` : sql`coalesce(sum(${v}), 0)::bigint`),
+  avg: (v, isFloat) => sql`(sum((${v})${sql.raw(isFloat ? '::float8::text::numeric' : '')})::float8 / nullif(count(${v}), 0))`,
 };

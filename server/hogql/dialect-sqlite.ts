@@ -1,17 +1,21 @@
 /**
  * HogQL's SQL for SQLite (`./dialect.ts` says what each function answers). JSON through SQLite's
- * JSON1 (`../storage/dialect.ts`), regular expressions through the RE2 `regexp` function the store
- * registers, dates through `strftime` on the stored text form. Only SQLite's built-in functions
- * are used otherwise, so that every connection (the read pool's too) runs the same SQL.
+ * JSON1 (`../storage/dialect.ts`), dates through `strftime` on the stored text form. Besides
+ * SQLite's built-in functions, only those every connection of the store registers
+ * (../storage/sqlite-functions.ts: RE2 `regexp`, the exact sums, `range_error`) are used, so that
+ * every connection (the read pool's too) runs the same SQL.
  */
 import { sql } from 'kysely';
-import { regexMatch, textToNumber, textToTimestamp } from '../storage/dialect.js';
+import { regexMatch } from '../storage/dialect.js';
+import { textToNumber, textToTimestamp } from '../storage/text-values.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { floatText, plainNumber, type TextSql } from './text-forms.js';
 import type { Interval } from './types.js';
 
-/** Text that reads as an ISO 8601 date or date-time (the same test as PostgreSQL's `textToTimestamp`). */
-const ISO_LIKE = '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$';
+/** A date or date-time text, NULL when its year is 0000 or earlier (SQLite writes them; PostgreSQL has no year 0). */
+function fromYear1(x: Sql): Sql {
+  return sql`nullif(max(${x}, '0000-99'), '0000-99')`;
+}
 
 /** Fails the statement with SQLite's own "integer overflow" (abs() of the smallest Int64). */
 const OVERFLOW = sql`abs(-9223372036854775807 - 1)`;
@@ -111,19 +115,27 @@ export const sqliteDialect: HogQLDialect = {
   floatToText: (v) =>
     text.bind({ x: v }, ({ x }) => sql`(case when ${x} is null then null when ${x} = 0 then '0' when abs(${x}) > 1.7976931348623157e308 then (case when ${x} > 0 then 'inf' else '-inf' end) else ${floatText(text, x!)} end)`),
   checkIntBinds: true,
+  // the error's argument is the value, so that SQLite cannot run it as a constant once per statement
+  checkFloat: (op, a, b) =>
+    text.bind({ a, b }, ({ a, b }) => {
+      const r = op === '/' ? sql`(cast(${a} as real) / nullif(${b}, 0))` : sql`(cast(${a} as real) ${sql.raw(op)} ${b})`;
+      const under = op === '*' ? sql`${a} != 0 and ${b} != 0` : op === '/' ? sql`${a} != 0` : undefined;
+      return sql`(case when abs(${r}) > 1.7976931348623157e308 then range_error('overflow', ${r})${under ? sql` when ${r} = 0 and ${under} then range_error('underflow', ${r})` : sql``} else ${r} end)`;
+    }),
   checkInt: (raw) => text.bind({ v: raw }, ({ v }) => sql`(case when typeof(${v}) = 'real' then ${OVERFLOW} else ${v} end)`),
-  // only ISO-looking text, as PostgreSQL's (SQLite's strftime also reads numbers as Julian days)
-  textToDateTime: (t) => sql`(case when ${t} regexp ${ISO_LIKE} then ${textToTimestamp('sqlite', t)} || '000Z' end)`,
-  startOfWeek: (v) => sql`date(substr(${v}, 1, 10), '-' || strftime('%w', substr(${v}, 1, 10)) || ' days')`,
+  textToDateTime: (t) => sql`(${textToTimestamp('sqlite', t)} || '000Z')`,
+  startOfWeek: (v) => fromYear1(sql`date(substr(${v}, 1, 10), '-' || strftime('%w', substr(${v}, 1, 10)) || ' days')`),
   // 'floor': a day the month does not have (Jan 31 + 1 month) is the month's last, not a day of the next
+  // (past 9999, SQLite's date functions answer NULL)
   addInterval: (v, interval, sign, date) =>
     date
-      ? sql`date(${v}, ${modifier(interval, sign)}, 'floor')`
-      : sql`(strftime('%Y-%m-%dT%H:%M:%S', substr(${v}, 1, 19), ${modifier(interval, sign)}, 'floor') || substr(${v}, 20))`,
+      ? fromYear1(sql`date(${v}, ${modifier(interval, sign)}, 'floor')`)
+      : sql`(${fromYear1(sql`strftime('%Y-%m-%dT%H:%M:%S', substr(${v}, 1, 19), ${modifier(interval, sign)}, 'floor')`)} || substr(${v}, 20))`,
   byteLength: (t) => sql`length(cast(${t} as blob))`,
   divide: (a, b) => sql`(cast(${a} as real) / nullif(${b}, 0))`,
   modulo: (a, b) => sql`(${a} % nullif(${b}, 0))`,
   regexMatch: (t, p, ignoreCase) => regexMatch('sqlite', t, ignoreCase ? `(?i)${p}` : p) as Sql,
-  sum: (v, isFloat) => (isFloat ? sql`coalesce(sum(${v}), 0.0)` : sql`coalesce(sum(${v}), 0)`),
-  avg: (v) => sql`avg(${v})`,
+  // exact, whatever the order of the rows (../storage/sqlite-functions.ts), as PostgreSQL's numeric sums
+  sum: (v, isFloat) => (isFloat ? sql`coalesce(exact_sum_float(${v}), 0.0)` : sql`coalesce(exact_sum_int(${v}), 0)`),
+  avg: (v) => sql`(exact_sum_float(${v}) / nullif(count(${v}), 0))`,
 };

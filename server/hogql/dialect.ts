@@ -70,7 +70,14 @@ export interface HogQLDialect {
    * in `raw` must read a column (see `Compiled.unbound`).
    */
   checkInt(raw: Sql): Sql;
-  /** whether `checkInt` binds its value in a subquery (then its aggregates must read a column) */
+  /**
+   * `a op b` of Floats (or a Float and an Int), failing with the Float range error as PostgreSQL's
+   * float8 arithmetic does (SQLSTATE 22003): a result beyond ±1.7976931348623157e308 (overflow),
+   * or a product or quotient of non-zero values that rounds to 0 (underflow). `/` is `divide`'s
+   * (NULL when `b` is 0). SQLite binds `a` and `b` in a subquery, as `checkInt` (`checkIntBinds`).
+   */
+  checkFloat(op: '+' | '-' | '*' | '/', a: Sql, b: Sql): Sql;
+  /** whether `checkInt` and `checkFloat` bind their values in a subquery (then their aggregates must read a column) */
   readonly checkIntBinds: boolean;
   /** text read as a date-time in the stored form, NULL when it is not one */
   textToDateTime(text: Sql): Sql;
@@ -89,8 +96,13 @@ export interface HogQLDialect {
   modulo(a: Sql, b: Sql): Sql;
   /** RE2-checked pattern match (unanchored); `ignoreCase` for `=~*` */
   regexMatch(text: Sql, pattern: string, ignoreCase: boolean): Sql;
-  /** sum of an Int (`isFloat` false) or Float column; 0 over no rows */
+  /**
+   * Sum of an Int (`isFloat` false) or Float column; 0 over no rows. Exact whatever the order of the
+   * rows: Ints fail with the Int64 overflow only when the total leaves Int64; Floats are added as
+   * the exact decimals of their shortest text (`0.1 + 0.2 = 0.3`) and the total is rounded once,
+   * failing with the Float range error beyond the doubles.
+   */
   sum(value: Sql, isFloat: boolean): Sql;
-  /** average as a Float */
-  avg(value: Sql): Sql;
+  /** average as a Float: the exact sum (as `sum`) rounded to a double, divided by the count; NULL over no rows */
+  avg(value: Sql, isFloat: boolean): Sql;
 }

@@ -253,8 +253,11 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
     if (typeof l.constant?.value === 'string') {
       const base = l.type === 'Date' ? `${l.constant.value}T00:00:00.000000Z` : l.constant.value;
       const moved = shiftTimestamp(base, ri, sign);
+      const type = isDate ? 'Date' : l.type === 'Date' ? 'DateTime' : l.type;
+      // outside the years 0001–9999: NULL, as the stores answer for a value of a row
+      if (!/^[0-9]{4}-/.test(moved) || moved < '0001') return make(sqlNull, type, true, key, [l, r]);
       const value = isDate ? moved.slice(0, 10) : moved;
-      return make(d.str(value), isDate ? 'Date' : l.type === 'Date' ? 'DateTime' : l.type, false, key, [l, r], { constant: { value } });
+      return make(d.str(value), type, false, key, [l, r], { constant: { value } });
     }
     if (isDate) return make(d.addInterval(l.sql, ri, sign, true), 'Date', nullable, key, [l, r]);
     return make(d.addInterval(asDateTime(scope, l, node), ri, sign, false), l.type === 'Date' ? 'DateTime' : l.type, nullable, key, [l, r]);
@@ -269,11 +272,17 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
   const a = asValue(scope, l);
   const b = asValue(scope, r);
   const float = l.type === 'Float' || r.type === 'Float';
+  // a Float result beyond the doubles fails on both stores (400, ./run.ts), as PostgreSQL's float8
+  // arithmetic fails; SQLite binds the operands in a subquery (see `bindable`)
+  const checkedFloat = (arith: '+' | '-' | '*' | '/') => {
+    const [bl, br] = d.checkIntBinds ? [bindable(scope, l, node.left as AstNode, compileExpr), bindable(scope, r, node.right as AstNode, compileExpr)] : [l, r];
+    return make(d.checkFloat(arith, asValue(scope, bl), asValue(scope, br)), 'Float', arith === '/' || nullable, key, [bl, br], { canFail: true });
+  };
   switch (op) {
     case '+':
     case '-':
     case '*': {
-      if (float) return make(sql`(${a} ${sql.raw(op)} ${b})`, 'Float', nullable, key, [l, r]);
+      if (float) return checkedFloat(op);
       // Int64 overflow fails on both stores (400, ./run.ts), checked once per tree of + - *:
       // SQLite keeps an overflowed value as a REAL through the tree, so its root is what is checked
       // (SQLite binds the value in a subquery: its aggregates must read a column, see `bindable`)
@@ -283,7 +292,8 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
       return make(d.checkInt(raw), 'Int', nullable, key, [bl, br], { unchecked: raw, canFail: true });
     }
     case '/':
-      return make(d.divide(a, b), 'Float', true, key, [l, r]);
+      // Int / Int stays within the doubles
+      return float ? checkedFloat('/') : make(d.divide(a, b), 'Float', true, key, [l, r]);
     case '%':
       if (float) return fail(scope, node, 'The modulo (%) needs integers: use toInt()');
       return make(d.modulo(a, b), 'Int', true, key, [l, r]);

@@ -24,12 +24,12 @@ function personOf(column: string): Sql {
 }
 
 /** Registers (once) the column `key` of the derived table and answers the field as a column reference. */
-function column(scope: Scope, key: string, build: () => Sql, type: HogType, nullable: boolean): Compiled {
+function column(scope: Scope, key: string, build: () => Sql, type: HogType, nullable: boolean, canonical?: () => Sql): Compiled {
   if (scope.inline) return make(build(), type, nullable, key, [], { fields: [key] });
   const cols = scope.columns;
   let col = cols.get(key);
   if (!col) {
-    col = { name: `f${cols.size}`, sql: build() };
+    col = { name: `f${cols.size}`, sql: build(), ...(canonical ? { canonical: canonical() } : {}) };
     cols.set(key, col);
   }
   return make(sql.raw(`t.${col.name}`), type, nullable, key, [], { fields: [key] });
@@ -77,7 +77,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
         case 'created_at':
           return column(scope, 'events.created_at', () => d.timestampColumn(sql`events.created_at`), 'DateTime64', false);
         case 'properties':
-          return column(scope, 'events.properties', () => d.jsonWhole(sql`events.properties`), 'JSON', false);
+          return column(scope, 'events.properties', () => d.jsonWhole(sql`events.properties`), 'JSON', false, () => d.jsonCanonical(sql`events.properties`));
         case 'person_id':
           return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
       }
@@ -106,7 +106,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
       case 'is_identified':
         return column(scope, 'persons.is_identified', () => sql`persons.is_identified`, 'Bool', false);
       case 'properties':
-        return column(scope, 'persons.properties', () => d.jsonWhole(sql`persons.properties`), 'JSON', false);
+        return column(scope, 'persons.properties', () => d.jsonWhole(sql`persons.properties`), 'JSON', false, () => d.jsonCanonical(sql`persons.properties`));
     }
   }
   if (head === 'properties') {

@@ -108,10 +108,12 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
     const agg = (sqlText: Sql, type: HogType, nullable: boolean) =>
       make(sqlText, type, nullable, key, [], { agg: true, fields: [], ...(unbound && !row ? { unbound } : {}), ...(args.some((a) => a.canFail) ? { canFail: true } : {}) });
     // an aggregate of NULL (PostgreSQL cannot type `sum(null)`): what ClickHouse answers, without SQL
+    // (still an aggregate in the SQL: one row over the whole table, or one per group)
     if (args.length === 1 && args[0]!.type === 'Null' && name !== 'countIf') {
-      if (name === 'count' || name === 'uniq') return agg(sql`0`, 'UInt', false);
-      if (name === 'sum') return agg(d.int(0), 'Int', false);
-      return agg(sqlNull, 'Null', true);
+      const rows = row ? sql`count(${row})` : sql`count(*)`;
+      if (name === 'count' || name === 'uniq') return agg(sql`(${rows} * 0)`, 'UInt', false);
+      if (name === 'sum') return agg(sql`(${rows} * 0)`, 'Int', false);
+      return agg(sql`(case when ${rows} < 0 then 0 end)`, 'Null', true);
     }
     switch (name) {
       case 'count':
@@ -129,7 +131,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
         arity(scope, node, name, args, 1);
         const a = args[0]!;
         if (!isNumeric(a.type) && a.type !== 'Null') return fail(scope, argNodes[0], `${name}() needs a number, not ${a.type} (properties are Strings: use toInt() or toFloat())`);
-        if (name === 'avg') return agg(d.avg(value(a)), 'Float', true);
+        if (name === 'avg') return agg(d.avg(value(a), a.type === 'Float'), 'Float', true);
         return agg(d.sum(value(a), a.type === 'Float'), a.type === 'Float' ? 'Float' : 'Int', false);
       }
       default: {

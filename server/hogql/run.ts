@@ -14,6 +14,7 @@
  */
 import type { Kysely } from 'kysely';
 import { ApiError } from '../domain/errors.js';
+import { StoreRangeError } from '../storage/sqlite-functions.js';
 import { HogQLError } from './errors.js';
 import type { CompiledSelect } from './select.js';
 import type { HogType } from './types.js';
@@ -45,6 +46,23 @@ export function isIntegerOverflow(err: unknown): boolean {
   if (typeof e?.message !== 'string') return false;
   if (e.code === '22003') return /^(bigint|integer|smallint) out of range$/.test(e.message);
   return e.code === 'SQLITE_ERROR' && e.message === 'integer overflow';
+}
+
+/** The detail both stores answer for a Float beyond the doubles (see `isFloatOutOfRange`). */
+export const FLOAT_RANGE_DETAIL =
+  'Float out of range: a result of +, -, *, /, sum() or avg() is beyond Float64 (±1.7976931348623157e308), or a non-zero product or quotient is too small to tell from 0.';
+
+/**
+ * Whether `err` is a Float out of the doubles' range: PostgreSQL's float8 arithmetic ("value out
+ * of range: overflow" / "underflow", SQLSTATE 22003) or its float8 input of a numeric sum
+ * ("… is out of range for type double precision"), or SQLite's `range_error`
+ * (../storage/sqlite-functions.ts). ClickHouse answers inf or 0 instead.
+ */
+export function isFloatOutOfRange(err: unknown): boolean {
+  if (err instanceof StoreRangeError) return err.kind !== 'integer overflow';
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (e?.code !== '22003' || typeof e.message !== 'string') return false;
+  return /^value out of range: (overflow|underflow)$/.test(e.message) || /is out of range for type double precision$/.test(e.message);
 }
 
 /** Whether `err` is the store refusing the statement for its data or shape (see the module doc). */
@@ -102,6 +120,7 @@ export async function runCompiled<DB>(db: Kysely<DB>, query: CompiledSelect): Pr
     rows = (await query.sql.execute(db)).rows as Record<string, unknown>[];
   } catch (err) {
     if (isIntegerOverflow(err)) throw new HogQLError(INTEGER_OVERFLOW_DETAIL, undefined, undefined, 'query');
+    if (isFloatOutOfRange(err)) throw new HogQLError(FLOAT_RANGE_DETAIL, undefined, undefined, 'query');
     if (isQueryRefused(err)) throw new HogQLError(`The query could not run: ${err.message}`, undefined, undefined, 'query');
     // PostgreSQL stopped it at the session's statement_timeout (QUERY_TIMEOUT_MS): 504, as the read pool answers
     if ((err as { code?: unknown } | null)?.code === '57014') {

@@ -32,8 +32,12 @@ export interface Scope {
   /** whether aggregate functions may appear here (SELECT, HAVING, ORDER BY), and whether we are inside one */
   aggAllowed: boolean;
   inAgg: boolean;
-  /** the derived table's columns (one per field the query reads), by field key (./fields.ts) */
-  columns: Map<string, { name: string; sql: Sql }>;
+  /**
+   * the derived table's columns (one per field the query reads), by field key (./fields.ts);
+   * `canonical`: for a whole properties object, the same value in the canonical text both stores
+   * compare alike (used when the query groups, orders or de-duplicates by it)
+   */
+  columns: Map<string, { name: string; sql: Sql; canonical?: Sql }>;
   /** fields read straight off the table's row instead (a condition added to another query's WHERE) */
   inline?: boolean;
   /** aggregates read the row column (`rowColumn`) even when their arguments read none (see `bindable`) */
@@ -86,11 +90,13 @@ export function constant(scope: Scope, value: unknown, node?: AstNode): Compiled
   if (typeof value === 'boolean') return make(d.bool(value), 'Bool', false, key, [], { constant: { value } });
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) fail(scope, node, 'Numbers must be finite');
-    if (Number.isInteger(value)) {
+    // written with a point or an exponent (`1.0`, `1e300`), a number is a Float, as in ClickHouse
+    const written = node?.start && node.end ? scope.source.slice(node.start.offset, node.end.offset) : '';
+    if (Number.isInteger(value) && !/^[-+]?[0-9]*[.eE]/.test(written.trim())) {
       if (!Number.isSafeInteger(value)) fail(scope, node, `The integer ${value} is out of range`);
       return make(d.opaque(d.int(value)), 'Int', false, key, [], { constant: { value } });
     }
-    return make(d.opaque(d.float(value)), 'Float', false, key, [], { constant: { value } });
+    return make(d.opaque(d.float(value)), 'Float', false, Number.isInteger(value) ? `${key}.0` : key, [], { constant: { value } });
   }
   if (typeof value === 'string') return make(d.str(value), 'String', false, key, [], { constant: { value } });
   return fail(scope, node, 'Unsupported constant');

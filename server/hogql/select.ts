@@ -228,6 +228,14 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     return sql`${target} ${sql.raw(o.desc ? 'desc' : 'asc')} nulls last`;
   });
 
+  // a whole properties object that the query groups, orders or de-duplicates by is compared as its
+  // canonical text (PostgreSQL would compare jsonb, SQLite the text as stored); a plain column keeps
+  // the stored text, which reads back the same on both stores (./run.ts)
+  const isJson = (c: Compiled) => c.type === 'JSON';
+  if (groups.some(isJson) || orders.some((o) => isJson(o.expr)) || (distinct && selected.some(isJson))) {
+    for (const col of scope.columns.values()) if (col.canonical) col.sql = col.canonical;
+  }
+
   let fromSql: Sql = sql``;
   if (scope.table !== null) {
     const table = sql.raw(scope.table);

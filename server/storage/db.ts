@@ -1,7 +1,7 @@
 /**
  * Opening the store. `DATABASE_URL=postgres://…` selects PostgreSQL (node-postgres pool);
  * otherwise SQLite (better-sqlite3) in `<dataDir>/envapi.sqlite3`, in WAL mode (synchronous NORMAL)
- * with foreign keys on, a prepared-statement cache, and the `regexp` (RE2) / `icontains` functions.
+ * with foreign keys on, a prepared-statement cache, and the SQL functions of ./sqlite-functions.ts.
  *
  * SQLite files: the data directory is created 0700 and the database file 0600 before SQLite opens
  * it (its `-wal` and `-shm` files take the database file's mode), whatever the umask: they hold
@@ -17,7 +17,6 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import type { RE2JS } from 're2js';
 import {
   CompiledQuery,
   Kysely,
@@ -35,8 +34,9 @@ import {
 import type PgModule from 'pg';
 import { ChangeTracker } from './change-tracker.js';
 import { startBackgroundCheckpoints } from './checkpoints.js';
-import { compileRe2, type DialectName } from './dialect.js';
+import type { DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
+import { registerSqliteFunctions } from './sqlite-functions.js';
 import type { Database } from './schema.js';
 import { isSqliteBusy, StoreBusyError } from './errors.js';
 
@@ -190,11 +190,7 @@ export function openStore(config: StorageConfig, listeners: StoreListeners = {})
   }
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_PER_ATTEMPT_MS}`);
-  registerRegexp(sqlite);
-  // Case-insensitive containment beyond ASCII (SQLite's LIKE folds ASCII only).
-  sqlite.function('icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
-    text === null || text === undefined || typeof needle !== 'string' ? 0 : String(text).toLowerCase().includes(needle.toLowerCase()) ? 1 : 0,
-  );
+  registerSqliteFunctions(sqlite);
   const changes = new ChangeTracker(sqlite);
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   let lastDataVersion = dataVersion.get() as number;
@@ -422,30 +418,6 @@ function statementCache(sqlite: SQLite.Database, setup?: (stmt: SQLite.Statement
     cache.set(sql, stmt);
     return stmt;
   };
-}
-
-/** Compiled patterns of the `regexp` SQL function, by source (patterns repeat across rows). */
-const REGEXP_CACHE_SIZE = 256;
-
-/**
- * Registers SQLite's `regexp(pattern, text)` (what `text REGEXP pattern` calls) with RE2 semantics
- * (re2js, pure-JavaScript RE2): matching is linear in the text whatever the pattern, as in
- * ClickHouse's `match()`, PostHog's engine, so no pattern can stall the thread that runs it.
- * NULL text never matches; a pattern RE2 cannot compile matches nothing (callers validate patterns
- * first with `compileRe2` and answer 400).
- */
-function registerRegexp(sqlite: SQLite.Database): void {
-  const cache = new Map<string, RE2JS | null>();
-  sqlite.function('regexp', { deterministic: true }, (pattern: unknown, text: unknown) => {
-    if (text === null || text === undefined || typeof pattern !== 'string') return 0;
-    let re = cache.get(pattern);
-    if (re === undefined) {
-      re = compileRe2(pattern);
-      if (cache.size >= REGEXP_CACHE_SIZE) cache.clear();
-      cache.set(pattern, re);
-    }
-    return re !== null && re.test(String(text)) ? 1 : 0;
-  });
 }
 
 /** Result of running migrations: the names applied by this call (empty when up to date). */

@@ -180,24 +180,8 @@ export function regexMatch(dialect: DialectName, text: RawBuilder<unknown>, patt
   return dialect === 'postgres' ? sql<boolean>`(${text} ~ ${pattern})` : sql<boolean>`(${text} regexp ${pattern})`;
 }
 
-/** The text as a number when it is one (`-1`, `2.5`, `1e3`), else NULL; never an error. */
-export function textToNumber(dialect: DialectName, text: RawBuilder<unknown>): RawBuilder<number | null> {
-  const numeric = '^ *-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)? *$';
-  return dialect === 'postgres'
-    ? sql<number | null>`(case when ${text} ~ ${numeric} then (${text})::float8 end)`
-    : sql<number | null>`(case when ${text} regexp ${numeric} then cast(${text} as real) end)`;
-}
-
-/**
- * The text read as a date-time, in the stored form's millisecond prefix (`YYYY-MM-DDTHH:MM:SS.mmm`,
- * UTC) for comparison, or NULL when it is not a date.
- */
-export function textToTimestamp(dialect: DialectName, text: RawBuilder<unknown>): RawBuilder<string | null> {
-  const isoLike = '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$';
-  return dialect === 'postgres'
-    ? sql<string | null>`(case when ${text} ~ ${isoLike} then to_char((${text})::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') end)`
-    : sql<string | null>`strftime('%Y-%m-%dT%H:%M:%f', ${text})`;
-}
+/** Text read as a number or a date-time alike on both stores: ./text-values.ts. */
+export { textToNumber, textToTimestamp } from './text-values.js';
 
 /**
  * `text` compared byte by byte (code-point order for UTF-8), on both stores: PostgreSQL orders

@@ -1,0 +1,78 @@
+/**
+ * Text read as a number or a date-time, the same way on both stores, for any text a property may
+ * hold: what one store reads, the other reads alike, and what neither can read is NULL (never a
+ * statement error, which PostgreSQL's casts would raise for `1e400` or `2024-02-30`).
+ *
+ * Numbers (`textToNumber`): an optional `-`, digits, an optional fraction and an optional exponent
+ * of at most three digits, with spaces around, in at most 1,000 characters. A number beyond the
+ * doubles (`1e400`) is NULL; one too small to tell from 0 (`1e-400`) is 0.
+ *
+ * Date-times (`textToTimestamp`): `YYYY-MM-DD`, optionally `T` or a space and `HH:MM`, `:SS` and a
+ * fraction, optionally `Z` or an offset `±HH:MM` / `±HHMM` of at most 14:59 (SQLite's limit; real
+ * offsets are −12:00 to +14:00). The date must exist (`2024-02-30` does not), hours 00–23,
+ * minutes and seconds 00–59, and the year in UTC 0001–9999. The rule follows
+ * ../domain/timestamps.ts `parseIsoTimestamp` (the import's and HogQL constants'), which allows
+ * offsets up to 23:59.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { DialectName } from './dialect.js';
+
+const NUMBER = '^ *-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]{1,3})? *$';
+
+/** The smallest decimal that float8 input rounds to infinity: 2^1024 − 2^970, the midpoint above the largest double. */
+export const FLOAT8_OVERFLOW =
+  '179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792';
+
+/** The largest decimal that float8 input rounds to 0: 2^-1075, half the smallest subnormal double (a tie, rounded to even: 0). */
+const FLOAT8_UNDERFLOW = (() => {
+  const digits = (5n ** 1075n).toString();
+  return `0.${'0'.repeat(1075 - digits.length)}${digits}`;
+})();
+
+/**
+ * The text read as a number (a double), or NULL when it is not one (see the module doc).
+ * PostgreSQL reads a long text or one with an exponent through `numeric` first, to find the
+ * values float8 input would refuse.
+ */
+export function textToNumber(dialect: DialectName, text: RawBuilder<unknown>): RawBuilder<number | null> {
+  if (dialect === 'postgres') {
+    const n = sql`(${text})::numeric`;
+    return sql<number | null>`(case when length(${text}) <= 1000 and ${text} ~ ${NUMBER} then (case
+      when length(${text}) <= 300 and strpos(lower(${text}), 'e') = 0 then (${text})::float8
+      when abs(${n}) >= ${FLOAT8_OVERFLOW}::numeric then null
+      when abs(${n}) <= ${FLOAT8_UNDERFLOW}::numeric then 0::float8
+      else (${text})::float8 end) end)`;
+  }
+  return sql<number | null>`(case when length(${text}) <= 1000 and ${text} regexp ${NUMBER} then (case when abs(cast(${text} as real)) > 1.7976931348623157e308 then null else cast(${text} as real) end) end)`;
+}
+
+const DATE_TIME =
+  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?)?(Z|[+-](0[0-9]|1[0-4]):?[0-5][0-9])?$';
+
+/** PostgreSQL: whether the day of a `DATE_TIME` text exists in its month, and the year is not 0. */
+function postgresDayExists(text: RawBuilder<unknown>): RawBuilder<boolean> {
+  const y = sql`substr(${text}, 1, 4)::int`;
+  const m = sql`substr(${text}, 6, 2)::int`;
+  const leap = sql`(case when ${y} % 4 = 0 and (${y} % 100 <> 0 or ${y} % 400 = 0) then 1 else 0 end)`;
+  return sql<boolean>`(${y} >= 1 and substr(${text}, 9, 2)::int <= (case when ${m} = 2 then 28 + ${leap} else 30 + (${m} + ${m} / 8) % 2 end))`;
+}
+
+/**
+ * The text read as a date-time in the stored form's millisecond prefix (`YYYY-MM-DDTHH:MM:SS.mmm`,
+ * UTC) for comparison, or NULL when it is not one (see the module doc).
+ */
+export function textToTimestamp(dialect: DialectName, text: RawBuilder<unknown>): RawBuilder<string | null> {
+  if (dialect === 'postgres') {
+    // nested CASEs: the day's test reads digits only where the shape was checked; `AD` and four
+    // digits: a year outside 0001–9999 once in UTC is NULL
+    return sql<string | null>`(case when ${text} ~ ${DATE_TIME} then (case when ${postgresDayExists(text)} then
+      substring(to_char((${text})::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS BC') from '^([0-9]{4}-[^ ]*) AD$') end) end)`;
+  }
+  // SQLite reads an offset with its colon only; `date()` moves a day the month lacks into the next
+  // month, so the day exists when the date reads back unchanged; max/nullif: a year 0000 (or before)
+  // in UTC is NULL, and strftime answers NULL past 9999
+  const withColon = sql`(case when ${text} glob '*[+-][0-9][0-9][0-9][0-9]' then substr(${text}, 1, length(${text}) - 2) || ':' || substr(${text}, -2) else ${text} end)`;
+  return sql<string | null>`(case when ${text} glob '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' and ${text} regexp ${DATE_TIME}
+    and substr(${text}, 1, 4) <> '0000' and date(substr(${text}, 1, 10)) = substr(${text}, 1, 10)
+    then nullif(max(strftime('%Y-%m-%dT%H:%M:%f', ${withColon}), '0000-99'), '0000-99') end)`;
+}
