@@ -866,6 +866,10 @@ export interface paths {
          *     ordering or DISTINCT by the whole `properties` object compares its compact JSON text, as
          *     `toString(properties)` writes it.
          *
+         *     A `WHERE` comparison of a property with a string (`properties.$browser = 'Chrome'`) reads
+         *     the property's materialized column and its index where the server has one (`envapi events
+         *     materialize`), with the same answer.
+         *
          *     Only the project in the path is reachable: the server adds its filter; every value of the
          *     query is sent to the database as a bound parameter. A query the database cannot run with its
          *     values (an Int64 overflow, above) answers 400; past the server's time budget
@@ -2792,6 +2796,10 @@ export interface paths {
          *     outside 0001–9999 once in UTC; a date moved past 9999 or before year 1 is NULL too. Grouping,
          *     ordering or DISTINCT by the whole `properties` object compares its compact JSON text, as
          *     `toString(properties)` writes it.
+         *
+         *     A `WHERE` comparison of a property with a string (`properties.$browser = 'Chrome'`) reads
+         *     the property's materialized column and its index where the server has one (`envapi events
+         *     materialize`), with the same answer.
          *
          *     Only the project in the path is reachable: the server adds its filter; every value of the
          *     query is sent to the database as a bound parameter. A query the database cannot run with its

@@ -173,7 +173,7 @@ export class EventsService {
     const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
     const { before, after, properties, person } = this.filters(team, params, now);
     const cursor = params.cursor !== undefined ? decodeCursor(params.cursor) : undefined;
-    const where = params.where !== undefined ? await eventsWhereCondition(hogqlList(params.where, 'where'), this.dialect, now) : undefined;
+    const where = params.where !== undefined ? await eventsWhereCondition(hogqlList(params.where, 'where'), this.dialect, now, await loadMaterializedColumns(this.db)) : undefined;
     const rows = await this.read.list({
       teamId: team.id,
       before,

@@ -120,6 +120,18 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
     if (op === '!=') return condition(other.type === 'Null' ? d.falseSql : sql`(${asValue(scope, other)} is not null)`, key, [l, r]);
     return condition(d.falseSql, key, [l, r]);
   }
+  // in WHERE, a property compared with a constant its materialized column writes alike reads the
+  // column (the same rows; the column's index can serve them)
+  if ((op === '==' || op === '!=') && scope.inWhere) {
+    let column: Compiled | undefined;
+    if (l.materialized && columnWritesAlike(r)) column = l = { ...l.materialized(), key: l.key };
+    else if (r.materialized && columnWritesAlike(l)) column = r = { ...r.materialized(), key: r.key };
+    // NULL only where the column is: said without coalesce(), which would hide the column from its index
+    if (column) {
+      const raw = sql`(${l.sql} ${sql.raw(op === '==' ? '=' : '<>')} ${r.sql})`;
+      return condition(op === '==' ? sql`(${raw} and ${column.sql} is not null)` : sql`(${raw} or ${column.sql} is null)`, key, [l, r]);
+    }
+  }
   let [a, b] = comparable(scope, l, r, node);
   const numeric = isNumeric(l.type) || isNumeric(r.type);
   // text ordered byte by byte (ClickHouse's order), whatever the database's collation
@@ -131,6 +143,11 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
   const nullable = l.nullable || r.nullable || converts(l, r) || converts(r, l);
   if (!nullable) return condition(raw, key, [l, r]);
   return condition(sql`coalesce(${raw}, ${op === '!=' ? d.trueSql : d.falseSql})`, key, [l, r]);
+}
+
+/** Whether `c` is a String constant that a materialized column writes as HogQL does (see `Compiled.materialized`). */
+function columnWritesAlike(c: Compiled): boolean {
+  return c.type === 'String' && typeof c.constant?.value === 'string' && !/^[-+.0-9{[]/.test(c.constant.value);
 }
 
 /** The two sides of a comparison in one comparable SQL type. */

@@ -35,6 +35,12 @@ function column(scope: Scope, key: string, build: () => Sql, type: HogType, null
   return make(sql.raw(`t.${col.name}`), type, nullable, key, [], { fields: [key] });
 }
 
+/** `field` offering the materialized column `name` of `table` (`Compiled.materialized`), when the property has one. */
+function withMaterialized(scope: Scope, table: 'events' | 'persons', name: string | undefined, field: Compiled): Compiled {
+  if (name === undefined) return field;
+  return { ...field, materialized: () => column(scope, `${table}.materialized.${name}`, () => sql`${sql.raw(table)}.${sql.ref(name)}`, 'String', true) };
+}
+
 /**
  * The query's row column: 1 on every row, a column of the derived table (of a one-row table when
  * the query has no FROM), which an aggregate reads to be the query's own inside a subquery
@@ -84,7 +90,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
     }
     if (head === 'properties') {
       const key = propertyKey(scope, node, rest);
-      return column(scope, `events.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`events.properties`, key), 'String', true);
+      return withMaterialized(scope, 'events', scope.materialized?.event.get(key), column(scope, `events.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`events.properties`, key), 'String', true));
     }
     if (head === 'person' && rest.length >= 1) {
       const [sub, ...more] = rest;
@@ -111,7 +117,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
   }
   if (head === 'properties') {
     const key = propertyKey(scope, node, rest);
-    return column(scope, `persons.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`persons.properties`, key), 'String', true);
+    return withMaterialized(scope, 'persons', scope.materialized?.person.get(key), column(scope, `persons.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`persons.properties`, key), 'String', true));
   }
   return fail(scope, node, `Unknown field "${name}" of persons (fields: id, created_at, is_identified, properties.<key>)`);
 }

@@ -11,14 +11,18 @@
  * parameterized SQL statement through the store's dialect (`./dialect-sqlite.ts`,
  * `./dialect-postgres.ts`, with `./text-forms.ts` for the texts both must write alike: a Float's
  * `toString`, JSON numbers); `./run.ts` runs it and reads values back by HogQL type. Both stores
- * answer every query alike (test/hogql/property.test.ts lists the known exceptions). The team filter
- * is added by the compiler; every value of the query is a bound parameter; only `events` and
+ * answer every query alike (test/hogql/property.test.ts). The team filter
+ * is added by the compiler; every value of the query is a bound parameter; a WHERE comparison of a
+ * property with a string reads the property's materialized column where the store has one
+ * (../storage/materialized.ts), with the same answer; only `events` and
  * `persons`, and only the functions of the subset, can be named. The rules taken from PostHog
  * (posthog/hogql/printer.py, posthog/hogql/functions/mapping.py,
  * posthog/hogql_queries/events_query_runner.py) are cited where they are applied.
  */
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../storage/dialect.js';
+import { loadMaterializedColumns, type MaterializedColumns } from '../storage/materialized.js';
+import type { Database } from '../storage/schema.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { postgresDialect } from './dialect-postgres.js';
 import { sqliteDialect } from './dialect-sqlite.js';
@@ -48,7 +52,8 @@ export function hogqlDialect(name: DialectName): HogQLDialect {
  */
 export async function runHogQLQuery<DB>(db: Kysely<DB>, dialect: DialectName, teamId: number, text: string, now: Date = new Date()): Promise<HogQLAnswer> {
   const ast = await parseSelect(text, 'query');
-  const compiled = compileSelect(ast, { dialect: hogqlDialect(dialect), teamId, source: text, attr: 'query', now });
+  const materialized = await loadMaterializedColumns(db as unknown as Kysely<Database>);
+  const compiled = compileSelect(ast, { dialect: hogqlDialect(dialect), teamId, source: text, attr: 'query', now, materialized });
   return { ...(await runCompiled(db, compiled)), hogql: text };
 }
 
@@ -57,15 +62,17 @@ export async function runHogQLQuery<DB>(db: Kysely<DB>, dialect: DialectName, te
  * filters, SQL on `events`) applied first. Throws `HogQLError` (400).
  */
 export async function runEventsQuery<DB>(db: Kysely<DB>, dialect: DialectName, teamId: number, parts: EventsQueryParts, tableWhere: Sql[], now: Date = new Date()): Promise<HogQLAnswer> {
-  const compiled = await compileEventsQuery(parts, { dialect: hogqlDialect(dialect), teamId, now, tableWhere });
+  const materialized = await loadMaterializedColumns(db as unknown as Kysely<Database>);
+  const compiled = await compileEventsQuery(parts, { dialect: hogqlDialect(dialect), teamId, now, tableWhere, materialized });
   const answer = await runCompiled(db, compiled);
   return { ...answer, results: answer.results.map((r) => foldStar(r, compiled.star)), hogql: compiled.hogql };
 }
 
 /**
  * The events list's `where` (without `select`) as one SQL condition on `events` rows, for the
- * list's own query. Throws `HogQLError` (400, `attr` `where`).
+ * list's own query; `materialized`: the store's materialized columns, which it may read. Throws
+ * `HogQLError` (400, `attr` `where`).
  */
-export async function eventsWhereCondition(where: readonly string[], dialect: DialectName, now: Date = new Date()): Promise<Sql> {
-  return compileEventsWhere(where, hogqlDialect(dialect), now);
+export async function eventsWhereCondition(where: readonly string[], dialect: DialectName, now: Date = new Date(), materialized?: MaterializedColumns): Promise<Sql> {
+  return compileEventsWhere(where, hogqlDialect(dialect), now, materialized);
 }

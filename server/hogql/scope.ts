@@ -4,6 +4,7 @@
  * query it is (aggregates allowed or not). Also the helpers that build `Compiled` values.
  */
 import { sql } from 'kysely';
+import type { MaterializedColumns } from '../storage/materialized.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { HogQLError } from './errors.js';
 import type { AstNode } from './parser.js';
@@ -42,6 +43,10 @@ export interface Scope {
   inline?: boolean;
   /** aggregates read the row column (`rowColumn`) even when their arguments read none (see `bindable`) */
   bindAggregates?: boolean;
+  /** the properties the store keeps in materialized columns (their fields offer them: `Compiled.materialized`) */
+  materialized?: MaterializedColumns;
+  /** compiling WHERE, where a comparison may read a materialized column instead of its property */
+  inWhere?: boolean;
 }
 
 /** Throws a `HogQLError` located at `node`. */

@@ -9,6 +9,7 @@
  * last in both directions; strings order byte by byte.
  */
 import { sql, type RawBuilder } from 'kysely';
+import type { MaterializedColumns } from '../storage/materialized.js';
 import { asCondition, asValue } from './coerce.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { compileExpr, describe } from './expr.js';
@@ -34,6 +35,8 @@ export interface SelectOptions {
   tableWhere?: Sql[] | undefined;
   /** default LIMIT when the query has none */
   defaultLimit?: number | undefined;
+  /** the store's materialized property columns, which WHERE may read (`Compiled.materialized`) */
+  materialized?: MaterializedColumns | undefined;
 }
 
 /** A compiled query: run `sql`, then read each row's values by `columns`. */
@@ -117,6 +120,7 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     aggAllowed: false,
     inAgg: false,
     columns: new Map(),
+    ...(options.materialized ? { materialized: options.materialized } : {}),
   };
   if (ast.node === 'SelectSetQuery') return fail(base, ast, 'UNION, INTERSECT and EXCEPT are not supported');
   if (ast.node !== 'SelectQuery') return fail(base, ast, 'Expected a SELECT query');
@@ -157,7 +161,9 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
 
   scope.aggAllowed = false;
   const whereNode = ast.where as AstNode | null;
+  scope.inWhere = true;
   const whereExpr = whereNode ? compileExpr(scope, whereNode) : undefined;
+  scope.inWhere = false;
   const where = whereNode && whereExpr ? inOrder(d, whereExpr, asCondition(scope, whereExpr, whereNode)) : undefined;
   const groupNodes = (ast.group_by as AstNode[] | null) ?? [];
   const groups = groupNodes.map((g) => compileExpr(scope, g));

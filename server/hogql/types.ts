@@ -43,6 +43,13 @@ export interface Compiled {
   unbound?: boolean;
   /** may fail when a row reaches it (an Int overflow): WHERE and HAVING then evaluate in written order */
   canFail?: boolean;
+  /**
+   * a property the store keeps in a materialized column (../storage/materialized.ts): that column,
+   * whose text is the property's HogQL text for every value whose text does not begin with a digit,
+   * a sign, a point, `{` or `[` (strings, booleans, NULL), so `=` and `!=` with such a constant may
+   * read it (and its index) instead (./expr.ts `compareValues`)
+   */
+  materialized?: () => Compiled;
 }
 
 /** Whether `t` is one of the numeric types (Bool counts: it is UInt8 in ClickHouse). */

@@ -9,6 +9,7 @@ import { migration0003 } from './0003_explicit_members.js';
 import { migration0004 } from './0004_dashboards.js';
 import { migration0005 } from './0005_persons_list.js';
 import { migration0006 } from './0006_materialized_columns.js';
+import { migration0007 } from './0007_properties_gin.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_dashboards': migration0004,
   '0005_persons_list': migration0005,
   '0006_materialized_columns': migration0006,
+  '0007_properties_gin': migration0007,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */

@@ -5,7 +5,7 @@
  */
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
-import { beforeCursor, dialectOf, icontains, jsonHas, jsonText, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
+import { beforeCursor, dialectOf, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
@@ -51,17 +51,20 @@ function personColumn(column: string): RawBuilder<unknown> {
 /**
  * Where a filter reads its properties: the JSON column or subquery, which of the store's
  * materialized columns belong to it (storage/materialized.ts), and how to read one of those.
+ * `ginIndexed`: `json` is a column of the filtered row with a GIN `jsonb_path_ops` index on
+ * PostgreSQL (migration 0007), so `exact` filters are written as containment, which it answers.
  */
 export interface FilterSource {
   json: JsonSource;
   kind: MaterializedKind;
   column(name: string): RawBuilder<string | null>;
+  ginIndexed?: boolean;
 }
 
 /** The source of a filter of each `type`. */
 export type FilterSources = (type: PropertyFilter['type']) => FilterSource;
 
-const EVENT_SOURCE: FilterSource = { json: sql`events.properties`, kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}` };
+const EVENT_SOURCE: FilterSource = { json: sql`events.properties`, kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}`, ginIndexed: true };
 const PERSON_OF_EVENT_SOURCE: FilterSource = { json: personColumn('properties'), kind: 'person', column: (name) => personColumn(name) as RawBuilder<string | null> };
 
 /** The events list's sources: the event's own properties, or its person's. */
@@ -82,8 +85,12 @@ function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterS
   const source: JsonSource = from.json;
   const text = propertyText(dialect, from, f.key, columns);
   switch (f.operator) {
-    case 'exact':
-      return sql<boolean>`(${text} in (${sql.join(f.texts)}))`;
+    case 'exact': {
+      // PostgreSQL: the same condition as jsonb containment, which the GIN index answers
+      // (dialect.ts); not where a materialized column answers: its btree index serves better
+      const contained = from.ginIndexed && !columns[from.kind].has(f.key) ? jsonTextInByContainment(dialect, source, f.key, f.texts) : undefined;
+      return contained ?? sql<boolean>`(${text} in (${sql.join(f.texts)}))`;
+    }
     case 'is_not':
       return sql<boolean>`(${text} is null or ${text} not in (${sql.join(f.texts)}))`;
     case 'icontains':
