@@ -47,10 +47,10 @@ function stepReporter(quiet: boolean): { onStep(step: MaterializeStep): void; do
  * and `demo --materialize`.
  */
 export async function materializeAll(store: Store, kind: MaterializedKind, properties: readonly string[], quiet: boolean): Promise<MaterializedColumn[]> {
-  const { listMaterializedColumns, materializeProperty, MaterializeError } = await import('../storage/materialized.js');
-  const { canBeLiteralKey } = await import('../storage/dialect.js');
-  const refused = properties.filter((p) => p === '' || !canBeLiteralKey(p));
-  if (refused.length) throw new CliError(`${refused.map((p) => JSON.stringify(p)).join(', ')} cannot be materialized: a property name must be non-empty and hold no double quote, backslash or control character`);
+  const { listMaterializedColumns, materializeProperty, MaterializeError, whyNotMaterializable } = await import('../storage/materialized.js');
+  // every name is checked before any column is added
+  const refused = properties.map(whyNotMaterializable).filter((why) => why !== undefined);
+  if (refused.length) throw new CliError(refused.join('; '));
   const existing = new Set((await listMaterializedColumns(store.db)).filter((c) => c.kind === kind).map((c) => c.property));
   const added: MaterializedColumn[] = [];
   for (const property of properties) {

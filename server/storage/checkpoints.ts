@@ -12,7 +12,9 @@
  * `startBackgroundCheckpoints(sqlite, file, opts)` sets `wal_autocheckpoint = 0` on the server's
  * connection and starts one worker thread (a piscina pool of one; ./checkpoint-worker.ts) with a
  * connection of its own; every `intervalMs` (default 100 ms) it runs `PRAGMA
- * wal_checkpoint(PASSIVE)` there, one at a time. PASSIVE never waits for a lock and never blocks
+ * wal_checkpoint(PASSIVE)` there, one at a time, unless the connection changed no row since a
+ * checkpoint last copied the whole WAL (other processes of the same file checkpoint their own
+ * writes, or let SQLite do it: the CLI keeps auto-checkpoints). PASSIVE never waits for a lock and never blocks
  * writers or readers: it copies what no reader still needs, and the next commit after a complete
  * checkpoint starts the WAL from its beginning again, so the file stays about the size of ~100 ms
  * of writes. `journal_size_limit` (64 MiB) truncates the WAL back after a burst.
@@ -26,7 +28,7 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type SQLite from 'better-sqlite3';
-import type { CheckpointTask } from './checkpoint-worker.js';
+import type { CheckpointOutcome, CheckpointTask } from './checkpoint-worker.js';
 
 /** Options of `startBackgroundCheckpoints`. */
 export interface BackgroundCheckpointOptions {
@@ -66,6 +68,10 @@ export function startBackgroundCheckpoints(sqlite: SQLite.Database, file: string
   });
   let running: Promise<unknown> | undefined;
   let stopped = false;
+  // rows this connection changed, ever, and their count when a checkpoint last emptied the WAL: a
+  // tick with nothing new since then posts no task (an idle server wakes no thread)
+  const totalChanges = sqlite.prepare('select total_changes()').pluck();
+  let checkpointedAt = -1;
   const fail = (err: unknown) => {
     if (stopped) return;
     stopped = true;
@@ -76,10 +82,15 @@ export function startBackgroundCheckpoints(sqlite: SQLite.Database, file: string
   };
   const timer = setInterval(() => {
     // one checkpoint at a time: a tick that finds one still running is skipped
-    if (running || stopped) return;
+    if (running || stopped || !sqlite.open) return;
+    const changes = totalChanges.get() as number;
+    if (changes === checkpointedAt) return;
     const task: CheckpointTask = { file, op: 'checkpoint' };
     running = pool.run(task).then(
-      () => (running = undefined),
+      (outcome: CheckpointOutcome | undefined) => {
+        running = undefined;
+        if (outcome && !outcome.busy && outcome.checkpointedFrames === outcome.walFrames) checkpointedAt = changes;
+      },
       (err: unknown) => {
         running = undefined;
         fail(err);

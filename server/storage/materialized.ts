@@ -101,6 +101,16 @@ export async function loadMaterializedColumns(db: Kysely<Database>): Promise<Mat
   return { event, person };
 }
 
+/**
+ * Why `property` cannot be materialized (its name is empty, or holds a double quote, a backslash or
+ * a control character, which no column expression can hold), or undefined when it can.
+ */
+export function whyNotMaterializable(property: string): string | undefined {
+  if (property === '') return 'the property name is empty';
+  if (!canBeLiteralKey(property)) return `the property ${JSON.stringify(property)} cannot be materialized: its name holds a double quote, a backslash or a control character`;
+  return undefined;
+}
+
 /** The steps of `materializeProperty`, in order, for progress lines. */
 export type MaterializeStep = 'column' | 'index' | 'record';
 
@@ -111,8 +121,8 @@ export type MaterializeStep = 'column' | 'index' | 'record';
  * `onStep` is told when each step starts.
  */
 export async function materializeProperty(store: Store, kind: MaterializedKind, property: string, onStep?: (step: MaterializeStep) => void): Promise<MaterializedColumn> {
-  if (property === '') throw new MaterializeError('the property name is empty');
-  if (!canBeLiteralKey(property)) throw new MaterializeError(`the property ${JSON.stringify(property)} cannot be materialized: its name holds a double quote, a backslash or a control character`);
+  const refused = whyNotMaterializable(property);
+  if (refused !== undefined) throw new MaterializeError(refused);
   const column = materializedColumnName(kind, property);
   const table = TABLE_OF[kind];
   const createdAt = nowIso();

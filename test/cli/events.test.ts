@@ -2,12 +2,14 @@
  * `envapi import events` and `envapi demo --output` as a user runs them (`node bin/envapi.js`) on a
  * fresh store (test/helpers/cli.ts): the example file the README names imports with progress lines
  * on stderr (no terminal control sequences when stderr is not a terminal) and its summary on stdout,
- * idempotently; `demo --output` writes that same file from the README's command.
+ * idempotently; `demo --output` writes that same file from the README's command; `events
+ * materialize`, `events materialized` and `events dematerialize` add, list and drop a column,
+ * refusing a name no column can hold before adding any.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, EXAMPLE, newStore, ok, T, useCliProcesses } from '../helpers/cli.js';
+import { cli, cliJson, EXAMPLE, newStore, ok, T, useCliProcesses } from '../helpers/cli.js';
 import { ROOT } from '../helpers/process.js';
 import type { TestStoreLocation } from '../helpers/store.js';
 
@@ -40,4 +42,29 @@ describe('events: the example file, progress lines, demo --output', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/--project ID\), or a file to write \(--output FILE\)/);
   }, T);
+});
+
+describe('events materialize, materialized, dematerialize', () => {
+  let store: TestStoreLocation;
+  beforeAll(async () => {
+    store = await newStore();
+    await ok(['bootstrap'], store);
+    await ok(['import', 'events', EXAMPLE, '--project', '1'], store);
+  }, T);
+
+  it('adds, lists and drops columns; a name no column can hold is refused before any is added', async () => {
+    const added = await ok(['events', 'materialize', '$browser', 'email', '--person'], store);
+    expect(added.stderr).toMatch(/Materializing person property \$browser/);
+    const listed = await cliJson<{ kind: string; property: string; column: string }[]>(store, ['events', 'materialized', '--json']);
+    expect(listed.map((c) => `${c.kind} ${c.property}`).sort()).toEqual(['person $browser', 'person email']);
+    const refused = await cli(['events', 'materialize', '$os', 'a"b', ''], store);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the property "a\\"b" cannot be materialized');
+    expect(refused.stderr).toContain('the property name is empty');
+    // $os, named first, was not added either
+    expect((await cliJson<unknown[]>(store, ['events', 'materialized', '--json'])).length).toBe(2);
+    await ok(['events', 'dematerialize', '$browser', '--person'], store);
+    const left = await cliJson<{ property: string }[]>(store, ['events', 'materialized', '--json']);
+    expect(left.map((c) => c.property)).toEqual(['email']);
+  }, 3 * T);
 });
