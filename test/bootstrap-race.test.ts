@@ -89,6 +89,6 @@ describe.skipIf(Boolean(reason))(`${PROCESSES} server processes starting at once
         await admin.query(`drop schema if exists ${schema} cascade`);
         await admin.end();
       }
-    }, 90_000);
+    }, 600_000);
   }
 });

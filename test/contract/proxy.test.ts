@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { runContract } from '../../scripts/contract-proxy.js';
 
 describe('the real server behind Prism in proxy mode', () => {
-  it('answers every operation of the scenario as the contract says, with no violation', { timeout: 60_000 }, async () => {
+  it('answers every operation of the scenario as the contract says, with no violation', { timeout: 600_000 }, async () => {
     const lines: string[] = [];
     const result = await runContract({ log: (l) => lines.push(l) });
     expect(result.failures, lines.join('\n')).toEqual([]);
