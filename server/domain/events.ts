@@ -173,7 +173,9 @@ export class EventsService {
     const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
     const { before, after, properties, person } = this.filters(team, params, now);
     const cursor = params.cursor !== undefined ? decodeCursor(params.cursor) : undefined;
-    const where = params.where !== undefined ? await eventsWhereCondition(hogqlList(params.where, 'where'), this.dialect, now, await loadMaterializedColumns(this.db)) : undefined;
+    // the store's materialized columns (storage/materialized.ts), read by property filters and `where`
+    const materialized = properties || params.where !== undefined ? await loadMaterializedColumns(this.db) : undefined;
+    const where = params.where !== undefined ? await eventsWhereCondition(hogqlList(params.where, 'where'), this.dialect, now, materialized) : undefined;
     const rows = await this.read.list({
       teamId: team.id,
       before,
@@ -182,8 +184,7 @@ export class EventsService {
       distinctId: params.distinct_id,
       person,
       properties,
-      // property filters read the store's materialized columns (storage/materialized.ts)
-      materialized: properties ? await loadMaterializedColumns(this.db) : undefined,
+      materialized: properties ? materialized : undefined,
       cursor,
       where,
       offset: params.offset ?? 0,
