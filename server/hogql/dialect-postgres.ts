@@ -94,9 +94,15 @@ export const postgresDialect: HogQLDialect = {
   addInterval: (v, interval, sign, date) => {
     const { n, unit } = unitOf(interval);
     const step = sql`(${n * sign}::int * ${sql.raw(`interval '1 ${unit}'`)})`;
-    return date
+    const moved = date
       ? fromYear1(sql`((${v})::date + ${step})`, 'YYYY-MM-DD')
       : sql`((${fromYear1(sql`((substr(${v}, 1, 19))::timestamp + ${step})`, 'YYYY-MM-DD"T"HH24:MI:SS')} || substr(${v}, 20)) collate "C")`;
+    // months and years can leave PostgreSQL's range (4713 BC – 294276 AD), where it fails: a month
+    // outside the years 0001–9999 is NULL before it is computed (days and smaller, at most 100,000
+    // weeks, stay within the range from any stored date)
+    const months = unit === 'month' ? n * sign : unit === 'year' ? 12 * n * sign : 0;
+    if (months === 0) return moved;
+    return sql`(case when substr(${v}, 1, 4)::int * 12 + substr(${v}, 6, 2)::int - 1 + ${months}::int between 12 and 119999 then ${moved} end)`;
   },
   byteLength: (t) => sql`octet_length(${t})::bigint`,
   divide: (a, b) => sql`((${a})::float8 / nullif((${b})::float8, 0))`,

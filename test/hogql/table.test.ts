@@ -1,5 +1,5 @@
 /**
- * The HogQL table: 133 queries over the fixed dataset (./dataset.ts) with their expected rows and
+ * The HogQL table: 134 queries over the fixed dataset (./dataset.ts) with their expected rows and
  * types, through the real HTTP stack (response validation on), the same table on SQLite and, in
  * the PostgreSQL pass, on PostgreSQL: both stores must give these very answers. Then come examples
  * from PostHog's HogQL docs (posthog.com/docs/hogql) that fall inside the subset, and what the two
@@ -148,6 +148,8 @@ const TABLE: [string, unknown[][], string[]][] = [
   ["select toDate('2024-01-31') + interval 1 month, toDate('2024-03-31') - interval 1 month, toDate('2024-02-29') + interval 1 year, toDate('2024-05-31') + interval 1 quarter", [["2024-02-29", "2024-02-29", "2025-02-28", "2024-08-31"]], ["Date", "Date", "Date", "Date"]],
   ["select toStartOfMonth(timestamp) - interval 1 day + interval 1 month, toStartOfMonth(timestamp) - interval 8 month - interval 1 day + interval 1 year from events where uuid = '01934e70-0000-7000-8000-000000000001'", [["2024-11-30", "2025-02-28"]], ["Date", "Date"]],
   ["select timestamp + interval 29 day + interval 3 month, toDateTime(toStartOfMonth(timestamp)) - interval 1 second - interval 1 month from events where uuid = '01934e70-0000-7000-8000-000000000001'", [["2025-02-28T10:00:00.000000Z", "2024-09-30T23:59:59Z"]], ["DateTime64(6, 'UTC')", "DateTime('UTC')"]],
+  // dates moved outside the years 0001–9999 are NULL on both stores (PostgreSQL once refused -8000 years)
+  ["select timestamp + interval -8000 year, toDate(timestamp) + interval 90000 year, timestamp - interval 2023 year, timestamp - interval 2024 year, toDate(timestamp) + interval 7975 year from events where uuid = '01934e70-0000-7000-8000-000000000001'", [[null, null, "0001-11-01T10:00:00.000000Z", null, "9999-11-01"]], ["DateTime64(6, 'UTC')", "Date", "DateTime64(6, 'UTC')", "DateTime64(6, 'UTC')", "Date"]],
   // Int64's ends are reached without overflow; an overflow on rows the WHERE leaves out is none
   ["select 9007199254740991 * 1024, -9007199254740991 * 1024 - 1024", [[9223372036854774784, -9223372036854775808]], ["Int64", "Int64"]],
   ["select count() from events where event = 'signup' and toInt(properties.price) * 9007199254740991 > 0", [[0]], ["UInt64"]],
