@@ -135,3 +135,49 @@ export async function ensureEventPartitions<DB>(store: Kysely<DB>, now: Date, mo
   }
   return result;
 }
+
+/** Where `keepEventPartitions` reports (a pino logger fits). */
+export interface PartitionsLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+/** A running `keepEventPartitions`. */
+export interface PartitionKeeper {
+  /** settles when the first run (at start) is done; never rejects (failures are logged) */
+  first: Promise<void>;
+  /** stops the timer and waits for a run in progress; never rejects */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `ensureEventPartitions` (the current month and `PARTITION_MONTHS_AHEAD` after it) now and
+ * then every `intervalMs` (default a day) on an unref'd timer, until `stop`. Partitions created
+ * are logged at info; months refused (rows already in the default partition) and failures (the
+ * store unreachable, a lock timeout: the next run tries again, and a month is created months
+ * before it is needed) at warn. On SQLite nothing runs and no timer is set.
+ */
+export function keepEventPartitions<DB>(store: Kysely<DB>, log: PartitionsLog, intervalMs: number = PARTITION_CHECK_INTERVAL_MS): PartitionKeeper {
+  if (dialectOf(store) !== 'postgres') return { first: Promise.resolve(), stop: () => Promise.resolve() };
+  let running: Promise<void> = Promise.resolve();
+  const run = (): Promise<void> => {
+    running = ensureEventPartitions(store, new Date()).then(
+      (r) => {
+        if (r.created.length) log.info({ partitions: r.created }, 'created monthly partitions of events');
+        for (const refused of r.refused) log.warn(refused, 'a month of events stays in the default partition (it held rows of that month already)');
+      },
+      (err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'could not create the monthly partitions of events; trying again at the next check'),
+    );
+    return running;
+  };
+  const first = run();
+  const timer = setInterval(() => void run(), intervalMs);
+  timer.unref();
+  return {
+    first,
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -21,7 +21,7 @@ import { AccountsRepository } from '../../server/storage/repositories/accounts.j
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
 import { dematerializeProperty, materializeProperty, materializedColumnName } from '../../server/storage/materialized.js';
 import { migrationProvider } from '../../server/storage/migrations/index.js';
-import { addMonths, ensureEventPartitions, monthOf, partitionName } from '../../server/storage/partitions.js';
+import { addMonths, ensureEventPartitions, keepEventPartitions, monthOf, partitionName } from '../../server/storage/partitions.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
 import { createTestPgSchema, usesPostgres, type TestPgSchema } from '../helpers/pg.js';
 
@@ -145,6 +145,18 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
     // the row is still found by a bounded query
     const found = await store.db.selectFrom('events').select('uuid').where('team_id', '=', teamId).where('timestamp', '>', tsIn(addMonths(laterMonth, 2), -1)).execute();
     expect(found.map((r) => r.uuid)).toEqual(['u-future']);
+  });
+
+  it('keepEventPartitions creates a missing month at start, logs it, and stops', async () => {
+    await migrated();
+    const ahead = partitionName(addMonths(THIS_MONTH, 2));
+    await sql`drop table ${sql.table(ahead)}`.execute(store.db);
+    const lines: [string, object, string][] = [];
+    const keeper = keepEventPartitions(store.db, { info: (d, m) => lines.push(['info', d, m]), warn: (d, m) => lines.push(['warn', d, m]) });
+    await keeper.first;
+    await keeper.stop();
+    expect(lines).toEqual([['info', { partitions: [ahead] }, 'created monthly partitions of events']]);
+    expect(await partitions(store)).toContain(ahead);
   });
 
   it('migrating a store with events and a materialized column keeps every row, the column and its index', async () => {
