@@ -134,7 +134,7 @@ async function startServer(target: Target, port: number): Promise<ChildProcess> 
   return child;
 }
 
-/** Sizes of the events table and its indexes (MB), and the database's total, for the report. */
+/** Sizes of the events table and its indexes (MB; on PostgreSQL summed over the partitions), and the uuid guard's, for the report. */
 async function storeSize(store: Store, target: Target): Promise<string> {
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
   if (target.kind === 'sqlite') {
@@ -142,17 +142,24 @@ async function storeSize(store: Store, target: Target): Promise<string> {
     const file = store.location;
     return `SQLite file ${mb(size(file))} MB (+ WAL ${mb(size(`${file}-wal`))} MB)`;
   }
-  const r = await sql<{ heap: string; idx: string; total: string; rows: string }>`
-    select pg_table_size('events') as heap, pg_indexes_size('events') as idx,
-           pg_total_relation_size('events') as total, (select count(*) from events) as rows`.execute(store.db);
+  // a partitioned events (migration 0008) has no storage of its own: sum over its partitions
+  // (pg_partition_tree also answers a plain table, as itself)
+  const r = await sql<{ heap: string; idx: string; total: string; rows: string; parts: string; guard: string | null }>`
+    select sum(pg_table_size(t.relid)) as heap, sum(pg_indexes_size(t.relid)) as idx,
+           sum(pg_total_relation_size(t.relid)) as total, (select count(*) from events) as rows,
+           count(*) filter (where t.isleaf) as parts,
+           (select pg_total_relation_size(to_regclass('event_uuids'))) as guard
+    from pg_partition_tree('events') t`.execute(store.db);
   const row = r.rows[0]!;
   const perRow = Number(row.rows) ? (Number(row.heap) / Number(row.rows)).toFixed(0) : '?';
   const idx = await sql<{ name: string; size: string }>`
-    select c.relname as name, pg_relation_size(c.oid) as size from pg_index i join pg_class c on c.oid = i.indexrelid
+    select c.relname as name, (select coalesce(sum(pg_relation_size(t.relid)), 0) from pg_partition_tree(c.oid) t) as size
+    from pg_index i join pg_class c on c.oid = i.indexrelid
     where i.indrelid = 'events'::regclass order by c.relname`.execute(store.db);
   return (
-    `events table ${mb(Number(row.heap))} MB (${perRow} B a row incl. TOAST), indexes ${mb(Number(row.idx))} MB ` +
-    `(${idx.rows.map((x) => `${x.name} ${mb(Number(x.size))}`).join(', ')}), total ${mb(Number(row.total))} MB`
+    `events table ${mb(Number(row.heap))} MB in ${row.parts} partition(s) (${perRow} B a row incl. TOAST), indexes ${mb(Number(row.idx))} MB ` +
+    `(${idx.rows.map((x) => `${x.name} ${mb(Number(x.size))}`).join(', ')}), total ${mb(Number(row.total))} MB` +
+    (row.guard === null ? '' : `; event_uuids (the uuid guard) ${mb(Number(row.guard))} MB`)
   );
 }
 

@@ -1,6 +1,7 @@
 /**
  * Entry point of `npm start` and `envapi serve`: reads the configuration, opens the store, applies
- * migrations, bootstraps an empty store (printing its one API key), and listens. SIGTERM/SIGINT
+ * migrations, bootstraps an empty store (printing its one API key), keeps the monthly partitions of
+ * events created ahead on PostgreSQL (storage/partitions.ts: at start, then daily), and listens. SIGTERM/SIGINT
  * (close-with-grace) stop accepting connections, answer in full every request already received
  * (server/http/drain.ts; the whole shutdown bounded by SHUTDOWN_TIMEOUT_MS, past which the process
  * exits 1), close the store and exit 0. With `REDIS_URL` the rate-limit counters live in
@@ -22,6 +23,7 @@ import { redisClientOptions } from './http/rate-limit.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
+import { keepEventPartitions } from './storage/partitions.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -101,6 +103,9 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   const logger = defaultLogger(config.logLevel);
   const store = openConfiguredStore(config, logger);
   const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
+  // PostgreSQL: the monthly partitions of events, created ahead now and about daily (storage/partitions.ts)
+  const partitions = keepEventPartitions(store.db, logger);
+  await partitions.first;
   // commands fail fast while Redis is unreachable (the limiter then counts per process; rate-limit.ts)
   // ioredis is loaded only when REDIS_URL is set (~120 ms of cold start otherwise)
   let redis: RedisClient | undefined;
@@ -145,6 +150,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
       // store close
       await connections.drain(onStopAccepting);
       await eventsReads.close();
+      await partitions.stop();
       await store.close();
       // quit() would wait behind a reconnect while Redis is down; a client that is not ready just disconnects
       if (redis) await (redis.status === 'ready' ? redis.quit().catch(() => redis.disconnect()) : redis.disconnect());

@@ -85,8 +85,8 @@ async function eventTotals(): Promise<{ n: number; d: number; teams: number[] }>
  * Checks that the store opens cleanly after the kill; returns the number of events it holds.
  * SQLite: integrity and quick checks pass on the file. PostgreSQL (SQLite's PRAGMAs have no
  * equivalent there: the database server did not crash): the killed process's connections are gone,
- * so nothing it sent can still commit; the schema needs no migration; every index of `events` is
- * valid.
+ * so nothing it sent can still commit; the schema needs no migration; every index of `events` and
+ * of its partitions is valid.
  */
 async function checkStoreAfterKill(): Promise<number> {
   if (location.pg) {
@@ -99,7 +99,7 @@ async function checkStoreAfterKill(): Promise<number> {
       const indexes = await sql<{ name: string; valid: boolean; ready: boolean }>`
         select c.relname as name, i.indisvalid as valid, i.indisready as ready
         from pg_index i join pg_class c on c.oid = i.indexrelid
-        where i.indrelid = 'events'::regclass`.execute(store.db);
+        where i.indrelid in (select relid from pg_partition_tree('events'))`.execute(store.db);
       expect(indexes.rows.length).toBeGreaterThan(0);
       for (const ix of indexes.rows) expect(ix, ix.name).toMatchObject({ valid: true, ready: true });
       return (await sql<{ n: number }>`select count(*)::int as n from events`.execute(store.db)).rows[0]!.n;

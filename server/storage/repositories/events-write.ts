@@ -62,14 +62,26 @@ export class EventsWriteRepository {
   }
 
   /**
-   * Inserts events, skipping any whose uuid is stored already (in any project). Returns how many
-   * rows were inserted. Throws the driver's error on a constraint violation other than the uuid.
+   * Inserts events, skipping any whose uuid is stored already (in any project); of several events
+   * of `events` with one uuid, the first is stored. Returns how many rows were inserted. Throws
+   * the driver's error on a constraint violation other than the uuid.
+   *
+   * SQLite: `insert … on conflict (uuid) do nothing` (uuid is the primary key). PostgreSQL, where
+   * `events` is partitioned (migration 0008) and its primary key is `(uuid, timestamp)`: the
+   * global guard is `event_uuids`, written first in the same statement, and only the uuids it
+   * accepted go into `events` (`insertChunkPostgres`).
    */
   async insertEvents(teamId: number, events: readonly EventInput[]): Promise<number> {
     let inserted = 0;
     const createdAt = nowIso();
+    const postgres = dialectOf(this.db) === 'postgres';
     for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
-      const chunk = events.slice(i, i + ROWS_PER_STATEMENT).map((e) => ({
+      const slice = events.slice(i, i + ROWS_PER_STATEMENT);
+      if (postgres) {
+        inserted += await this.insertChunkPostgres(teamId, slice, createdAt);
+        continue;
+      }
+      const chunk = slice.map((e) => ({
         uuid: e.uuid,
         team_id: teamId,
         event: e.event,
@@ -87,6 +99,29 @@ export class EventsWriteRepository {
       inserted += Number(r.numInsertedOrUpdatedRows ?? 0n);
     }
     return inserted;
+  }
+
+  /**
+   * One chunk on PostgreSQL, in one statement: the rows arrive as one array a column (`unnest …
+   * with ordinality`: 6 parameters whatever the chunk's size), `event_uuids` takes the uuids it
+   * does not hold yet (`on conflict do nothing returning uuid`; a concurrent writer of the same
+   * uuid waits for the other's commit and then skips it), and `events` gets the first row of each
+   * accepted uuid, in input order. Returns the rows inserted into `events`.
+   */
+  private async insertChunkPostgres(teamId: number, chunk: readonly EventInput[], createdAt: string): Promise<number> {
+    const col = <K extends keyof EventInput>(k: K) => chunk.map((e) => e[k]);
+    const r = await sql`
+      with v as (
+        select * from unnest(${col('uuid')}::text[], ${col('event')}::text[], ${col('distinct_id')}::text[],
+          ${chunk.map((e) => jsonValue(e.properties))}::text[], ${col('timestamp')}::text[], ${col('elements_chain')}::text[])
+          with ordinality as v(uuid, event, distinct_id, properties, timestamp, elements_chain, ord)
+      ),
+      fresh as (insert into event_uuids (uuid) select distinct uuid from v on conflict do nothing returning uuid),
+      firsts as (select distinct on (uuid) * from v order by uuid, ord)
+      insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)
+      select f.uuid, ${teamId}::integer, f.event, f.distinct_id, f.properties::jsonb, f.timestamp, f.elements_chain, ${createdAt}::timestamptz
+      from firsts f join fresh using (uuid) order by f.ord`.execute(this.db);
+    return Number(r.numAffectedRows ?? 0n);
   }
 
   /**
