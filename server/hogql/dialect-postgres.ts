@@ -88,7 +88,7 @@ export const postgresDialect: HogQLDialect = {
   floatToText: (v) => text.bind({ x: sql`(${v})::float8` }, ({ x }) => sql`((case when ${x} is null then null when ${x} = 0 then '0' else ${floatText(text, x!)} end) collate "C")`),
   checkInt: (raw) => raw,
   checkFloat: (op, a, b) => (op === '/' ? postgresDialect.divide(a, b) : sql`((${a})::float8 ${sql.raw(op)} (${b})::float8)`),
-  checkIntBinds: false,
+  bindsChecked: false,
   textToDateTime: (t) => sql`((${textToTimestamp('postgres', t)} || '000Z') collate "C")`,
   startOfWeek: (v) => fromYear1(sql`((substr(${v}, 1, 10))::date - extract(dow from (substr(${v}, 1, 10))::date)::int)`, 'YYYY-MM-DD'),
   addInterval: (v, interval, sign, date) => {

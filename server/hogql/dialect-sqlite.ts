@@ -113,8 +113,8 @@ export const sqliteDialect: HogQLDialect = {
   toFloat: (v) => sql`cast(${v} as real)`,
   intToText: (v) => sql`cast(cast(${v} as integer) as text)`,
   floatToText: (v) =>
-    text.bind({ x: v }, ({ x }) => sql`(case when ${x} is null then null when ${x} = 0 then '0' when abs(${x}) > 1.7976931348623157e308 then (case when ${x} > 0 then 'inf' else '-inf' end) else ${floatText(text, x!)} end)`),
-  checkIntBinds: true,
+    text.bind({ x: v }, ({ x }) => sql`(case when ${x} is null then null when ${x} = 0 then '0' else ${floatText(text, x!)} end)`),
+  bindsChecked: true,
   // the error's argument is the value, so that SQLite cannot run it as a constant once per statement
   checkFloat: (op, a, b) =>
     text.bind({ a, b }, ({ a, b }) => {

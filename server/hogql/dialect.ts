@@ -74,11 +74,11 @@ export interface HogQLDialect {
    * `a op b` of Floats (or a Float and an Int), failing with the Float range error as PostgreSQL's
    * float8 arithmetic does (SQLSTATE 22003): a result beyond ±1.7976931348623157e308 (overflow),
    * or a product or quotient of non-zero values that rounds to 0 (underflow). `/` is `divide`'s
-   * (NULL when `b` is 0). SQLite binds `a` and `b` in a subquery, as `checkInt` (`checkIntBinds`).
+   * (NULL when `b` is 0). SQLite binds `a` and `b` in a subquery, as `checkInt` (`bindsChecked`).
    */
   checkFloat(op: '+' | '-' | '*' | '/', a: Sql, b: Sql): Sql;
   /** whether `checkInt` and `checkFloat` bind their values in a subquery (then their aggregates must read a column) */
-  readonly checkIntBinds: boolean;
+  readonly bindsChecked: boolean;
   /** text read as a date-time in the stored form, NULL when it is not one */
   textToDateTime(text: Sql): Sql;
   /** the Sunday (mode 0) that starts the week of a Date or DateTime, as a Date */

@@ -292,7 +292,7 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
   // a Float result beyond the doubles fails on both stores (400, ./run.ts), as PostgreSQL's float8
   // arithmetic fails; SQLite binds the operands in a subquery (see `bindable`)
   const checkedFloat = (arith: '+' | '-' | '*' | '/') => {
-    const [bl, br] = d.checkIntBinds ? [bindable(scope, l, node.left as AstNode, compileExpr), bindable(scope, r, node.right as AstNode, compileExpr)] : [l, r];
+    const [bl, br] = d.bindsChecked ? [bindable(scope, l, node.left as AstNode, compileExpr), bindable(scope, r, node.right as AstNode, compileExpr)] : [l, r];
     return make(d.checkFloat(arith, asValue(scope, bl), asValue(scope, br)), 'Float', arith === '/' || nullable, key, [bl, br], { canFail: true });
   };
   switch (op) {
@@ -303,7 +303,7 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
       // Int64 overflow fails on both stores (400, ./run.ts), checked once per tree of + - *:
       // SQLite keeps an overflowed value as a REAL through the tree, so its root is what is checked
       // (SQLite binds the value in a subquery: its aggregates must read a column, see `bindable`)
-      const bind = (c: Compiled, at: unknown) => (d.checkIntBinds ? bindable(scope, c, at as AstNode, compileExpr) : c);
+      const bind = (c: Compiled, at: unknown) => (d.bindsChecked ? bindable(scope, c, at as AstNode, compileExpr) : c);
       const [bl, br] = [bind(l, node.left), bind(r, node.right)];
       const raw = sql`(${bl.unchecked ?? asValue(scope, bl)} ${sql.raw(op)} ${br.unchecked ?? asValue(scope, br)})`;
       return make(d.checkInt(raw), 'Int', nullable, key, [bl, br], { unchecked: raw, canFail: true });

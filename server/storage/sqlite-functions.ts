@@ -123,6 +123,6 @@ export function registerSqliteFunctions(sqlite: SQLite.Database): void {
   sqlite.aggregate('exact_sum_int', { start, step: add, result: toInt, safeIntegers: true, deterministic: true });
   sqlite.aggregate('exact_sum_float', { start, step: add, result: toDouble, safeIntegers: true, deterministic: true });
   sqlite.function('range_error', { deterministic: true }, (kind: unknown, _value: unknown) => {
-    throw new StoreRangeError(kind === 'underflow' ? 'underflow' : kind === 'integer overflow' ? 'integer overflow' : 'overflow');
+    throw new StoreRangeError(kind === 'underflow' ? 'underflow' : 'overflow');
   });
 }
