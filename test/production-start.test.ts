@@ -1,6 +1,7 @@
 /**
- * The production start path of `npm start`: the TypeScript build (`npm run build`, tsconfig.build.json
- * → dist/) and `node dist/server/main.js` on a fresh store. It prints the first key, answers a keyed
+ * The production start path of `npm start`: the TypeScript build (`npm run build`: `envapi build`,
+ * tsconfig.build.json → dist/, under the build's lock so that it never rewrites dist/ while another
+ * test file builds or runs it) and `node dist/server/main.js` on a fresh store. It prints the first key, answers a keyed
  * request with 200 from the compiled code (contract loaded from generated/openapi.json), and exits 0
  * on SIGTERM. On SQLite, or on a fresh PostgreSQL schema in the PostgreSQL pass.
  */
@@ -14,7 +15,7 @@ describe('npm start (compiled build)', () => {
   let store: TestStoreLocation;
   beforeAll(async () => {
     store = await createTestStoreLocation('envapi-prod-start-');
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/envapi.js'), 'build'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
   }, 180_000);
   afterAll(() => store.cleanup());
