@@ -1,0 +1,203 @@
+/**
+ * Row-size study of the SQLite events table (not a test; issue 22's "compact rows"): how many bytes
+ * an event takes, indexes included, under today's layout and under candidate layouts, measured on
+ * the same events.
+ *
+ *   npm run bench:row-sizes -- --store FILE [--events 100000] [--team 1]
+ *
+ * Reads the `--events` oldest events of project `--team` from an existing SQLite store (e.g. one
+ * kept by `npm run bench:events -- --keep DIR`; opened read-only), copies them into a fresh file
+ * per layout in the system's temporary directory (journal off, one transaction, then `VACUUM`),
+ * and reports bytes an event: the whole file, and per table and index from SQLite's `dbstat`.
+ * The layouts, each adding to the one before unless said:
+ *
+ * 1. today's (migration 0002): uuid text primary key, `timestamp` / `created_at` ISO text,
+ *    `properties` JSON text, the three indexes of the events list;
+ * 2. `properties` as SQLite's JSONB (`jsonb()`);
+ * 3. `timestamp` and `created_at` as integer microseconds since the epoch (UTC);
+ * 4. uuids as 16-byte blobs (in the key and the indexes);
+ * 5. layout 4 as a `WITHOUT ROWID` table clustered on (team_id, timestamp, uuid), a unique index on
+ *    uuid, the other two indexes (instead of 4, not after it);
+ * 6. layout 4 with the properties that do not change within a session (`SESSION_KEYS`) stored once
+ *    per distinct set in `property_sets` and each distinct elements chain once in `chains`, the
+ *    event keeping their ids and its own properties.
+ *
+ * Layouts 2–6 are candidates only: nothing in the server reads them. Prints a Markdown table.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Command } from 'commander';
+
+/** An events row as migration 0002 stores it on SQLite. */
+interface EventRow {
+  uuid: string;
+  team_id: number;
+  event: string;
+  distinct_id: string;
+  properties: string;
+  timestamp: string;
+  elements_chain: string;
+  created_at: string;
+}
+
+/** Properties of the demo's events (server/events/demo/sessions.ts) that are the same for every event of a session. */
+const SESSION_KEYS = new Set([
+  '$os', '$os_version', '$browser', '$browser_version', '$device_type', '$screen_width', '$screen_height', '$lib', '$lib_version',
+  '$session_id', '$window_id', '$referrer', '$referring_domain', '$geoip_country_code', '$geoip_country_name', '$host',
+]);
+
+/** Microseconds since the epoch (UTC) of a stored ISO timestamp (`…T…[.ffffff]Z`). */
+function micros(iso: string): number {
+  const fraction = (/\.(\d+)/.exec(iso)?.[1] ?? '').padEnd(6, '0').slice(0, 6);
+  return Math.floor(Date.parse(iso) / 1000) * 1_000_000 + Number(fraction);
+}
+
+/** A uuid's 16 bytes. */
+function uuidBlob(uuid: string): Buffer {
+  return Buffer.from(uuid.replace(/-/g, ''), 'hex');
+}
+
+/** One layout: its schema and how it stores the rows. */
+interface Layout {
+  name: string;
+  schema: string;
+  store(db: Database.Database, rows: EventRow[]): void;
+}
+
+const INDEXES = `
+  create index events_team_time on events (team_id, timestamp, uuid);
+  create index events_team_event_time on events (team_id, event, timestamp, uuid);
+  create index events_team_distinct_id_time on events (team_id, distinct_id, timestamp, uuid);`;
+
+/** The plain table with the given column types, and the three indexes. */
+function plainSchema(types: { uuid: string; properties: string; time: string }): string {
+  return `create table events (uuid ${types.uuid} primary key, team_id integer not null, event text not null, distinct_id text not null,
+    properties ${types.properties} not null, timestamp ${types.time} not null, elements_chain text not null, created_at ${types.time} not null);${INDEXES}`;
+}
+
+/** Stores each row through `insert` with the values `values` makes of it. */
+function storeEach(sqlText: string, values: (r: EventRow) => unknown[]): Layout['store'] {
+  return (db, rows) => {
+    const insert = db.prepare(sqlText);
+    for (const r of rows) insert.run(...values(r));
+  };
+}
+
+const INSERT = 'insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)';
+
+const LAYOUTS: Layout[] = [
+  {
+    name: "today's: uuid text key, ISO timestamps as text, properties as JSON text",
+    schema: plainSchema({ uuid: 'text', properties: 'text', time: 'text' }),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, ?, ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.elements_chain, r.created_at]),
+  },
+  {
+    name: "properties as SQLite's JSONB",
+    schema: plainSchema({ uuid: 'text', properties: 'blob', time: 'text' }),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.elements_chain, r.created_at]),
+  },
+  {
+    name: '+ timestamp and created_at as integer µs',
+    schema: plainSchema({ uuid: 'text', properties: 'blob', time: 'integer' }),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, micros(r.timestamp), r.elements_chain, micros(r.created_at)]),
+  },
+  {
+    name: '+ uuids as 16-byte blobs',
+    schema: plainSchema({ uuid: 'blob', properties: 'blob', time: 'integer' }),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [uuidBlob(r.uuid), r.team_id, r.event, r.distinct_id, r.properties, micros(r.timestamp), r.elements_chain, micros(r.created_at)]),
+  },
+  {
+    name: 'the same, WITHOUT ROWID clustered on (team_id, timestamp, uuid)',
+    schema: `create table events (team_id integer not null, timestamp integer not null, uuid blob not null, event text not null, distinct_id text not null,
+        properties blob not null, elements_chain text not null, created_at integer not null, primary key (team_id, timestamp, uuid)) without rowid;
+      create unique index events_uuid on events (uuid);
+      create index events_team_event_time on events (team_id, event, timestamp);
+      create index events_team_distinct_id_time on events (team_id, distinct_id, timestamp);`,
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [uuidBlob(r.uuid), r.team_id, r.event, r.distinct_id, r.properties, micros(r.timestamp), r.elements_chain, micros(r.created_at)]),
+  },
+  {
+    name: '+ session-constant properties once per distinct set, elements chains once per distinct chain',
+    schema: `create table events (uuid blob primary key, team_id integer not null, event text not null, distinct_id text not null,
+        properties blob not null, property_set_id integer not null, timestamp integer not null, chain_id integer, created_at integer not null);${INDEXES}
+      create table property_sets (id integer primary key, digest blob not null unique, properties blob not null);
+      create table chains (id integer primary key, chain text not null unique);`,
+    store(db, rows) {
+      const insert = db.prepare(
+        'insert into events (uuid, team_id, event, distinct_id, properties, property_set_id, timestamp, chain_id, created_at) values (?, ?, ?, ?, jsonb(?), ?, ?, ?, ?)',
+      );
+      const insertSet = db.prepare('insert into property_sets (digest, properties) values (?, jsonb(?))');
+      const insertChain = db.prepare('insert into chains (chain) values (?)');
+      const sets = new Map<string, number>();
+      const chains = new Map<string, number>();
+      for (const r of rows) {
+        const all = JSON.parse(r.properties) as Record<string, unknown>;
+        const shared: Record<string, unknown> = {};
+        const own: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(all)) (SESSION_KEYS.has(k) ? shared : own)[k] = v;
+        const sharedText = JSON.stringify(shared);
+        let setId = sets.get(sharedText);
+        if (setId === undefined) {
+          setId = Number(insertSet.run(crypto.createHash('sha256').update(sharedText).digest(), sharedText).lastInsertRowid);
+          sets.set(sharedText, setId);
+        }
+        let chainId: number | null = null;
+        if (r.elements_chain) {
+          chainId = chains.get(r.elements_chain) ?? Number(insertChain.run(r.elements_chain).lastInsertRowid);
+          chains.set(r.elements_chain, chainId);
+        }
+        insert.run(uuidBlob(r.uuid), r.team_id, r.event, r.distinct_id, JSON.stringify(own), setId, micros(r.timestamp), chainId, micros(r.created_at));
+      }
+    },
+  },
+];
+
+/** Bytes an event of one layout: the file, and each table or index (`dbstat`). */
+function measure(layout: Layout, rows: EventRow[], dir: string, index: number): { total: number; parts: { name: string; bytes: number }[] } {
+  const file = path.join(dir, `layout-${index + 1}.sqlite3`);
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = off');
+    db.exec(layout.schema);
+    db.transaction(() => layout.store(db, rows))();
+    db.exec('vacuum');
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    const parts = db.prepare('select name, sum(pgsize) as bytes from dbstat group by name having bytes > 0 order by bytes desc').all() as { name: string; bytes: number }[];
+    return { total: (pages * pageSize) / rows.length, parts: parts.map((p) => ({ name: p.name, bytes: p.bytes / rows.length })) };
+  } finally {
+    db.close();
+    fs.rmSync(file, { force: true });
+  }
+}
+
+const program = new Command('bench-row-sizes')
+  .description('bytes an event of the SQLite events table, today and under candidate layouts (see the script\'s header)')
+  .requiredOption('--store <file>', 'an existing SQLite store with events (opened read-only)')
+  .option('--events <n>', 'events to copy (the oldest of the project)', (v) => Number(v), 100_000)
+  .option('--team <id>', 'the project whose events are copied', (v) => Number(v), 1)
+  .action((o: { store: string; events: number; team: number }) => {
+    if (!fs.existsSync(o.store)) throw new Error(`no such file: ${o.store}`);
+    const source = new Database(o.store, { readonly: true, fileMustExist: true });
+    const rows = source
+      .prepare('select uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at from events where team_id = ? order by timestamp limit ?')
+      .all(o.team, o.events) as EventRow[];
+    source.close();
+    if (rows.length === 0) throw new Error(`project ${o.team} of ${o.store} has no events`);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-row-sizes-'));
+    try {
+      console.log(`${rows.length.toLocaleString('en-US')} events of project ${o.team} from ${o.store} — ${new Date().toISOString()}\n`);
+      console.log('| layout | bytes an event | tables and indexes, bytes an event |\n|---|---:|---|');
+      LAYOUTS.forEach((layout, i) => {
+        process.stderr.write(`layout ${i + 1} of ${LAYOUTS.length}…\n`);
+        const m = measure(layout, rows, dir, i);
+        console.log(`| ${i + 1}. ${layout.name} | ${Math.round(m.total).toLocaleString('en-US')} | ${m.parts.map((p) => `${p.name} ${Math.round(p.bytes)}`).join(', ')} |`);
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+program.parse();
