@@ -49,6 +49,7 @@ import { ApiError } from '../domain/errors.js';
 import { JsonText } from '../wire/json-text.js';
 import type { Store } from '../storage/db.js';
 import { QueryTimeoutError, ReadPoolBusyError } from './errors.js';
+import { workerExecArgv } from '../storage/worker-threads.js';
 import type { ReadOutcome, ReadTask, WorkerSetup } from './worker.js';
 
 export { QueryTimeoutError, ReadPoolBusyError };
@@ -130,7 +131,6 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
   const ownUrl = import.meta.url;
   // the sources run through tsx (npm run dev, vitest); the build runs the compiled worker
   const filename = options.workerFilename ?? fileURLToPath(new URL(ownUrl.endsWith('.ts') ? './worker.ts' : './worker.js', ownUrl));
-  const ts = filename.endsWith('.ts');
   const setup: WorkerSetup = { storage: { ...store.config, readOnly: true, poolSize: 2, statementTimeoutMs: budgetMs } };
   const pool = new Piscina({
     filename,
@@ -141,9 +141,8 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
     // tasks are async (Kysely) and PostgreSQL sockets stay open between tasks: no Atomics.wait
     atomics: 'disabled',
     workerData: setup,
-    // only what loading TypeScript needs: a worker refuses per-process V8 flags such as
-    // --max-semi-space-size (SERVER_NODE_FLAGS), which an explicit execArgv would copy
-    ...(ts ? { execArgv: ['--import', 'tsx'] } : {}),
+    // require(esm) off (a worker stopped while loading would abort the process), tsx for the sources
+    execArgv: workerExecArgv(filename),
   });
 
   let closed = false;

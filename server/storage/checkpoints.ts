@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type SQLite from 'better-sqlite3';
 import type { CheckpointOutcome, CheckpointTask } from './checkpoint-worker.js';
+import { workerExecArgv } from './worker-threads.js';
 
 /** Options of `startBackgroundCheckpoints`. */
 export interface BackgroundCheckpointOptions {
@@ -64,7 +65,7 @@ export function startBackgroundCheckpoints(sqlite: SQLite.Database, file: string
     maxThreads: 1,
     idleTimeout: Infinity,
     // only what loading TypeScript needs: a worker refuses per-process V8 flags (SERVER_NODE_FLAGS)
-    ...(filename.endsWith('.ts') ? { execArgv: ['--import', 'tsx'] } : {}),
+    execArgv: workerExecArgv(filename),
   });
   let running: Promise<unknown> | undefined;
   let stopped = false;
