@@ -231,7 +231,11 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     const byExpression = !distinct && ordered(o.expr) && (!aggregates || bareField(o.expr));
     if (byExpression) p = undefined;
     const target = p !== undefined ? sql.raw(String(p)) : ordered(o.expr) ? d.text(asValue(scope, o.expr)) : asValue(scope, o.expr);
-    return sql`${target} ${sql.raw(o.desc ? 'desc' : 'asc')} nulls last`;
+    // ClickHouse puts NULLs last in both directions; a column that is never NULL needs no NULLS
+    // clause, and writing one would keep PostgreSQL from reading `desc` along an index (its
+    // default is NULLS FIRST there): the latest 100 of 5,000,000 events took 4 s instead of ms
+    const nulls = bareField(o.expr) && !o.expr.nullable ? '' : ' nulls last';
+    return sql`${target} ${sql.raw(o.desc ? 'desc' : 'asc')}${sql.raw(nulls)}`;
   });
 
   // a whole properties object that the query groups, orders or de-duplicates by is compared as its
