@@ -64,7 +64,7 @@ export function startBackgroundCheckpoints(sqlite: SQLite.Database, file: string
     minThreads: 1,
     maxThreads: 1,
     idleTimeout: Infinity,
-    // only what loading TypeScript needs: a worker refuses per-process V8 flags (SERVER_NODE_FLAGS)
+    // require(esm) off (a worker stopped while loading would abort the process), tsx for the sources
     execArgv: workerExecArgv(filename),
   });
   let running: Promise<unknown> | undefined;

@@ -1,6 +1,6 @@
 /**
  * The Node options of the server's worker threads (the piscina pools of server/read-pool/ and
- * server/storage/checkpoints.ts).
+ * ./checkpoints.ts).
  *
  * `--no-experimental-require-module`: piscina loads a worker's module with `require()` first and
  * falls back to `import()`. On Node 20.19 and later `require()` loads an ES module synchronously
