@@ -21,7 +21,6 @@ import {
   CompiledQuery,
   Kysely,
   Migrator,
-  PostgresDialect,
   SqliteDialect,
   SqliteDriver,
   sql,
@@ -36,6 +35,7 @@ import { ChangeTracker } from './change-tracker.js';
 import { startBackgroundCheckpoints } from './checkpoints.js';
 import type { DialectName } from './dialect.js';
 import { migrationProvider } from './migrations/index.js';
+import { CurrentSchemaPostgresDialect } from './pg-introspector.js';
 import { registerSqliteFunctions } from './sqlite-functions.js';
 import type { Database } from './schema.js';
 import { isSqliteBusy, StoreBusyError } from './errors.js';
@@ -165,7 +165,7 @@ export function openStore(config: StorageConfig, listeners: StoreListeners = {})
     pool.on('error', (err) => {
       if (!closing) listeners.onConnectionError?.(err);
     });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
     const url = new URL(config.databaseUrl);
     url.password = '';
     const close = async () => {
@@ -425,26 +425,10 @@ export interface MigrateResult {
   applied: string[];
 }
 
-/** Tries of a migration run that failed only because another session dropped a schema meanwhile. */
-const MIGRATE_ATTEMPTS = 3;
-
-/**
- * True for PostgreSQL's "schema … does not exist" (SQLSTATE 3F000) about a schema other than
- * `own`: Kysely's table introspection, which the migrator runs first, evaluates
- * `has_schema_privilege(nspname)` over every schema of the database, so a schema that another
- * session drops during the scan fails it (seen when test suites create and drop schemas in one
- * database; possible in any database shared with tools that drop schemas). Running again is safe:
- * nothing was migrated.
- */
-function isOtherSchemaDropped(err: unknown, own: string | undefined): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  return e?.code === '3F000' && typeof e.message === 'string' && (own === undefined || !e.message.includes(`"${own}"`));
-}
-
 /**
  * Applies every pending migration in order. Throws the first migration error, after rolling it
- * back. On PostgreSQL a run that failed because another session dropped a schema during Kysely's
- * introspection is tried again (up to `MIGRATE_ATTEMPTS` runs).
+ * back. On PostgreSQL, Kysely's Migrator looks for its tables in the connection's own schema only
+ * (./pg-introspector.ts), so what other sessions do to other schemas of the database cannot fail it.
  */
 export async function migrateToLatest(store: Store): Promise<MigrateResult> {
   // On PostgreSQL, keep Kysely's bookkeeping tables in the connection's own schema: its existence
@@ -455,10 +439,7 @@ export async function migrateToLatest(store: Store): Promise<MigrateResult> {
     migrationTableSchema = r.rows[0]?.schema;
   }
   const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
-  for (let attempt = 1; ; attempt += 1) {
-    const { error, results } = await migrator.migrateToLatest();
-    if (error && attempt < MIGRATE_ATTEMPTS && isOtherSchemaDropped(error, migrationTableSchema)) continue;
-    if (error) throw error instanceof Error ? error : new Error(String(error));
-    return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
-  }
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
 }
