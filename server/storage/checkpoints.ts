@@ -17,7 +17,8 @@
  * writes, or let SQLite do it: the CLI keeps auto-checkpoints). PASSIVE never waits for a lock and never blocks
  * writers or readers: it copies what no reader still needs, and the next commit after a complete
  * checkpoint starts the WAL from its beginning again, so the file stays about the size of ~100 ms
- * of writes. `journal_size_limit` (64 MiB) truncates the WAL back after a burst.
+ * of writes. `journal_size_limit` (set on every writable connection, ./db.ts) truncates the WAL back
+ * after a burst.
  *
  * Durability is unchanged: a commit is in the WAL before the write is answered (a process crash
  * loses nothing; docs/reliability.md). If a checkpoint task fails (the worker died, the file
@@ -43,8 +44,6 @@ export interface BackgroundCheckpointOptions {
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 100;
 /** SQLite's own default of `wal_autocheckpoint`, pages: restored when the worker fails. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
-/** `journal_size_limit`, bytes: the WAL is truncated back to this after a burst. */
-const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** A running checkpoint worker. */
 export interface BackgroundCheckpoints {
@@ -57,7 +56,6 @@ export function startBackgroundCheckpoints(sqlite: SQLite.Database, file: string
   const ownUrl = import.meta.url;
   // the sources run through tsx (npm run dev, vitest); the build runs the compiled worker
   const filename = fileURLToPath(new URL(ownUrl.endsWith('.ts') ? './checkpoint-worker.ts' : './checkpoint-worker.js', ownUrl));
-  sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   sqlite.pragma('wal_autocheckpoint = 0');
   const pool = new Piscina({
     filename,

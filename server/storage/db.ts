@@ -109,6 +109,13 @@ const OPEN_BUSY_TIMEOUT_MS = 5_000;
 /** Delays between attempts to take the lock, ms: doubling from the first to the last, then the last. */
 const RETRY_FIRST_DELAY_MS = 1;
 const RETRY_MAX_DELAY_MS = 25;
+/**
+ * `journal_size_limit` of every writable SQLite connection, bytes: when a checkpoint has copied
+ * the whole WAL and a writer starts it again from its beginning, the `-wal` file is truncated back
+ * to this size, so that one large transaction (an import's batch, the index of a materialized
+ * column over every event) does not leave it at its size.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** An open store: the Kysely instance and the dialect it speaks. */
 export interface Store {
@@ -187,6 +194,7 @@ export function openStore(config: StorageConfig, listeners: StoreListeners = {})
     sqlite.pragma('journal_mode = WAL');
     // With WAL, NORMAL cannot corrupt the database; a power cut may lose the last transactions.
     sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   }
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_PER_ATTEMPT_MS}`);
@@ -418,6 +426,23 @@ function statementCache(sqlite: SQLite.Database, setup?: (stmt: SQLite.Statement
     cache.set(sql, stmt);
     return stmt;
   };
+}
+
+/**
+ * SQLite: copies every page of the WAL into the database file and truncates the `-wal` file to
+ * zero bytes (`PRAGMA wal_checkpoint(TRUNCATE)`), for after a transaction that wrote a large part
+ * of the file (the index of a materialized column over every event: gigabytes at ten million
+ * events), which the WAL would otherwise keep on disk for as long as another connection (a
+ * running server) keeps the store open. Best effort and without waiting: while another
+ * connection is writing or reading an older snapshot, it does what it can and returns false (the
+ * server's checkpoints and `journal_size_limit` finish the work later). Returns true when the WAL
+ * is empty. A no-op returning false on PostgreSQL.
+ */
+export async function truncateWal(store: Store): Promise<boolean> {
+  if (store.dialect !== 'sqlite') return false;
+  const r = await sql<{ busy: number; log: number; checkpointed: number }>`pragma wal_checkpoint(truncate)`.execute(store.db);
+  const row = r.rows[0];
+  return row !== undefined && row.busy === 0 && row.log <= 0;
 }
 
 /** Result of running migrations: the names applied by this call (empty when up to date). */

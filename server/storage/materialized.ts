@@ -21,6 +21,8 @@
  *   then the same index.
  * - the record in `materialized_columns`.
  * Person properties (`kind` `person`) are the same on `persons`, indexed `(team_id, mat_…)`.
+ * On SQLite the WAL, which then holds the whole new index, is checkpointed and truncated right
+ * after the commit (`truncateWal` in ./db.ts; best effort while a server reads the store).
  * There is no batched backfill: the engine computes the column itself, inside the transaction, so
  * no read ever sees a half-filled column. Progress is reported per step (`onStep`).
  *
@@ -30,7 +32,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Store } from './db.js';
+import { truncateWal, type Store } from './db.js';
 import { canBeLiteralKey, jsonTextLiteral } from './dialect.js';
 import type { Database } from './schema.js';
 import { nowIso, toIso } from './values.js';
@@ -140,6 +142,7 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
     onStep?.('record');
     await trx.insertInto('materialized_columns').values({ kind, property, column_name: column, created_at: createdAt }).execute();
   });
+  await truncateWal(store);
   return { kind, property, column, createdAt };
 }
 
@@ -148,7 +151,7 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
  * transaction; the reads go back to the JSON. Returns false when the property is not materialized.
  */
 export async function dematerializeProperty(store: Store, kind: MaterializedKind, property: string): Promise<boolean> {
-  return store.db.transaction().execute(async (trx) => {
+  const dropped = await store.db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom('materialized_columns').select('column_name').where('kind', '=', kind).where('property', '=', property).executeTakeFirst();
     if (!row) return false;
     await sql`drop index ${sql.ref(indexName(kind, row.column_name))}`.execute(trx);
@@ -156,4 +159,6 @@ export async function dematerializeProperty(store: Store, kind: MaterializedKind
     await trx.deleteFrom('materialized_columns').where('kind', '=', kind).where('property', '=', property).execute();
     return true;
   });
+  if (dropped) await truncateWal(store);
+  return dropped;
 }

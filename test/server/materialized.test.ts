@@ -11,10 +11,11 @@
  * is also planned by the store and must use the column's index, so that the comparison does not
  * pass merely by reading the JSON both times.
  */
+import fs from 'node:fs';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/materialized.js';
@@ -214,5 +215,23 @@ describe('materialized property columns', () => {
     expect(await dematerializeProperty(t.store, 'event', 'n')).toBe(true);
     expect(await dematerializeProperty(t.store, 'event', 'n')).toBe(false);
     expect(await dematerializeProperty(t.store, 'person', 'n')).toBe(false);
+  });
+
+  it.skipIf(usesPostgres())('SQLite: leaves no WAL behind, though the server keeps the store open', async () => {
+    const wal = `${t.store.location}-wal`;
+    const walSize = () => (fs.existsSync(wal) ? fs.statSync(wal).size : 0);
+    // the read pool's worker keeps its own connection to the file open, as a running server does
+    await t.client.GET('/api/environments/{project_id}/events/', { params: { path: { project_id: String(pid) } } });
+    await sql`insert into materialized_columns (kind, property, column_name, created_at) values ('event', 'probe', 'probe', '2024-01-01T00:00:00.000000Z')`.execute(t.store.db);
+    await sql`delete from materialized_columns where property = 'probe'`.execute(t.store.db);
+    // (what any write leaves: the WAL keeps its pages until a checkpoint)
+    expect(walSize()).toBeGreaterThan(0);
+    await materializeProperty(t.store, 'event', 'city');
+    expect(walSize()).toBe(0);
+    await sql`insert into materialized_columns (kind, property, column_name, created_at) values ('event', 'probe', 'probe', '2024-01-01T00:00:00.000000Z')`.execute(t.store.db);
+    await sql`delete from materialized_columns where property = 'probe'`.execute(t.store.db);
+    expect(walSize()).toBeGreaterThan(0);
+    expect(await dematerializeProperty(t.store, 'event', 'city')).toBe(true);
+    expect(walSize()).toBe(0);
   });
 });
