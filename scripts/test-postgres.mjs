@@ -4,8 +4,10 @@
 // TEST_STORE=postgres (the first pass, `vitest run`, stays on SQLite); otherwise says it skipped
 // and exits 0. In this pass each test server (test/helpers/server.ts) and each store of the
 // suites that drive the real processes or open the store themselves (test/helpers/store.ts:
-// import, CLI, crash safety, shutdown, the compiled start) gets a fresh PostgreSQL schema, reached by child processes
-// through DATABASE_URL, and dropped afterwards. Not run again: test/domain (no store),
+// import, CLI, crash safety, shutdown, the compiled start, store contention) gets a fresh
+// PostgreSQL schema, reached by child processes through DATABASE_URL, and dropped afterwards;
+// test/storage holds the suites of PostgreSQL alone (partitions, introspection), skipped in the
+// first pass. Not run again: test/domain (no store),
 // test/multiprocess.test.ts and test/bootstrap-race.test.ts (on PostgreSQL in the first pass
 // already), and test/redis-down.test.ts (about Redis; its store does not matter).
 import { spawnSync } from 'node:child_process';
@@ -30,6 +32,8 @@ const dirs = [
   'test/hogql',
   'test/contract',
   'test/fuzz',
+  'test/storage',
+  'test/store-contention.test.ts',
   'test/events-import.test.ts',
   'test/cli/',
   'test/crash-safety.test.ts',
