@@ -434,15 +434,11 @@ function statementCache(sqlite: SQLite.Database, setup?: (stmt: SQLite.Statement
  * of the file (the index of a materialized column over every event: gigabytes at ten million
  * events), which the WAL would otherwise keep on disk for as long as another connection (a
  * running server) keeps the store open. Best effort and without waiting: while another
- * connection is writing or reading an older snapshot, it does what it can and returns false (the
- * server's checkpoints and `journal_size_limit` finish the work later). Returns true when the WAL
- * is empty. A no-op returning false on PostgreSQL.
+ * connection is writing or reading an older snapshot, it does what it can (the server's
+ * checkpoints and `journal_size_limit` finish the work later). A no-op on PostgreSQL.
  */
-export async function truncateWal(store: Store): Promise<boolean> {
-  if (store.dialect !== 'sqlite') return false;
-  const r = await sql<{ busy: number; log: number; checkpointed: number }>`pragma wal_checkpoint(truncate)`.execute(store.db);
-  const row = r.rows[0];
-  return row !== undefined && row.busy === 0 && row.log <= 0;
+export async function truncateWal(store: Store): Promise<void> {
+  if (store.dialect === 'sqlite') await sql`pragma wal_checkpoint(truncate)`.execute(store.db);
 }
 
 /** Result of running migrations: the names applied by this call (empty when up to date). */
@@ -456,8 +452,8 @@ export interface MigrateResult {
  * (./pg-introspector.ts), so what other sessions do to other schemas of the database cannot fail it.
  */
 export async function migrateToLatest(store: Store): Promise<MigrateResult> {
-  // On PostgreSQL, keep Kysely's bookkeeping tables in the connection's own schema: its existence
-  // check would otherwise find them in another schema of the same database and skip creating them.
+  // On PostgreSQL, Kysely's bookkeeping tables are named with the connection's own schema (where
+  // the introspector looks for them, ./pg-introspector.ts), whatever else the search_path lists.
   let migrationTableSchema: string | undefined;
   if (store.dialect === 'postgres') {
     const r = await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db);
