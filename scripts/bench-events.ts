@@ -41,7 +41,7 @@ import { importEvents } from '../server/events/import.js';
 import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
-import { listMaterializedColumns, materializeProperty } from '../server/storage/materialized.js';
+import { listMaterializedColumns, loadMaterializedColumns, materializeProperty } from '../server/storage/materialized.js';
 import { DEMO_HOT_PROPERTIES } from '../server/cli/materialize.js';
 
 interface Stat {
@@ -87,9 +87,11 @@ const HOGQL_SHAPES: { name: string; query: string }[] = [
 /** Each HogQL shape's compiled SQL (as the server compiles it for `teamId`) and the store's plan for it. */
 async function hogqlPlans(store: Store, teamId: number): Promise<string[]> {
   const out: string[] = [];
+  // the materialized columns as the server reads them at this moment (runHogQLQuery does the same)
+  const materialized = await loadMaterializedColumns(store.db);
   for (const shape of HOGQL_SHAPES) {
     const ast = await parseSelect(shape.query);
-    const compiled = compileSelect(ast, { dialect: hogqlDialect(store.dialect), teamId, source: shape.query, attr: 'query', now: new Date() }).sql.compile(store.db);
+    const compiled = compileSelect(ast, { dialect: hogqlDialect(store.dialect), teamId, source: shape.query, attr: 'query', now: new Date(), materialized }).sql.compile(store.db);
     const explain = store.dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
     const rows = (await store.db.executeQuery(CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]))).rows as Record<string, unknown>[];
     let plan: string[];
