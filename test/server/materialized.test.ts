@@ -220,16 +220,18 @@ describe('materialized property columns', () => {
   it.skipIf(usesPostgres())('SQLite: leaves no WAL behind, though the server keeps the store open', async () => {
     const wal = `${t.store.location}-wal`;
     const walSize = () => (fs.existsSync(wal) ? fs.statSync(wal).size : 0);
+    // a small write: the WAL keeps its pages until a checkpoint
+    const writeSomething = async () => {
+      await sql`insert into materialized_columns (kind, property, column_name, created_at) values ('event', 'probe', 'probe', '2024-01-01T00:00:00.000000Z')`.execute(t.store.db);
+      await sql`delete from materialized_columns where property = 'probe'`.execute(t.store.db);
+    };
     // the read pool's worker keeps its own connection to the file open, as a running server does
     await t.client.GET('/api/environments/{project_id}/events/', { params: { path: { project_id: String(pid) } } });
-    await sql`insert into materialized_columns (kind, property, column_name, created_at) values ('event', 'probe', 'probe', '2024-01-01T00:00:00.000000Z')`.execute(t.store.db);
-    await sql`delete from materialized_columns where property = 'probe'`.execute(t.store.db);
-    // (what any write leaves: the WAL keeps its pages until a checkpoint)
+    await writeSomething();
     expect(walSize()).toBeGreaterThan(0);
     await materializeProperty(t.store, 'event', 'city');
     expect(walSize()).toBe(0);
-    await sql`insert into materialized_columns (kind, property, column_name, created_at) values ('event', 'probe', 'probe', '2024-01-01T00:00:00.000000Z')`.execute(t.store.db);
-    await sql`delete from materialized_columns where property = 'probe'`.execute(t.store.db);
+    await writeSomething();
     expect(walSize()).toBeGreaterThan(0);
     expect(await dematerializeProperty(t.store, 'event', 'city')).toBe(true);
     expect(walSize()).toBe(0);
