@@ -19,6 +19,15 @@
  *   STORED` (PostgreSQL computes it for every existing row, rewriting the table under an exclusive
  *   lock: reads and writes of events wait until it commits; docs/deploy.md says when to run it),
  *   then the same index.
+ * - kind `event`: `events_team_time`, the index of the events in time order, is built again with
+ *   every materialized event column after its key (`timeIndexColumns`): SQLite `(team_id,
+ *   timestamp, uuid, mat_…, …)`, PostgreSQL `(team_id, timestamp, uuid) include (mat_…, …)`. The
+ *   reads that take a property of the most recent events in time order (the events `values`; HogQL
+ *   over a time range) then read it from that index alone, without visiting the rows (SQLite's
+ *   virtual column would otherwise parse each row's JSON again): `values` of a materialized
+ *   property at 1,000,000 events, 42 → 5 ms (docs/performance.md). Its key is unchanged, so every
+ *   read it served before it serves as before. Each event write updates it as before (its entries
+ *   are longer; being in time order, the writes append).
  * - the record in `materialized_columns`.
  * Person properties (`kind` `person`) are the same on `persons`, indexed `(team_id, mat_…)`.
  * On SQLite the WAL, which then holds the whole new index, is checkpointed and truncated right
@@ -87,6 +96,27 @@ function indexName(kind: MaterializedKind, column: string): string {
   return `${TABLE_OF[kind]}_${column}`;
 }
 
+/**
+ * The columns of `events_team_time` after its key `(team_id, timestamp, uuid)`: the materialized
+ * event columns, in the order they were added (then by name). Module doc.
+ */
+async function timeIndexColumns(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db.selectFrom('materialized_columns').select('column_name').where('kind', '=', 'event').orderBy('created_at').orderBy('column_name').execute();
+  return rows.map((r) => r.column_name);
+}
+
+/**
+ * Builds `events_team_time` again over `columns` (module doc), inside the caller's transaction.
+ * Throws the store's error when the DDL fails.
+ */
+async function rebuildTimeIndex(db: Kysely<Database>, dialect: Store['dialect'], columns: readonly string[]): Promise<void> {
+  const extra = sql.join(columns.map((c) => sql.ref(c)));
+  const definition =
+    columns.length === 0 ? sql`(team_id, timestamp, uuid)` : dialect === 'postgres' ? sql`(team_id, timestamp, uuid) include (${extra})` : sql`(team_id, timestamp, uuid, ${extra})`;
+  await sql`drop index events_team_time`.execute(db);
+  await sql`create index events_team_time on events ${definition}`.execute(db);
+}
+
 /** Every materialized column, by kind then property. */
 export async function listMaterializedColumns(db: Kysely<Database>): Promise<MaterializedColumn[]> {
   const rows = await db.selectFrom('materialized_columns').select(['kind', 'property', 'column_name', 'created_at']).orderBy('kind').orderBy('property').execute();
@@ -114,7 +144,7 @@ export function whyNotMaterializable(property: string): string | undefined {
 }
 
 /** The steps of `materializeProperty`, in order, for progress lines. */
-export type MaterializeStep = 'column' | 'index' | 'record';
+export type MaterializeStep = 'column' | 'index' | 'time index' | 'record';
 
 /**
  * Materializes `property` of `kind` (module doc). Returns the new column. Throws
@@ -141,6 +171,10 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
     await sql`create index ${sql.ref(indexName(kind, column))} on ${sql.table(table)} (${columns})`.execute(trx);
     onStep?.('record');
     await trx.insertInto('materialized_columns').values({ kind, property, column_name: column, created_at: createdAt }).execute();
+    if (kind === 'event') {
+      onStep?.('time index');
+      await rebuildTimeIndex(trx, store.dialect, await timeIndexColumns(trx));
+    }
   });
   await truncateWal(store);
   return { kind, property, column, createdAt };
@@ -148,15 +182,17 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
 
 /**
  * Drops the materialized column of `property` of `kind` with its index and record, in one
- * transaction; the reads go back to the JSON. Returns false when the property is not materialized.
+ * transaction (kind `event`: `events_team_time` is built again without it); the reads go back to
+ * the JSON. Returns false when the property is not materialized.
  */
 export async function dematerializeProperty(store: Store, kind: MaterializedKind, property: string): Promise<boolean> {
   const dropped = await store.db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom('materialized_columns').select('column_name').where('kind', '=', kind).where('property', '=', property).executeTakeFirst();
     if (!row) return false;
+    await trx.deleteFrom('materialized_columns').where('kind', '=', kind).where('property', '=', property).execute();
+    if (kind === 'event') await rebuildTimeIndex(trx, store.dialect, await timeIndexColumns(trx));
     await sql`drop index ${sql.ref(indexName(kind, row.column_name))}`.execute(trx);
     await sql`alter table ${sql.table(TABLE_OF[kind])} drop column ${sql.ref(row.column_name)}`.execute(trx);
-    await trx.deleteFrom('materialized_columns').where('kind', '=', kind).where('property', '=', property).execute();
     return true;
   });
   if (dropped) await truncateWal(store);

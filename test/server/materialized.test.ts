@@ -9,7 +9,8 @@
  * operator, event and person types, AND/OR nesting), the values of every event property, and the
  * persons list's filters. The list's SQL for a materialized filter, as the repository builds it,
  * is also planned by the store and must use the column's index, so that the comparison does not
- * pass merely by reading the JSON both times.
+ * pass merely by reading the JSON both times; `events_team_time`, which the values read in time
+ * order, must carry the event columns (and only those materialized at the time).
  */
 import fs from 'node:fs';
 import fc from 'fast-check';
@@ -152,6 +153,20 @@ function requests(): string[] {
   ];
 }
 
+/**
+ * The columns of `events_team_time`: SQLite's key columns; PostgreSQL's key then `include` columns
+ * (read from its definition, e.g. `… USING btree (team_id, "timestamp", uuid) INCLUDE (mat_city_…)`).
+ */
+async function timeIndexColumns(): Promise<string[]> {
+  if (t.store.dialect === 'sqlite') {
+    const r = await sql<{ name: string }>`select name from pragma_index_xinfo('events_team_time') where key = 1 order by seqno`.execute(t.store.db);
+    return r.rows.map((x) => x.name);
+  }
+  const r = await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(t.store.db);
+  const lists = [...(r.rows[0]?.def ?? '').matchAll(/\(([^)]*)\)/g)].map((m) => m[1]!);
+  return lists.flatMap((l) => l.split(',').map((c) => c.trim().replace(/"/g, '')));
+}
+
 async function answers(): Promise<string[]> {
   const out: string[] = [];
   for (const p of requests()) out.push(await answer(p));
@@ -202,6 +217,24 @@ describe('materialized property columns', () => {
       expect(await answer(operaMini)).toBe(JSON.stringify(uuids));
     } finally {
       await dematerializeProperty(t.store, 'event', '$browser');
+    }
+  });
+
+  it('events_team_time carries the materialized event columns after its key, in the order they were added', async () => {
+    const a = await materializeProperty(t.store, 'event', 'city');
+    const b = await materializeProperty(t.store, 'event', '$browser');
+    await materializeProperty(t.store, 'person', 'plan');
+    try {
+      expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid', a.column, b.column]);
+      expect(await answer(valuesPath('$browser'))).toBe(before[requests().indexOf(valuesPath('$browser'))]);
+      expect(await dematerializeProperty(t.store, 'event', 'city')).toBe(true);
+      expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid', b.column]);
+      expect(await dematerializeProperty(t.store, 'event', '$browser')).toBe(true);
+      expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid']);
+    } finally {
+      await dematerializeProperty(t.store, 'event', 'city');
+      await dematerializeProperty(t.store, 'event', '$browser');
+      await dematerializeProperty(t.store, 'person', 'plan');
     }
   });
 

@@ -11,6 +11,7 @@ import { migration0005 } from './0005_persons_list.js';
 import { migration0006 } from './0006_materialized_columns.js';
 import { migration0007 } from './0007_properties_gin.js';
 import { migration0008 } from './0008_events_partitions.js';
+import { migration0009 } from './0009_time_index_columns.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006_materialized_columns': migration0006,
   '0007_properties_gin': migration0007,
   '0008_events_partitions': migration0008,
+  '0009_time_index_columns': migration0009,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */
