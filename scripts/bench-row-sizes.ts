@@ -1,7 +1,7 @@
 /**
  * Row-size study of the SQLite events table (not a test; issue 22's "compact rows"): how many bytes
- * an event takes, indexes included, under today's layout and under candidate layouts, measured on
- * the same events.
+ * an event takes, indexes included, under migration 0002's layout, today's (JSONB properties) and
+ * candidate layouts, measured on the same events.
  *
  *   npm run bench:row-sizes -- --store FILE [--events 100000] [--team 1]
  *
@@ -11,9 +11,10 @@
  * and reports bytes an event: the whole file, and per table and index from SQLite's `dbstat`.
  * The layouts, each adding to the one before unless said:
  *
- * 1. today's (migration 0002): uuid text primary key, `timestamp` / `created_at` ISO text,
+ * 1. migration 0002's: uuid text primary key, `timestamp` / `created_at` ISO text,
  *    `properties` JSON text, the three indexes of the events list;
- * 2. `properties` as SQLite's JSONB (`jsonb()`);
+ * 2. `properties` as SQLite's JSONB (`jsonb()`): what the store writes since 2026-11-27
+ *    (server/storage/dialect.ts `eventPropertiesIn`);
  * 3. `timestamp` and `created_at` as integer microseconds since the epoch (UTC);
  * 4. uuids as 16-byte blobs (in the key and the indexes);
  * 5. layout 4 as a `WITHOUT ROWID` table clustered on (team_id, timestamp, uuid), a unique index on
@@ -22,7 +23,7 @@
  *    per distinct set in `property_sets` and each distinct elements chain once in `chains`, the
  *    event keeping their ids and its own properties.
  *
- * Layouts 2–6 are candidates only: nothing in the server reads them. Prints a Markdown table.
+ * Layouts 3–6 are candidates only: nothing in the server writes them. Prints a Markdown table.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -90,12 +91,12 @@ const INSERT = 'insert into events (uuid, team_id, event, distinct_id, propertie
 
 const LAYOUTS: Layout[] = [
   {
-    name: "today's: uuid text key, ISO timestamps as text, properties as JSON text",
+    name: "before 2026-11-27: uuid text key, ISO timestamps as text, properties as JSON text",
     schema: plainSchema({ uuid: 'text', properties: 'text', time: 'text' }),
     store: storeEach(`${INSERT} values (?, ?, ?, ?, ?, ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.elements_chain, r.created_at]),
   },
   {
-    name: "properties as SQLite's JSONB",
+    name: "properties as SQLite's JSONB (today's)",
     schema: plainSchema({ uuid: 'text', properties: 'blob', time: 'text' }),
     store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.elements_chain, r.created_at]),
   },
@@ -182,7 +183,8 @@ const program = new Command('bench-row-sizes')
     if (!fs.existsSync(o.store)) throw new Error(`no such file: ${o.store}`);
     const source = new Database(o.store, { readonly: true, fileMustExist: true });
     const rows = source
-      .prepare('select uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at from events where team_id = ? order by timestamp limit ?')
+      // json(): the store holds JSONB (or, written before 2026-11-27, text); layout 1 is the text
+      .prepare('select uuid, team_id, event, distinct_id, json(properties) as properties, timestamp, elements_chain, created_at from events where team_id = ? order by timestamp limit ?')
       .all(o.team, o.events) as EventRow[];
     source.close();
     if (rows.length === 0) throw new Error(`project ${o.team} of ${o.store} has no events`);

@@ -10,10 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { bootstrap } from '../server/bootstrap.js';
 import { generateDemoEvents, type DemoEventRow } from '../server/events/demo.js';
 import { ImportError, importEvents, importEventsFile, type RawEventRow } from '../server/events/import.js';
 import { migrateToLatest, type Store } from '../server/storage/db.js';
+import { eventPropertiesOut } from '../server/storage/dialect.js';
 import { fromJson, toBool } from '../server/storage/values.js';
 import { childEnv, createTestStoreLocation, refuseInserts, type TestStoreLocation } from './helpers/store.js';
 
@@ -52,7 +54,12 @@ function jsonl(rows: unknown[]): string {
 }
 
 async function events() {
-  const rows = await store.db.selectFrom('events').selectAll().orderBy('timestamp').orderBy('uuid').execute();
+  const rows = await store.db
+    .selectFrom('events')
+    .select(['uuid', 'team_id', 'event', 'distinct_id', eventPropertiesOut(store.dialect, sql.ref('properties')).as('properties'), 'timestamp', 'elements_chain', 'created_at'])
+    .orderBy('timestamp')
+    .orderBy('uuid')
+    .execute();
   return rows.map((r) => ({ ...r, properties: fromJson<Record<string, unknown>>(r.properties) }));
 }
 

@@ -104,7 +104,9 @@ export const sqliteDialect: HogQLDialect = {
     return sql`(case coalesce(${type}, 'null') when 'text' then json_extract(${source}, ${path}) when 'integer' then (${source} -> ${path}) when 'null' then null when 'true' then 'true' when 'false' then 'false' else ${jsonValue(sql`(${source} -> ${path})`, type)} end)`;
   },
   jsonCanonical: (json) => canonical(json),
-  jsonWhole: (source) => sql`(${source})`,
+  // json(): events.properties is stored as JSONB (storage/dialect.ts `eventPropertiesIn`); the text
+  // of persons.properties and of older events comes back as it is
+  jsonWhole: (source) => sql`json(${source})`,
   timestampColumn: (c) => sql`(substr(${c}, 1, 23) || '000Z')`,
   textToFloat: (t) => textToNumber('sqlite', t),
   textToInt: (t) => sql`(case when ${t} regexp '^ *-?[0-9]{1,18} *$' then cast(${t} as integer) end)`,

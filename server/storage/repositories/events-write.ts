@@ -4,7 +4,7 @@
  * `$create_alias`, as PostHog's ingestion does (the rules are in person-updates.ts).
  */
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../dialect.js';
+import { dialectOf, eventPropertiesIn } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { jsonValue, nowIso } from '../values.js';
 import { applyPersonUpdates, type PersonUpdate } from './person-updates.js';
@@ -86,7 +86,7 @@ export class EventsWriteRepository {
         team_id: teamId,
         event: e.event,
         distinct_id: e.distinct_id,
-        properties: jsonValue(e.properties),
+        properties: eventPropertiesIn('sqlite', jsonValue(e.properties)),
         timestamp: e.timestamp,
         elements_chain: e.elements_chain,
         created_at: createdAt,
