@@ -144,7 +144,7 @@ export function whyNotMaterializable(property: string): string | undefined {
 }
 
 /** The steps of `materializeProperty`, in order, for progress lines. */
-export type MaterializeStep = 'column' | 'index' | 'time index' | 'record';
+export type MaterializeStep = 'column' | 'index' | 'record' | 'time index';
 
 /**
  * Materializes `property` of `kind` (module doc). Returns the new column. Throws
