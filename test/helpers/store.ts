@@ -83,3 +83,17 @@ export async function refuseInserts(store: Store, table: keyof Database & string
     );
   }
 }
+
+/**
+ * The columns of `events_team_time` (server/storage/materialized.ts): SQLite's key columns;
+ * PostgreSQL's key then `include` columns, read from its definition (e.g. `… USING btree (team_id,
+ * "timestamp", uuid) INCLUDE (mat_city_…)`).
+ */
+export async function timeIndexColumns(store: Store): Promise<string[]> {
+  if (store.dialect === 'sqlite') {
+    const r = await sql<{ name: string }>`select name from pragma_index_xinfo('events_team_time') where key = 1 order by seqno`.execute(store.db);
+    return r.rows.map((x) => x.name);
+  }
+  const r = await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(store.db);
+  return [...(r.rows[0]?.def ?? '').matchAll(/\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((c) => c.trim().replace(/"/g, '')));
+}

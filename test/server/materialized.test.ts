@@ -17,6 +17,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
+import { timeIndexColumns } from '../helpers/store.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/materialized.js';
@@ -153,20 +154,6 @@ function requests(): string[] {
   ];
 }
 
-/**
- * The columns of `events_team_time`: SQLite's key columns; PostgreSQL's key then `include` columns
- * (read from its definition, e.g. `… USING btree (team_id, "timestamp", uuid) INCLUDE (mat_city_…)`).
- */
-async function timeIndexColumns(): Promise<string[]> {
-  if (t.store.dialect === 'sqlite') {
-    const r = await sql<{ name: string }>`select name from pragma_index_xinfo('events_team_time') where key = 1 order by seqno`.execute(t.store.db);
-    return r.rows.map((x) => x.name);
-  }
-  const r = await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(t.store.db);
-  const lists = [...(r.rows[0]?.def ?? '').matchAll(/\(([^)]*)\)/g)].map((m) => m[1]!);
-  return lists.flatMap((l) => l.split(',').map((c) => c.trim().replace(/"/g, '')));
-}
-
 async function answers(): Promise<string[]> {
   const out: string[] = [];
   for (const p of requests()) out.push(await answer(p));
@@ -225,12 +212,12 @@ describe('materialized property columns', () => {
     const b = await materializeProperty(t.store, 'event', '$browser');
     await materializeProperty(t.store, 'person', 'plan');
     try {
-      expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid', a.column, b.column]);
+      expect(await timeIndexColumns(t.store)).toEqual(['team_id', 'timestamp', 'uuid', a.column, b.column]);
       expect(await answer(valuesPath('$browser'))).toBe(before[requests().indexOf(valuesPath('$browser'))]);
       expect(await dematerializeProperty(t.store, 'event', 'city')).toBe(true);
-      expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid', b.column]);
+      expect(await timeIndexColumns(t.store)).toEqual(['team_id', 'timestamp', 'uuid', b.column]);
       expect(await dematerializeProperty(t.store, 'event', '$browser')).toBe(true);
-      expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid']);
+      expect(await timeIndexColumns(t.store)).toEqual(['team_id', 'timestamp', 'uuid']);
     } finally {
       await dematerializeProperty(t.store, 'event', 'city');
       await dematerializeProperty(t.store, 'event', '$browser');

@@ -11,7 +11,7 @@ import { migrateToLatest, type Store } from '../../server/storage/db.js';
 import { jsonTextLiteral } from '../../server/storage/dialect.js';
 import { materializedColumnName } from '../../server/storage/materialized.js';
 import { migrationProvider } from '../../server/storage/migrations/index.js';
-import { createTestStoreLocation, type TestStoreLocation } from '../helpers/store.js';
+import { createTestStoreLocation, timeIndexColumns, type TestStoreLocation } from '../helpers/store.js';
 
 let location: TestStoreLocation;
 let store: Store;
@@ -29,16 +29,6 @@ afterEach(async () => {
   await location?.cleanup();
 });
 
-/** `events_team_time`'s columns: SQLite's key; PostgreSQL's key then its `include` list. */
-async function timeIndexColumns(): Promise<string[]> {
-  if (store.dialect === 'sqlite') {
-    const r = await sql<{ name: string }>`select name from pragma_index_xinfo('events_team_time') where key = 1 order by seqno`.execute(store.db);
-    return r.rows.map((x) => x.name);
-  }
-  const r = await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(store.db);
-  return [...(r.rows[0]?.def ?? '').matchAll(/\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((c) => c.trim().replace(/"/g, '')));
-}
-
 /** A materialized event column as the store had it before migration 0009: column, index, record. */
 async function materializedBefore0009(property: string, createdAt: string): Promise<string> {
   const column = materializedColumnName('event', property);
@@ -53,13 +43,13 @@ describe('migration 0009: events_team_time carries the materialized event column
   it('builds the index again with the columns, in the order they were added', async () => {
     const later = await materializedBefore0009('$os', '2026-11-02T00:00:00.000Z');
     const earlier = await materializedBefore0009('$browser', '2026-11-01T00:00:00.000Z');
-    expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid']);
+    expect(await timeIndexColumns(store)).toEqual(['team_id', 'timestamp', 'uuid']);
     await migrateToLatest(store);
-    expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid', earlier, later]);
+    expect(await timeIndexColumns(store)).toEqual(['team_id', 'timestamp', 'uuid', earlier, later]);
   });
 
   it('leaves the index as it was when no event property is materialized', async () => {
     await migrateToLatest(store);
-    expect(await timeIndexColumns()).toEqual(['team_id', 'timestamp', 'uuid']);
+    expect(await timeIndexColumns(store)).toEqual(['team_id', 'timestamp', 'uuid']);
   });
 });

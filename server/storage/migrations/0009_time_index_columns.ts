@@ -4,6 +4,8 @@
  * timestamp, uuid, mat_…, …)`, PostgreSQL `(team_id, timestamp, uuid) include (mat_…, …)`, the
  * columns in the order they were added. A store with no materialized event column (most) is left
  * as it is; one with some gets the index built again, which reads every event once (docs/deploy.md).
+ * Written out here rather than calling materialized.ts: a released migration must not change when
+ * that module does.
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 import { dialectOf } from '../dialect.js';
