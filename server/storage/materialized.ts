@@ -26,8 +26,8 @@
  *   over a time range) then read it from that index alone, without visiting the rows (SQLite's
  *   virtual column would otherwise parse each row's JSON again): `values` of a materialized
  *   property at 1,000,000 events, 42 → 5 ms (docs/performance.md). Its key is unchanged, so every
- *   read it served before it serves as before. Each event write updates it as before (its entries
- *   are longer; being in time order, the writes append).
+ *   read it served before it serves as before. Each event write updates it as before; its entries
+ *   are longer by the columns' values (what that costs an import was not measured).
  * - the record in `materialized_columns`.
  * Person properties (`kind` `person`) are the same on `persons`, indexed `(team_id, mat_…)`.
  * On SQLite the WAL, which then holds the whole new index, is checkpointed and truncated right
