@@ -18,6 +18,7 @@ import { migrateToLatest, type Store } from '../server/storage/db.js';
 import { eventPropertiesOut } from '../server/storage/dialect.js';
 import { fromJson, toBool } from '../server/storage/values.js';
 import { childEnv, createTestStoreLocation, refuseInserts, type TestStoreLocation } from './helpers/store.js';
+import { usesPostgres } from './helpers/pg.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'envapi.js');
@@ -194,7 +195,26 @@ describe('importEventsFile: JSON Lines', () => {
       [2, 5, 'importing'],
       [4, 5, 'importing'],
       [5, 5, 'importing'],
+      // PostgreSQL only: the vacuum of the tables written
+      ...(store.dialect === 'postgres' ? [[5, 5, 'vacuuming']] : []),
     ]);
+  });
+
+  it.skipIf(!usesPostgres())('on PostgreSQL, vacuums and analyzes what it wrote: every events partition that got rows', async () => {
+    // vacuum_count counts VACUUMs run by a session (autovacuum's are counted apart), per partition
+    // (relkind 'r': the partitioned parent itself has no rows to vacuum)
+    const counts = async () =>
+      (
+        await sql<{ relname: string; vacuums: string; analyzes: string }>`
+          select s.relname, s.vacuum_count as vacuums, s.analyze_count as analyzes
+          from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+          where s.schemaname = current_schema() and (s.relname like 'events%' or s.relname in ('persons', 'person_distinct_ids')) and c.relkind = 'r' and c.reltuples > 0`.execute(store.db)
+      ).rows;
+    await importEventsFile(store, 1, writeFile('events.jsonl', jsonl(SAMPLE)));
+    const after = await counts();
+    expect(after.map((r) => r.relname)).toEqual(expect.arrayContaining(['persons', 'person_distinct_ids']));
+    expect(after.some((r) => r.relname.startsWith('events_'))).toBe(true);
+    for (const r of after) expect({ table: r.relname, vacuums: Number(r.vacuums) > 0, analyzes: Number(r.analyzes) > 0 }).toEqual({ table: r.relname, vacuums: true, analyzes: true });
   });
 
   it('skips blank lines and a byte order mark, and counts lines as a text editor does', async () => {

@@ -32,6 +32,7 @@ const PROGRESS_LINE_EVERY_MS = 5_000;
 /** The progress line of a phase; `{bar}` only on a terminal. */
 function progressFormat(phase: ImportPhase | 'writing', known: boolean, tty: boolean): string {
   if (phase === 'validating') return 'Checking  {value} rows | {duration_formatted}';
+  if (phase === 'vacuuming') return 'Vacuuming the tables written (PostgreSQL VACUUM ANALYZE: statistics, index-only reads) | {duration_formatted}';
   const verb = phase === 'writing' ? 'Writing' : 'Importing';
   if (!known) return `${verb} {value} events | {duration_formatted}`;
   return `${verb} ${tty ? '|{bar}| ' : ''}{percentage}% | {value}/{total} events | {duration_formatted} elapsed, {eta_formatted} left`;

@@ -2,8 +2,8 @@
  * `envapi events materialize | materialized | dematerialize`: materialized property columns
  * (server/storage/materialized.ts), chosen by an operator as PostHog's are. One step line per
  * step on stderr (not with `--json`), with its time: the column, the index (which computes the
- * value of every stored row: the long step), the record, and for an event property the time index
- * built again with the column (as long again).
+ * value of every stored row: the long step), the record, for an event property the time index
+ * built again with the column (as long again), and on PostgreSQL the vacuum of the rewritten table.
  */
 import type { Command } from 'commander';
 import type { Store } from '../storage/db.js';
@@ -21,6 +21,7 @@ const STEP_LINES: Record<MaterializeStep, string> = {
   index: 'indexing every stored row',
   record: 'recording it',
   'time index': 'adding it to the time index (events_team_time)',
+  vacuum: 'vacuuming and analyzing the rewritten table (PostgreSQL)',
 };
 
 /** A step reporter on stderr: `  <step>… ` then the step's time when the next one starts. */

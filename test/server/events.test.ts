@@ -65,7 +65,7 @@ async function seed(teamId: number, rows: SeedEvent[]): Promise<EventInput[]> {
     await new EventsWriteRepository(trx).insertEvents(teamId, inputs);
   });
   // as `envapi import` does after a bulk write (and autovacuum would, later)
-  await new EventsWriteRepository(t.store.db).refreshStatistics();
+  await new EventsWriteRepository(t.store.db).vacuumAfterBulkWrite();
   rows.forEach((r, i) => {
     const input = inputs[i];
     if (r.name && input) labels.set(input.uuid, r.name);

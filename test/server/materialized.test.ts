@@ -207,6 +207,21 @@ describe('materialized property columns', () => {
     }
   });
 
+  it('reports its steps; on PostgreSQL it vacuums and analyzes the rewritten table, so the new column has statistics', async () => {
+    const steps: string[] = [];
+    const col = await materializeProperty(t.store, 'event', '$browser', (step) => steps.push(step));
+    try {
+      expect(steps).toEqual(['column', 'index', 'record', 'time index', ...(t.store.dialect === 'postgres' ? ['vacuum'] : [])]);
+      if (t.store.dialect === 'postgres') {
+        // ANALYZE writes pg_stats rows of the column for the partitions that hold events
+        const stats = await sql<{ n: string }>`select count(*) as n from pg_stats where schemaname = current_schema() and tablename like 'events%' and attname = ${col.column}`.execute(t.store.db);
+        expect(Number(stats.rows[0]!.n)).toBeGreaterThan(0);
+      }
+    } finally {
+      await dematerializeProperty(t.store, 'event', '$browser');
+    }
+  });
+
   it('events_team_time carries the materialized event columns after its key, in the order they were added', async () => {
     const a = await materializeProperty(t.store, 'event', 'city');
     const b = await materializeProperty(t.store, 'event', '$browser');

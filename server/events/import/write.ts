@@ -12,12 +12,17 @@ import { EventsWriteRepository } from '../../storage/repositories/events-write.j
 import { writeEventRows, type NormalizedEventRow } from '../write-events.js';
 import { normalizeEventRow, toImportError, type NumberedRow, type RawEventRow } from './normalize.js';
 
-/** `validating`: the first pass over a file (nothing written yet); `importing`: batches being written. */
-export type ImportPhase = 'validating' | 'importing';
+/**
+ * `validating`: the first pass over a file (nothing written yet); `importing`: batches being
+ * written; `vacuuming`: PostgreSQL only, after the last batch, `VACUUM (ANALYZE)` of the tables
+ * written (`vacuumAfterBulkWrite`, storage/repositories/events-write.ts), reported once.
+ */
+export type ImportPhase = 'validating' | 'importing' | 'vacuuming';
 
 /**
  * Progress callback: `done` rows validated (phase `validating`, reported every 10,000 rows and at
- * the end) or rows written or skipped (phase `importing`, after each committed batch); `total` is
+ * the end) or rows written or skipped (phase `importing`, after each committed batch; phase
+ * `vacuuming` once, with the rows written, when the vacuum starts); `total` is
  * the number of rows when known (a file's row count once validated, or `ImportOptions.total`).
  */
 export type ProgressCallback = (done: number, total: number | undefined, phase: ImportPhase) => void;
@@ -183,7 +188,10 @@ export async function writeRows(
     await writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
     opts.onProgress?.(totals.rows, opts.total, 'importing');
   }
-  if (totals.inserted > 0) await new EventsWriteRepository(store.db).refreshStatistics();
+  if (totals.inserted > 0) {
+    if (store.dialect === 'postgres') opts.onProgress?.(totals.rows, opts.total, 'vacuuming');
+    await new EventsWriteRepository(store.db).vacuumAfterBulkWrite();
+  }
   return summarize(source, totals, started);
 }
 
