@@ -17,7 +17,8 @@
  * the import rate is measured too. With `--keep DIR` the store is kept, and a later run with the
  * same DIR reuses it (no import). Latencies are measured at the client, a keep-alive `node:http`
  * agent: the whole round trip over loopback including reading the body, so they bound the
- * server-side time from above. Reports median and p95 in milliseconds per query shape, the import
+ * server-side time from above. Each shape is first sent for ~2 s (3 to 200 requests, `warmUp`), so
+ * that the timed runs see a warm server. Reports median and p95 in milliseconds per query shape, the import
  * rate (events/s), and the server's resident memory (VmRSS and its peak VmHWM, MB) after the runs.
  *
  * The HogQL shapes (issue 20) go through `POST /api/environments/1/query/` as HogQLQuery bodies;
@@ -113,6 +114,22 @@ async function hogqlPlans(store: Store, teamId: number): Promise<string[]> {
 
 /** Where the store lives: a SQLite data directory, or a PostgreSQL URL (with its search_path). */
 type Target = { kind: 'sqlite'; dataDir: string } | { kind: 'postgres'; url: string };
+
+/** Warm-up before a shape's timed runs: at least `WARM_UP_MIN_RUNS` requests, and more until `WARM_UP_MS` have passed or `WARM_UP_MAX_RUNS` were sent. */
+const WARM_UP_MIN_RUNS = 3;
+const WARM_UP_MAX_RUNS = 200;
+const WARM_UP_MS = 2_000;
+
+/**
+ * Sends a shape's request until the server's code for it is compiled by V8's optimizing tiers,
+ * so that the timed runs measure a server in its steady state, as one that has served for a while.
+ * With 3 warm-ups only, the latest-100 page of a fresh server took 8.1 ms median over its next 30
+ * requests and 3.4–3.7 ms after 1,000 (docs/performance.md): the difference was V8, not the store.
+ */
+async function warmUp(send: () => Promise<unknown>): Promise<void> {
+  const started = performance.now();
+  for (let i = 0; i < WARM_UP_MAX_RUNS && (i < WARM_UP_MIN_RUNS || performance.now() - started < WARM_UP_MS); i++) await send();
+}
 
 async function startServer(target: Target, port: number): Promise<ChildProcess> {
   // Rate limits off: the runs send far more than a key's 240 events requests a minute.
@@ -285,7 +302,7 @@ const program = new Command('bench-events')
         req.on('error', reject);
       });
     const time = async (name: string, url: string, note?: string) => {
-      for (let i = 0; i < 3; i++) await get(url); // warm-up
+      await warmUp(() => get(url));
       const samples: number[] = [];
       for (let i = 0; i < o.runs; i++) samples.push((await get(url)).ms);
       return summarize(name, samples, note);
@@ -309,7 +326,7 @@ const program = new Command('bench-events')
       });
     const timePost = async (name: string, url: string, body: unknown) => {
       let rows = 0;
-      for (let i = 0; i < 3; i++) rows = (JSON.parse((await post(url, body)).body) as { results: unknown[] }).results.length; // warm-up
+      await warmUp(async () => (rows = (JSON.parse((await post(url, body)).body) as { results: unknown[] }).results.length));
       const samples: number[] = [];
       for (let i = 0; i < o.runs; i++) samples.push((await post(url, body)).ms);
       return summarize(name, samples, `${rows} rows`);
