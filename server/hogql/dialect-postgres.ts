@@ -79,6 +79,8 @@ export const postgresDialect: HogQLDialect = {
   },
   jsonCanonical: (json) => compact(sql`((${json})::jsonb)::text`),
   jsonWhole: (source) => sql`((${source})::text)`,
+  // PostgreSQL's statistics choose between the indexes that begin with team_id
+  tableHints: () => [],
   timestampColumn: (c) => sql`(to_char(${c} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') collate "C")`,
   textToFloat: (t) => textToNumber('postgres', t),
   textToInt: (t) => sql`(case when ${t} ~ '^ *-?[0-9]{1,18} *$' then (${t})::bigint end)`,

@@ -251,7 +251,7 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     const table = sql.raw(scope.table);
     const fieldCols = [...scope.columns.values()];
     const inner = fieldCols.length > 0 ? sql.join(fieldCols.map((c) => sql`${c.sql} as ${sql.ref(c.name)}`)) : sql`1 as f_`;
-    const tableWhere = [sql`${table}.team_id = ${d.int(options.teamId)}`, ...(options.tableWhere ?? [])];
+    const tableWhere = [sql`${table}.team_id = ${d.int(options.teamId)}`, ...d.tableHints(scope.table), ...(options.tableWhere ?? [])];
     fromSql = sql` from (select ${inner} from ${table} where ${sql.join(tableWhere, sql` and `)}) as t`;
   } else if (scope.columns.size > 0) {
     // only the row column (fields without FROM fail earlier): a one-row table
