@@ -13,7 +13,7 @@
  *
  * 1. migration 0002's: uuid text primary key, `timestamp` / `created_at` ISO text,
  *    `properties` JSON text, the three indexes of the events list;
- * 2. `properties` as SQLite's JSONB (`jsonb()`): what the store writes since 2026-11-27
+ * 2. `properties` as SQLite's JSONB (`jsonb()`): what the store wrote from 2026-11-27 to migration 0010
  *    (server/storage/dialect.ts `eventPropertiesIn`);
  * 3. `timestamp` and `created_at` as integer microseconds since the epoch (UTC);
  * 4. uuids as 16-byte blobs (in the key and the indexes);
@@ -21,9 +21,17 @@
  *    uuid, the other two indexes (instead of 4, not after it);
  * 6. layout 4 with the properties that do not change within a session (`SESSION_KEYS`) stored once
  *    per distinct set in `property_sets` and each distinct elements chain once in `chains`, the
- *    event keeping their ids and its own properties.
+ *    event keeping their ids and its own properties;
+ * 7. layout 6 with the order of all of the event's keys kept, each distinct order once in
+ *    `key_orders` and the event holding its id, so that a read can give back the object with its
+ *    keys in the order captured;
+ * 8. layout 7's sets and chains on layout 2 (uuid text, ISO timestamps as text): what the sets
+ *    alone save;
+ * 9. layout 2 with each elements chain once per project in `element_groups` (hash unique per
+ *    project), the event holding the group's id: what the store writes since migration 0010
+ *    (server/storage/element-groups.ts).
  *
- * Layouts 3–6 are candidates only: nothing in the server writes them. Prints a Markdown table.
+ * Layouts 3–8 are candidates only: nothing in the server writes them. Prints a Markdown table.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -87,6 +95,67 @@ function storeEach(sqlText: string, values: (r: EventRow) => unknown[]): Layout[
   };
 }
 
+
+/** Column types of a layout that keeps session-constant properties and chains apart (layouts 6–8). */
+interface CompactTypes {
+  uuid: 'blob' | 'text';
+  time: 'integer' | 'text';
+  /** whether the order of all of the event's keys, own ones included, is kept: once per distinct order in `key_orders`, the event holding its id */
+  keyOrder: boolean;
+}
+
+function compactSchema(t: CompactTypes): string {
+  return `create table events (uuid ${t.uuid} primary key, team_id integer not null, event text not null, distinct_id text not null,
+      properties blob not null, property_set_id integer not null, timestamp ${t.time} not null, chain_id integer, created_at ${t.time} not null${t.keyOrder ? ', key_order_id integer not null' : ''});${INDEXES}
+    create table property_sets (id integer primary key, digest blob not null unique, properties blob not null);
+    create table key_orders (id integer primary key, keys text not null unique);
+    create table chains (id integer primary key, chain text not null unique);`;
+}
+
+/**
+ * Stores rows with the properties of `SESSION_KEYS` once per distinct set, each elements chain once,
+ * and with `keyOrder` each distinct order of an event's keys once.
+ */
+function storeCompact(opts: { uuid: (u: string) => unknown; time: (iso: string) => unknown; keyOrder: boolean }): Layout['store'] {
+  return (db, rows) => {
+    const insert = db.prepare(
+      `insert into events (uuid, team_id, event, distinct_id, properties, property_set_id, timestamp, chain_id, created_at${opts.keyOrder ? ', key_order_id' : ''})
+       values (?, ?, ?, ?, jsonb(?), ?, ?, ?, ?${opts.keyOrder ? ', ?' : ''})`,
+    );
+    const insertSet = db.prepare('insert into property_sets (digest, properties) values (?, jsonb(?))');
+    const insertChain = db.prepare('insert into chains (chain) values (?)');
+    const insertOrder = db.prepare('insert into key_orders (keys) values (?)');
+    const sets = new Map<string, number>();
+    const chains = new Map<string, number>();
+    const orders = new Map<string, number>();
+    for (const r of rows) {
+      const all = JSON.parse(r.properties) as Record<string, unknown>;
+      const shared: Record<string, unknown> = {};
+      const own: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(all)) (SESSION_KEYS.has(k) ? shared : own)[k] = v;
+      const sharedText = JSON.stringify(shared);
+      let setId = sets.get(sharedText);
+      if (setId === undefined) {
+        setId = Number(insertSet.run(crypto.createHash('sha256').update(sharedText).digest(), sharedText).lastInsertRowid);
+        sets.set(sharedText, setId);
+      }
+      let chainId: number | null = null;
+      if (r.elements_chain) {
+        chainId = chains.get(r.elements_chain) ?? Number(insertChain.run(r.elements_chain).lastInsertRowid);
+        chains.set(r.elements_chain, chainId);
+      }
+      const values = [opts.uuid(r.uuid), r.team_id, r.event, r.distinct_id, JSON.stringify(own), setId, opts.time(r.timestamp), chainId, opts.time(r.created_at)];
+      if (opts.keyOrder) {
+        const keys = JSON.stringify(Object.keys(all));
+        const orderId = orders.get(keys) ?? Number(insertOrder.run(keys).lastInsertRowid);
+        orders.set(keys, orderId);
+        values.push(orderId);
+      }
+      insert.run(...values);
+    }
+  };
+}
+
 const INSERT = 'insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)';
 
 const LAYOUTS: Layout[] = [
@@ -96,7 +165,7 @@ const LAYOUTS: Layout[] = [
     store: storeEach(`${INSERT} values (?, ?, ?, ?, ?, ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.elements_chain, r.created_at]),
   },
   {
-    name: "properties as SQLite's JSONB (today's)",
+    name: "properties as SQLite's JSONB (the store's layout from 2026-11-27 to migration 0010)",
     schema: plainSchema({ uuid: 'text', properties: 'blob', time: 'text' }),
     store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.elements_chain, r.created_at]),
   },
@@ -121,35 +190,35 @@ const LAYOUTS: Layout[] = [
   },
   {
     name: '+ session-constant properties once per distinct set, elements chains once per distinct chain',
-    schema: `create table events (uuid blob primary key, team_id integer not null, event text not null, distinct_id text not null,
-        properties blob not null, property_set_id integer not null, timestamp integer not null, chain_id integer, created_at integer not null);${INDEXES}
-      create table property_sets (id integer primary key, digest blob not null unique, properties blob not null);
-      create table chains (id integer primary key, chain text not null unique);`,
+    schema: compactSchema({ uuid: 'blob', time: 'integer', keyOrder: false }),
+    store: storeCompact({ uuid: uuidBlob, time: micros, keyOrder: false }),
+  },
+  {
+    name: 'the same, with the order of the event\'s keys kept: each distinct order once, the event holding its id (every read gives back the object as captured)',
+    schema: compactSchema({ uuid: 'blob', time: 'integer', keyOrder: true }),
+    store: storeCompact({ uuid: uuidBlob, time: micros, keyOrder: true }),
+  },
+  {
+    name: "today's layout (2) with only the sets (key order kept) and chains: uuid text, ISO timestamps",
+    schema: compactSchema({ uuid: 'text', time: 'text', keyOrder: true }),
+    store: storeCompact({ uuid: (u) => u, time: (t) => t, keyOrder: true }),
+  },
+  {
+    name: "layout 2 with each elements chain once per project in element_groups (today's: migration 0010)",
+    schema: `${plainSchema({ uuid: 'text', properties: 'blob', time: 'text' }).replace('created_at text not null)', 'created_at text not null, element_group_id integer)')}
+      create table element_groups (id integer primary key autoincrement, team_id integer not null, hash text not null, elements_chain text not null, unique (team_id, hash));`,
     store(db, rows) {
-      const insert = db.prepare(
-        'insert into events (uuid, team_id, event, distinct_id, properties, property_set_id, timestamp, chain_id, created_at) values (?, ?, ?, ?, jsonb(?), ?, ?, ?, ?)',
-      );
-      const insertSet = db.prepare('insert into property_sets (digest, properties) values (?, jsonb(?))');
-      const insertChain = db.prepare('insert into chains (chain) values (?)');
-      const sets = new Map<string, number>();
-      const chains = new Map<string, number>();
+      const insert = db.prepare(`${INSERT.replace('created_at)', 'created_at, element_group_id)')} values (?, ?, ?, ?, jsonb(?), ?, '', ?, ?)`);
+      const insertGroup = db.prepare('insert into element_groups (team_id, hash, elements_chain) values (?, ?, ?)');
+      const groups = new Map<string, number>();
       for (const r of rows) {
-        const all = JSON.parse(r.properties) as Record<string, unknown>;
-        const shared: Record<string, unknown> = {};
-        const own: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(all)) (SESSION_KEYS.has(k) ? shared : own)[k] = v;
-        const sharedText = JSON.stringify(shared);
-        let setId = sets.get(sharedText);
-        if (setId === undefined) {
-          setId = Number(insertSet.run(crypto.createHash('sha256').update(sharedText).digest(), sharedText).lastInsertRowid);
-          sets.set(sharedText, setId);
-        }
-        let chainId: number | null = null;
+        let groupId: number | null = null;
         if (r.elements_chain) {
-          chainId = chains.get(r.elements_chain) ?? Number(insertChain.run(r.elements_chain).lastInsertRowid);
-          chains.set(r.elements_chain, chainId);
+          const hash = crypto.createHash('sha256').update(r.elements_chain).digest('hex');
+          groupId = groups.get(hash) ?? Number(insertGroup.run(r.team_id, hash, r.elements_chain).lastInsertRowid);
+          groups.set(hash, groupId);
         }
-        insert.run(uuidBlob(r.uuid), r.team_id, r.event, r.distinct_id, JSON.stringify(own), setId, micros(r.timestamp), chainId, micros(r.created_at));
+        insert.run(r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.created_at, groupId);
       }
     },
   },
@@ -182,9 +251,14 @@ const program = new Command('bench-row-sizes')
   .action((o: { store: string; events: number; team: number }) => {
     if (!fs.existsSync(o.store)) throw new Error(`no such file: ${o.store}`);
     const source = new Database(o.store, { readonly: true, fileMustExist: true });
+    // the chain of a row written since migration 0010 is in element_groups (server/storage/element-groups.ts)
+    const grouped = (source.prepare("select count(*) as n from pragma_table_info('events') where name = 'element_group_id'").get() as { n: number }).n > 0;
+    const chain = grouped
+      ? 'case when element_group_id is null then elements_chain else (select g.elements_chain from element_groups g where g.id = element_group_id) end'
+      : 'elements_chain';
     const rows = source
       // json(): the store holds JSONB (or, written before 2026-11-27, text); layout 1 is the text
-      .prepare('select uuid, team_id, event, distinct_id, json(properties) as properties, timestamp, elements_chain, created_at from events where team_id = ? order by timestamp limit ?')
+      .prepare(`select uuid, team_id, event, distinct_id, json(properties) as properties, timestamp, ${chain} as elements_chain, created_at from events where team_id = ? order by timestamp limit ?`)
       .all(o.team, o.events) as EventRow[];
     source.close();
     if (rows.length === 0) throw new Error(`project ${o.team} of ${o.store} has no events`);

@@ -13,6 +13,7 @@
  * grouped expressions by their text, and a property's key is a bound parameter).
  */
 import { sql } from 'kysely';
+import { elementsChainOf } from '../storage/element-groups.js';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { fail, make, type Scope } from './scope.js';
@@ -74,8 +75,10 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
           return column(scope, 'events.uuid', () => sql`events.uuid`, 'UUID', false);
         case 'event':
         case 'distinct_id':
-        case 'elements_chain':
           return column(scope, `events.${head}`, () => sql`events.${sql.ref(head)}`, 'String', false);
+        case 'elements_chain':
+          // stored once per project in element_groups, or inline for rows written before
+          return column(scope, 'events.elements_chain', () => elementsChainOf(), 'String', false);
         case 'timestamp':
           return column(scope, 'events.timestamp', () => sql`events.timestamp`, 'DateTime64', false);
         case 'team_id':

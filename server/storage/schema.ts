@@ -185,8 +185,26 @@ export interface EventTable {
   properties: JsonColumn;
   /** fixed-width ISO 8601 UTC with microseconds, e.g. `2024-11-20T14:03:10.871123Z` */
   timestamp: string;
+  /**
+   * the chain inline: `''` when the event has none or when `element_group_id` holds it (every row
+   * written since migration 0010); read it through storage/element-groups.ts `elementsChainOf`
+   */
   elements_chain: string;
   created_at: TimestampColumn;
+  /** the event's elements chain in `element_groups`; NULL without a chain or for rows written before migration 0010 */
+  element_group_id: number | null;
+}
+
+/**
+ * One distinct elements chain of a project (PostHog's `ElementGroup`,
+ * posthog/models/element_group.py), unique on `(team_id, hash)`.
+ */
+export interface ElementGroupTable {
+  id: Generated<number>;
+  team_id: number;
+  /** SHA-256 of `elements_chain` (UTF-8), lowercase hex */
+  hash: string;
+  elements_chain: string;
 }
 
 /** A person (posthog/models/person/person.py `Person`). */
@@ -297,6 +315,7 @@ export interface Database {
   hog_functions: HogFunctionTable;
   activity_log: ActivityLogTable;
   events: EventTable;
+  element_groups: ElementGroupTable;
   persons: PersonTable;
   person_distinct_ids: PersonDistinctIdTable;
   explicit_team_memberships: ExplicitTeamMembershipTable;

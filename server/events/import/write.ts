@@ -189,8 +189,7 @@ export async function writeRows(
     opts.onProgress?.(totals.rows, opts.total, 'importing');
   }
   if (totals.inserted > 0) {
-    if (store.dialect === 'postgres') opts.onProgress?.(totals.rows, opts.total, 'vacuuming');
-    await new EventsWriteRepository(store.db).vacuumAfterBulkWrite();
+    await new EventsWriteRepository(store.db).vacuumAfterBulkWrite(() => opts.onProgress?.(totals.rows, opts.total, 'vacuuming'));
   }
   return summarize(source, totals, started);
 }

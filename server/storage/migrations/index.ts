@@ -12,6 +12,7 @@ import { migration0006 } from './0006_materialized_columns.js';
 import { migration0007 } from './0007_properties_gin.js';
 import { migration0008 } from './0008_events_partitions.js';
 import { migration0009 } from './0009_time_index_columns.js';
+import { migration0010 } from './0010_element_groups.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007_properties_gin': migration0007,
   '0008_events_partitions': migration0008,
   '0009_time_index_columns': migration0009,
+  '0010_element_groups': migration0010,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */

@@ -6,6 +6,7 @@
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
 import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
+import { elementsChainOf } from '../element-groups.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
@@ -223,7 +224,7 @@ export class EventsReadRepository {
     // events; ordering by an expression lets it read them through the distinct_id index and sort.
     const timeOrder = q.person && this.dialect === 'sqlite' ? sql`+events.timestamp` : sql`events.timestamp`;
     const query = this.filtered(q)
-      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, sql.ref('events.properties')).as('properties'), 'events.timestamp', 'events.elements_chain'])
+      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, sql.ref('events.properties')).as('properties'), 'events.timestamp', elementsChainOf().as('elements_chain')])
       .orderBy(timeOrder, 'desc')
       .orderBy('events.uuid', 'desc')
       .limit(q.limit)
@@ -242,7 +243,7 @@ export class EventsReadRepository {
   async findByUuid(teamId: number, uuid: string): Promise<EventRow | undefined> {
     const r = await this.db
       .selectFrom('events')
-      .select(['uuid', 'event', 'distinct_id', eventPropertiesOut(this.dialect, sql.ref('properties')).as('properties'), 'timestamp', 'elements_chain'])
+      .select(['uuid', 'event', 'distinct_id', eventPropertiesOut(this.dialect, sql.ref('properties')).as('properties'), 'timestamp', elementsChainOf().as('elements_chain')])
       .where('team_id', '=', teamId)
       .where('uuid', '=', uuid)
       .executeTakeFirst();

@@ -5,6 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { dialectOf, eventPropertiesIn } from '../dialect.js';
+import { elementGroupIds } from '../element-groups.js';
 import type { Database } from '../schema.js';
 import { jsonValue, nowIso } from '../values.js';
 import { applyPersonUpdates, type PersonUpdate } from './person-updates.js';
@@ -43,10 +44,13 @@ export class EventsWriteRepository {
    * and `group by event` ~540 → ~250 ms (docs/performance.md). VACUUM skips the pages the map
    * marks already, so after a small import it reads only the new ones. A no-op on SQLite, whose
    * planner uses no statistics for these queries and whose index-only reads need no map. Call it
-   * outside a transaction (PostgreSQL cannot vacuum inside one).
+   * outside a transaction (PostgreSQL cannot vacuum inside one). `onStart` is called just before the
+   * vacuum starts, so never on SQLite (the import's `vacuuming` progress line).
    */
-  async vacuumAfterBulkWrite(): Promise<void> {
-    if (dialectOf(this.db) === 'postgres') await sql`vacuum (analyze) events, persons, person_distinct_ids`.execute(this.db);
+  async vacuumAfterBulkWrite(onStart?: () => void): Promise<void> {
+    if (dialectOf(this.db) !== 'postgres') return;
+    onStart?.();
+    await sql`vacuum (analyze) events, persons, person_distinct_ids`.execute(this.db);
   }
 
   /**
@@ -72,6 +76,9 @@ export class EventsWriteRepository {
    * of `events` with one uuid, the first is stored. Returns how many rows were inserted. Throws
    * the driver's error on a constraint violation other than the uuid.
    *
+   * Each elements chain is stored once per project (storage/element-groups.ts): the event gets its
+   * group's id and `elements_chain` `''`.
+   *
    * SQLite: `insert … on conflict (uuid) do nothing` (uuid is the primary key). PostgreSQL, where
    * `events` is partitioned (migration 0008) and its primary key is `(uuid, timestamp)`: the
    * global guard is `event_uuids`, written first in the same statement, and only the uuids it
@@ -81,10 +88,12 @@ export class EventsWriteRepository {
     let inserted = 0;
     const createdAt = nowIso();
     const postgres = dialectOf(this.db) === 'postgres';
+    const groups = await elementGroupIds(this.db, teamId, events.map((e) => e.elements_chain));
+    const groupOf = (e: EventInput) => (e.elements_chain === '' ? null : groups.get(e.elements_chain)!);
     for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
       const slice = events.slice(i, i + ROWS_PER_STATEMENT);
       if (postgres) {
-        inserted += await this.insertChunkPostgres(teamId, slice, createdAt);
+        inserted += await this.insertChunkPostgres(teamId, slice, slice.map(groupOf), createdAt);
         continue;
       }
       const chunk = slice.map((e) => ({
@@ -94,7 +103,8 @@ export class EventsWriteRepository {
         distinct_id: e.distinct_id,
         properties: eventPropertiesIn('sqlite', jsonValue(e.properties)),
         timestamp: e.timestamp,
-        elements_chain: e.elements_chain,
+        elements_chain: '',
+        element_group_id: groupOf(e),
         created_at: createdAt,
       }));
       const r = await this.db
@@ -114,18 +124,18 @@ export class EventsWriteRepository {
    * uuid waits for the other's commit and then skips it), and `events` gets the first row of each
    * accepted uuid, in input order. Returns the rows inserted into `events`.
    */
-  private async insertChunkPostgres(teamId: number, chunk: readonly EventInput[], createdAt: string): Promise<number> {
+  private async insertChunkPostgres(teamId: number, chunk: readonly EventInput[], groupIds: readonly (number | null)[], createdAt: string): Promise<number> {
     const col = <K extends keyof EventInput>(k: K) => chunk.map((e) => e[k]);
     const r = await sql`
       with v as (
         select * from unnest(${col('uuid')}::text[], ${col('event')}::text[], ${col('distinct_id')}::text[],
-          ${chunk.map((e) => jsonValue(e.properties))}::text[], ${col('timestamp')}::text[], ${col('elements_chain')}::text[])
-          with ordinality as v(uuid, event, distinct_id, properties, timestamp, elements_chain, ord)
+          ${chunk.map((e) => jsonValue(e.properties))}::text[], ${col('timestamp')}::text[], ${groupIds}::integer[])
+          with ordinality as v(uuid, event, distinct_id, properties, timestamp, element_group_id, ord)
       ),
       fresh as (insert into event_uuids (uuid) select distinct uuid from v on conflict do nothing returning uuid),
       firsts as (select distinct on (uuid) * from v order by uuid, ord)
-      insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)
-      select f.uuid, ${teamId}::integer, f.event, f.distinct_id, f.properties::jsonb, f.timestamp, f.elements_chain, ${createdAt}::timestamptz
+      insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, element_group_id, created_at)
+      select f.uuid, ${teamId}::integer, f.event, f.distinct_id, f.properties::jsonb, f.timestamp, '', f.element_group_id, ${createdAt}::timestamptz
       from firsts f join fresh using (uuid) order by f.ord`.execute(this.db);
     return Number(r.numAffectedRows ?? 0n);
   }

@@ -1,0 +1,79 @@
+/**
+ * Elements chains stored once per project (migration 0010): an `$autocapture` event's chain
+ * (~100–2,000 bytes of text) repeats for every click on the same element, so `events` keeps the
+ * id of a row of `element_groups` instead of the text. The rule is PostHog's `ElementGroup` of
+ * its PostgreSQL events era (posthog/models/element_group.py): a team's elements unique by their
+ * hash. Here the hash is SHA-256 of the chain text (lowercase hex; PostHog took MD5 of the
+ * elements as JSON), unique per `(team_id, hash)`.
+ *
+ * - Write: `elementGroupIds` gives the id of each distinct chain of a batch, creating the groups it
+ *   lacks (`insert … on conflict do nothing`, then a read; a concurrent writer of the same chain
+ *   on PostgreSQL waits for the other's commit, then reads its row). The event is stored with the
+ *   id and `elements_chain` `''`.
+ * - Read: `elementsChainOf` is the chain of an event row, whichever way it was stored: through the
+ *   group, or inline for rows written before migration 0010 (`element_group_id` NULL).
+ *
+ * Groups are never deleted (nor are events). What they save is measured in docs/performance.md
+ * ("Elements chains stored once").
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Hashes per `IN (…)` list, well under SQLite's variable limit. */
+const HASHES_PER_QUERY = 500;
+/** Groups per INSERT (3 parameters a row). */
+const GROUPS_PER_INSERT = 500;
+
+/** SHA-256 of `chain` (UTF-8), lowercase hex: the group's `hash`. */
+export function elementsHash(chain: string): string {
+  return createHash('sha256').update(chain, 'utf8').digest('hex');
+}
+
+/**
+ * The group id of each distinct non-empty chain of `chains` in project `teamId`: chain → id. Reads
+ * the groups first; the ones missing are created (`insert … on conflict do nothing`) and read
+ * again, so a batch whose chains are all known costs one query. Call it inside the transaction
+ * that writes the events, so that a failed batch leaves no group behind. Throws the driver's error.
+ */
+export async function elementGroupIds(db: Kysely<Database>, teamId: number, chains: Iterable<string>): Promise<Map<string, number>> {
+  const byHash = new Map<string, string>();
+  for (const chain of chains) if (chain !== '') byHash.set(elementsHash(chain), chain);
+  const out = new Map<string, number>();
+  if (byHash.size === 0) return out;
+  await readGroups(db, teamId, [...byHash.keys()], byHash, out);
+  const missing = [...byHash].filter(([, chain]) => !out.has(chain));
+  if (missing.length === 0) return out;
+  for (let i = 0; i < missing.length; i += GROUPS_PER_INSERT) {
+    await db
+      .insertInto('element_groups')
+      .values(missing.slice(i, i + GROUPS_PER_INSERT).map(([hash, chain]) => ({ team_id: teamId, hash, elements_chain: chain })))
+      .onConflict((oc) => oc.columns(['team_id', 'hash']).doNothing())
+      .execute();
+  }
+  await readGroups(db, teamId, missing.map(([hash]) => hash), byHash, out);
+  return out;
+}
+
+/** Adds to `out` (chain → id) the groups of `hashes` that exist, `HASHES_PER_QUERY` a query. */
+async function readGroups(db: Kysely<Database>, teamId: number, hashes: readonly string[], byHash: ReadonlyMap<string, string>, out: Map<string, number>): Promise<void> {
+  for (let i = 0; i < hashes.length; i += HASHES_PER_QUERY) {
+    const found = await db
+      .selectFrom('element_groups')
+      .select(['id', 'hash'])
+      .where('team_id', '=', teamId)
+      .where('hash', 'in', hashes.slice(i, i + HASHES_PER_QUERY))
+      .execute();
+    for (const r of found) out.set(byHash.get(r.hash)!, r.id);
+  }
+}
+
+/**
+ * The elements chain of the event row `events` (an alias of the events table in the query): the
+ * group's chain when `element_group_id` is set, else the inline `elements_chain` (`''` without a
+ * chain). The group is read by its primary key, and only for rows that have one.
+ */
+export function elementsChainOf(events = 'events'): RawBuilder<string> {
+  const ref = (column: string) => sql.ref(`${events}.${column}`);
+  return sql<string>`case when ${ref('element_group_id')} is null then ${ref('elements_chain')} else (select g.elements_chain from element_groups g where g.id = ${ref('element_group_id')}) end`;
+}
