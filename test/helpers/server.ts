@@ -40,6 +40,8 @@ export interface TestServer {
   otherOrganization(): Promise<{ organization: Organization; team: Team; owner: User; key: string }>;
   /** raw fetch with a key (for non-JSON answers, missing slashes, bad bodies) */
   fetch(pathAndQuery: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  /** `fetch`, then the body parsed as JSON; throws with the path, status and body unless the answer is 200 */
+  json(pathAndQuery: string, init?: RequestInit & { key?: string | null }): Promise<unknown>;
   /** the store's schema, in the PostgreSQL pass */
   pg: TestPgSchema | undefined;
   close(): Promise<void>;
@@ -122,6 +124,12 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       const key = init.key === undefined ? boot.key : init.key;
       if (key) headers.set('Authorization', `Bearer ${key}`);
       return fetch(url + pathAndQuery, { ...init, headers });
+    },
+    async json(pathAndQuery, init = {}) {
+      const res = await t.fetch(pathAndQuery, init);
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`${init.method ?? 'GET'} ${pathAndQuery} answered ${res.status}: ${text}`);
+      return JSON.parse(text) as unknown;
     },
     pg: pgSchema,
     async close() {

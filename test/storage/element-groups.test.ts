@@ -53,18 +53,12 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function json(path: string, init?: RequestInit): Promise<unknown> {
-  const res = await t.fetch(path, init);
-  expect(res.status, path).toBe(200);
-  return res.json();
-}
-
 async function groups(teamId: number) {
   return (await t.store.db.selectFrom('element_groups').select(['hash', 'elements_chain']).where('team_id', '=', teamId).orderBy('elements_chain').execute());
 }
 
 async function hogql(teamId: number, query: string): Promise<unknown[][]> {
-  const r = (await json(`/api/environments/${teamId}/query/`, {
+  const r = (await t.json(`/api/environments/${teamId}/query/`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ query: { kind: 'HogQLQuery', query } }),
@@ -93,11 +87,11 @@ describe('elements chains stored once per project', () => {
 
   it('answers every chain as written: the events list, by uuid, CSV and HogQL', async () => {
     const base = `/api/environments/${pid}/events`;
-    const list = (await json(`${base}/`)) as { results: { id: string; elements_chain: string; elements: { tag_name: string; text?: string }[] }[] };
+    const list = (await t.json(`${base}/`)) as { results: { id: string; elements_chain: string; elements: { tag_name: string; text?: string }[] }[] };
     expect(new Map(list.results.map((e) => [e.id, e.elements_chain]))).toEqual(WRITTEN);
     const b = list.results.find((e) => e.id === id(3))!;
     expect(b.elements).toEqual([expect.objectContaining({ tag_name: 'a', text: 'Prix é 😀' })]);
-    for (const [uuid, chain] of WRITTEN) expect(((await json(`${base}/${uuid}/`)) as { elements_chain: string }).elements_chain).toBe(chain);
+    for (const [uuid, chain] of WRITTEN) expect(((await t.json(`${base}/${uuid}/`)) as { elements_chain: string }).elements_chain).toBe(chain);
     const csv = await (await t.fetch(`${base}/?format=csv`)).text();
     expect(csv).toContain(CHAIN_B.replace(/"/g, '""'));
     expect(csv).toContain(CHAIN_OLD.replace(/"/g, '""'));
@@ -115,7 +109,7 @@ describe('elements chains stored once per project', () => {
     const row = await t.store.db.selectFrom('events').select(['elements_chain', 'element_group_id']).where('uuid', '=', id(30)).executeTakeFirstOrThrow();
     expect(row.elements_chain).toBe('');
     expect((await groups(t.boot.team.id)).map((g) => g.elements_chain)).toEqual([CHAIN_B]);
-    expect(((await json(`/api/environments/${t.boot.team.id}/events/${id(30)}/`)) as { elements_chain: string }).elements_chain).toBe(CHAIN_B);
+    expect(((await t.json(`/api/environments/${t.boot.team.id}/events/${id(30)}/`)) as { elements_chain: string }).elements_chain).toBe(CHAIN_B);
   });
 
   it('leaves no group behind when the batch that wrote it rolls back', async () => {

@@ -33,12 +33,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function json(path: string, init?: RequestInit): Promise<unknown> {
-  const res = await t.fetch(path, init);
-  expect(res.status, path).toBe(200);
-  return res.json();
-}
-
 describe.skipIf(usesPostgres())('events.properties as JSONB on SQLite', () => {
   it('new rows are JSONB, the older row text', async () => {
     const r = await sql<{ uuid: string; kind: string }>`select uuid, typeof(properties) as kind from events where team_id = ${pid} order by uuid`.execute(t.store.db);
@@ -59,21 +53,21 @@ describe.skipIf(usesPostgres())('events.properties as JSONB on SQLite', () => {
       [NEW_UUID, PROPS],
       [OLD_UUID, PROPS],
     ]);
-    for (const id of [NEW_UUID, OLD_UUID]) expect(((await json(`${base}/${id}/`)) as { properties: unknown }).properties).toEqual(PROPS);
+    for (const id of [NEW_UUID, OLD_UUID]) expect(((await t.json(`${base}/${id}/`)) as { properties: unknown }).properties).toEqual(PROPS);
     for (const filter of [
       [{ key: '$browser', value: 'Opera Mini' }],
       [{ key: 'n', operator: 'gt', value: 1e20 }],
       [{ key: 'text', operator: 'icontains', value: 'É' }],
       [{ key: 'tags', operator: 'is_set' }],
     ]) {
-      const found = (await json(`${base}/?properties=${encodeURIComponent(JSON.stringify(filter))}`)) as { results: { id: string }[] };
+      const found = (await t.json(`${base}/?properties=${encodeURIComponent(JSON.stringify(filter))}`)) as { results: { id: string }[] };
       expect(found.results.map((e) => e.id), JSON.stringify(filter)).toEqual([NEW_UUID, OLD_UUID]);
     }
-    expect(await json(`${base}/values/?key=$browser`)).toEqual([{ name: 'Opera Mini' }]);
+    expect(await t.json(`${base}/values/?key=$browser`)).toEqual([{ name: 'Opera Mini' }]);
     const csv = await (await t.fetch(`${base}/?format=csv`)).text();
     const lines = csv.trim().split('\n');
     expect(lines).toHaveLength(3);
-    const hogql = (await json(`/api/environments/${pid}/query/`, {
+    const hogql = (await t.json(`/api/environments/${pid}/query/`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select uuid, properties, properties.text, properties.n from events order by uuid' } }),
