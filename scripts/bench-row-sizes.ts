@@ -81,10 +81,10 @@ const INDEXES = `
   create index events_team_event_time on events (team_id, event, timestamp, uuid);
   create index events_team_distinct_id_time on events (team_id, distinct_id, timestamp, uuid);`;
 
-/** The plain table with the given column types, and the three indexes. */
-function plainSchema(types: { uuid: string; properties: string; time: string }): string {
+/** The plain table with the given column types (and `extraColumns`, e.g. `, element_group_id integer`), and the three indexes. */
+function plainSchema(types: { uuid: string; properties: string; time: string }, extraColumns = ''): string {
   return `create table events (uuid ${types.uuid} primary key, team_id integer not null, event text not null, distinct_id text not null,
-    properties ${types.properties} not null, timestamp ${types.time} not null, elements_chain text not null, created_at ${types.time} not null);${INDEXES}`;
+    properties ${types.properties} not null, timestamp ${types.time} not null, elements_chain text not null, created_at ${types.time} not null${extraColumns});${INDEXES}`;
 }
 
 /** Stores each row through `insert` with the values `values` makes of it. */
@@ -205,10 +205,12 @@ const LAYOUTS: Layout[] = [
   },
   {
     name: "layout 2 with each elements chain once per project in element_groups (today's: migration 0010)",
-    schema: `${plainSchema({ uuid: 'text', properties: 'blob', time: 'text' }).replace('created_at text not null)', 'created_at text not null, element_group_id integer)')}
+    schema: `${plainSchema({ uuid: 'text', properties: 'blob', time: 'text' }, ', element_group_id integer')}
       create table element_groups (id integer primary key autoincrement, team_id integer not null, hash text not null, elements_chain text not null, unique (team_id, hash));`,
     store(db, rows) {
-      const insert = db.prepare(`${INSERT.replace('created_at)', 'created_at, element_group_id)')} values (?, ?, ?, ?, jsonb(?), ?, '', ?, ?)`);
+      const insert = db.prepare(
+        "insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at, element_group_id) values (?, ?, ?, ?, jsonb(?), ?, '', ?, ?)",
+      );
       const insertGroup = db.prepare('insert into element_groups (team_id, hash, elements_chain) values (?, ?, ?)');
       const groups = new Map<string, number>();
       for (const r of rows) {

@@ -18,12 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { chunks } from './chunks.js';
 import type { Database } from './schema.js';
-
-/** Hashes per `IN (…)` list, well under SQLite's variable limit. */
-const HASHES_PER_QUERY = 500;
-/** Groups per INSERT (3 parameters a row). */
-const GROUPS_PER_INSERT = 500;
 
 /** SHA-256 of `chain` (UTF-8), lowercase hex: the group's `hash`. */
 export function elementsHash(chain: string): string {
@@ -44,10 +40,10 @@ export async function elementGroupIds(db: Kysely<Database>, teamId: number, chai
   await readGroups(db, teamId, [...byHash.keys()], byHash, out);
   const missing = [...byHash].filter(([, chain]) => !out.has(chain));
   if (missing.length === 0) return out;
-  for (let i = 0; i < missing.length; i += GROUPS_PER_INSERT) {
+  for (const slice of chunks(missing)) {
     await db
       .insertInto('element_groups')
-      .values(missing.slice(i, i + GROUPS_PER_INSERT).map(([hash, chain]) => ({ team_id: teamId, hash, elements_chain: chain })))
+      .values(slice.map(([hash, chain]) => ({ team_id: teamId, hash, elements_chain: chain })))
       .onConflict((oc) => oc.columns(['team_id', 'hash']).doNothing())
       .execute();
   }
@@ -55,25 +51,24 @@ export async function elementGroupIds(db: Kysely<Database>, teamId: number, chai
   return out;
 }
 
-/** Adds to `out` (chain → id) the groups of `hashes` that exist, `HASHES_PER_QUERY` a query. */
+/** Adds to `out` (chain → id) the groups of `hashes` that exist (`chunks` of them a query). */
 async function readGroups(db: Kysely<Database>, teamId: number, hashes: readonly string[], byHash: ReadonlyMap<string, string>, out: Map<string, number>): Promise<void> {
-  for (let i = 0; i < hashes.length; i += HASHES_PER_QUERY) {
+  for (const slice of chunks(hashes)) {
     const found = await db
       .selectFrom('element_groups')
       .select(['id', 'hash'])
       .where('team_id', '=', teamId)
-      .where('hash', 'in', hashes.slice(i, i + HASHES_PER_QUERY))
+      .where('hash', 'in', slice)
       .execute();
     for (const r of found) out.set(byHash.get(r.hash)!, r.id);
   }
 }
 
 /**
- * The elements chain of the event row `events` (an alias of the events table in the query): the
- * group's chain when `element_group_id` is set, else the inline `elements_chain` (`''` without a
- * chain). The group is read by its primary key, and only for rows that have one.
+ * The elements chain of the query's `events` row: the group's chain when `element_group_id` is
+ * set, else the inline `elements_chain` (`''` without a chain). The group is read by its primary
+ * key, and only for rows that have one.
  */
-export function elementsChainOf(events = 'events'): RawBuilder<string> {
-  const ref = (column: string) => sql.ref(`${events}.${column}`);
-  return sql<string>`case when ${ref('element_group_id')} is null then ${ref('elements_chain')} else (select g.elements_chain from element_groups g where g.id = ${ref('element_group_id')}) end`;
+export function elementsChainOf(): RawBuilder<string> {
+  return sql<string>`case when events.element_group_id is null then events.elements_chain else (select g.elements_chain from element_groups g where g.id = events.element_group_id) end`;
 }

@@ -5,6 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { dialectOf, eventPropertiesIn } from '../dialect.js';
+import { chunks } from '../chunks.js';
 import { elementGroupIds } from '../element-groups.js';
 import type { Database } from '../schema.js';
 import { jsonValue, nowIso } from '../values.js';
@@ -23,10 +24,6 @@ export interface EventInput {
 
 export type { PersonUpdate } from './person-updates.js';
 
-/** Rows per INSERT statement (7 parameters a row keeps SQLite well under its variable limit). */
-const ROWS_PER_STATEMENT = 500;
-/** Ids per `IN (…)` list, well under SQLite's variable limit. */
-const IDS_PER_QUERY = 500;
 
 /** Writes events and persons of one team; use inside a transaction for atomic batches. */
 export class EventsWriteRepository {
@@ -56,15 +53,15 @@ export class EventsWriteRepository {
   /**
    * Which of `uuids` are stored already, in any project: uuid → the project (`team_id`) that holds
    * it; uuids not stored are absent. The import's look-up before writing a batch that met stored
-   * uuids (events/import/write.ts). Reads `IDS_PER_QUERY` ids per query.
+   * uuids (events/import/write.ts). Reads `ITEMS_PER_STATEMENT` ids per query (storage/chunks.ts).
    */
   async storedUuids(uuids: readonly string[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
-    for (let i = 0; i < uuids.length; i += IDS_PER_QUERY) {
+    for (const slice of chunks(uuids)) {
       const rows = await this.db
         .selectFrom('events')
         .select(['uuid', 'team_id'])
-        .where('uuid', 'in', uuids.slice(i, i + IDS_PER_QUERY))
+        .where('uuid', 'in', slice)
         .execute();
       for (const r of rows) found.set(r.uuid, r.team_id);
     }
@@ -90,8 +87,7 @@ export class EventsWriteRepository {
     const postgres = dialectOf(this.db) === 'postgres';
     const groups = await elementGroupIds(this.db, teamId, events.map((e) => e.elements_chain));
     const groupOf = (e: EventInput) => (e.elements_chain === '' ? null : groups.get(e.elements_chain)!);
-    for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
-      const slice = events.slice(i, i + ROWS_PER_STATEMENT);
+    for (const slice of chunks(events)) {
       if (postgres) {
         inserted += await this.insertChunkPostgres(teamId, slice, slice.map(groupOf), createdAt);
         continue;

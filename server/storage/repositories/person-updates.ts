@@ -22,6 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { chunks } from '../chunks.js';
 import type { Database } from '../schema.js';
 import { dialectOf } from '../dialect.js';
 import { boolValue, fromJson, jsonValue, nowIso, toBool, toIso } from '../values.js';
@@ -41,8 +42,6 @@ export interface PersonUpdate {
   alias?: string | undefined;
 }
 
-/** Ids per `IN (…)` list, well under SQLite's variable limit. */
-const IDS_PER_QUERY = 500;
 /**
  * Rows per multi-row statement: on PostgreSQL 500 (at most 7 parameters a row), one round trip
  * for many rows; on SQLite 1, because there a statement is no round trip, and each distinct row
@@ -82,12 +81,12 @@ export async function applyPersonUpdates(db: Kysely<Database>, teamId: number, u
   }
   const personOf = new Map<string, number>();
   const all = [...ids];
-  for (let i = 0; i < all.length; i += IDS_PER_QUERY) {
+  for (const slice of chunks(all)) {
     const rows = await db
       .selectFrom('person_distinct_ids')
       .select(['distinct_id', 'person_id'])
       .where('team_id', '=', teamId)
-      .where('distinct_id', 'in', all.slice(i, i + IDS_PER_QUERY))
+      .where('distinct_id', 'in', slice)
       .execute();
     for (const r of rows) personOf.set(r.distinct_id, r.person_id);
   }
@@ -104,11 +103,11 @@ export async function applyPersonUpdates(db: Kysely<Database>, teamId: number, u
   }
   const persons = new Map<number, LoadedPerson>();
   const personIds = [...touched];
-  for (let i = 0; i < personIds.length; i += IDS_PER_QUERY) {
+  for (const slice of chunks(personIds)) {
     const rows = await db
       .selectFrom('persons')
       .select(['id', 'properties', 'is_identified', 'created_at'])
-      .where('id', 'in', personIds.slice(i, i + IDS_PER_QUERY))
+      .where('id', 'in', slice)
       .execute();
     for (const r of rows) {
       persons.set(r.id, { properties: fromJson<Record<string, unknown>>(r.properties) ?? {}, is_identified: toBool(r.is_identified), created_at: toIso(r.created_at), dirty: false });

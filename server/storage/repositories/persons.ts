@@ -8,6 +8,7 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { PropertyGroup } from '../event-filter-tree.js';
 import { dialectOf, icontains, type DialectName } from '../dialect.js';
+import { chunks } from '../chunks.js';
 import type { Database } from '../schema.js';
 import { fromJson, toBool, toIso, toInt } from '../values.js';
 import { compilePropertyGroup, propertyText, type FilterSource } from './events-read.js';
@@ -45,9 +46,6 @@ export interface PersonListQuery {
 }
 
 type PersonsQuery = SelectQueryBuilder<Database, 'persons', object>;
-
-/** Ids per `IN (…)` list, well under SQLite's variable limit. */
-const IDS_PER_QUERY = 500;
 
 /** Reads persons of the store. */
 export class PersonsRepository {
@@ -118,11 +116,11 @@ export class PersonsRepository {
   ): Promise<PersonRecord[]> {
     const ids = new Map<number, string[]>();
     const all = rows.map((r) => r.id);
-    for (let i = 0; i < all.length; i += IDS_PER_QUERY) {
+    for (const slice of chunks(all)) {
       const found = await this.db
         .selectFrom('person_distinct_ids')
         .select(['person_id', 'distinct_id'])
-        .where('person_id', 'in', all.slice(i, i + IDS_PER_QUERY))
+        .where('person_id', 'in', slice)
         .execute();
       for (const f of found) {
         const list = ids.get(f.person_id);
