@@ -18,6 +18,7 @@ export const DEMO_HOT_PROPERTIES = ['$browser', '$os', '$current_url', '$pathnam
 
 const STEP_LINES: Record<MaterializeStep, string> = {
   column: 'adding the column',
+  backfill: 'filling it from the property sets (SQLite)',
   index: 'indexing every stored row',
   record: 'recording it',
   'time index': 'adding it to the time index (events_team_time)',

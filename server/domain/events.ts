@@ -357,8 +357,8 @@ function personToWire(distinctId: string, person: EventPerson | undefined): Even
  */
 export function eventToWire(r: EventRow, person: EventPerson | undefined): EventWire {
   const personWire = personToWire(r.distinct_id, person);
-  const properties: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(r.properties)) properties[k] = typeof v === 'string' ? stripQuotes(v) : v;
+  // Object.fromEntries defines each key as an own property: a `__proto__` key stays a key
+  const properties: Record<string, unknown> = Object.fromEntries(Object.entries(r.properties).map(([k, v]) => [k, typeof v === 'string' ? stripQuotes(v) : v]));
   return {
     id: r.uuid,
     distinct_id: r.distinct_id,

@@ -14,6 +14,7 @@
  */
 import { sql } from 'kysely';
 import { elementsChainOf } from '../storage/element-groups.js';
+import { eventPropertiesSource, eventPropertiesWhole } from '../storage/property-sets.js';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { fail, make, type Scope } from './scope.js';
@@ -86,14 +87,15 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
         case 'created_at':
           return column(scope, 'events.created_at', () => d.timestampColumn(sql`events.created_at`), 'DateTime64', false);
         case 'properties':
-          return column(scope, 'events.properties', () => d.jsonWhole(sql`events.properties`), 'JSON', false, () => d.jsonCanonical(sql`events.properties`));
+          // rebuilt from the event's own keys and its property set on SQLite (storage/property-sets.ts)
+          return column(scope, 'events.properties', () => d.jsonWhole(eventPropertiesWhole(d.name)), 'JSON', false, () => d.jsonCanonical(eventPropertiesWhole(d.name)));
         case 'person_id':
           return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
       }
     }
     if (head === 'properties') {
       const key = propertyKey(scope, node, rest);
-      return withMaterialized(scope, 'events', scope.materialized?.event.get(key), column(scope, `events.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`events.properties`, key), 'String', true));
+      return withMaterialized(scope, 'events', scope.materialized?.event.get(key), column(scope, `events.properties.${JSON.stringify(key)}`, () => d.jsonText(eventPropertiesSource(d.name, key), key), 'String', true));
     }
     if (head === 'person' && rest.length >= 1) {
       const [sub, ...more] = rest;

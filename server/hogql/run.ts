@@ -15,6 +15,7 @@
 import type { Kysely } from 'kysely';
 import { ApiError } from '../domain/errors.js';
 import { StoreRangeError } from '../storage/sqlite-functions.js';
+import { setOwn } from '../storage/values.js';
 import { HogQLError } from './errors.js';
 import type { CompiledSelect } from './select.js';
 import type { HogType } from './types.js';
@@ -78,7 +79,7 @@ function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v !== null && typeof v === 'object') {
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
+    for (const k of Object.keys(v).sort()) setOwn(out, k, sortKeys((v as Record<string, unknown>)[k]));
     return out;
   }
   return v;

@@ -16,3 +16,8 @@ export const ITEMS_PER_STATEMENT = 500;
 export function* chunks<T>(items: readonly T[], size: number = ITEMS_PER_STATEMENT): Generator<T[], void, undefined> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
+
+/** `chunks` with the index in `items` of each slice's first item: `[index, slice]`. */
+export function* chunksAt<T>(items: readonly T[], size: number = ITEMS_PER_STATEMENT): Generator<[number, T[]], void, undefined> {
+  for (let i = 0; i < items.length; i += size) yield [i, items.slice(i, i + size)];
+}

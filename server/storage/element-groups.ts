@@ -16,52 +16,20 @@
  * Groups are never deleted (nor are events). What they save is measured in docs/performance.md
  * ("Elements chains stored once").
  */
-import { createHash } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { chunks } from './chunks.js';
+import { internedIds } from './interned.js';
 import type { Database } from './schema.js';
-
-/** SHA-256 of `chain` (UTF-8), lowercase hex: the group's `hash`. */
-export function elementsHash(chain: string): string {
-  return createHash('sha256').update(chain, 'utf8').digest('hex');
-}
 
 /**
  * The group id of each distinct non-empty chain of `chains` in project `teamId`: chain → id. Reads
  * the groups first; the ones missing are created (`insert … on conflict do nothing`) and read
- * again, so a batch whose chains are all known costs one query. Call it inside the transaction
- * that writes the events, so that a failed batch leaves no group behind. Throws the driver's error.
+ * again, so a batch whose chains are all known costs one query (storage/interned.ts). Call it
+ * inside the transaction that writes the events, so that a failed batch leaves no group behind.
+ * Throws the driver's error.
  */
 export async function elementGroupIds(db: Kysely<Database>, teamId: number, chains: Iterable<string>): Promise<Map<string, number>> {
-  const byHash = new Map<string, string>();
-  for (const chain of chains) if (chain !== '') byHash.set(elementsHash(chain), chain);
-  const out = new Map<string, number>();
-  if (byHash.size === 0) return out;
-  await readGroups(db, teamId, [...byHash.keys()], byHash, out);
-  const missing = [...byHash].filter(([, chain]) => !out.has(chain));
-  if (missing.length === 0) return out;
-  for (const slice of chunks(missing)) {
-    await db
-      .insertInto('element_groups')
-      .values(slice.map(([hash, chain]) => ({ team_id: teamId, hash, elements_chain: chain })))
-      .onConflict((oc) => oc.columns(['team_id', 'hash']).doNothing())
-      .execute();
-  }
-  await readGroups(db, teamId, missing.map(([hash]) => hash), byHash, out);
-  return out;
-}
-
-/** Adds to `out` (chain → id) the groups of `hashes` that exist (`chunks` of them a query). */
-async function readGroups(db: Kysely<Database>, teamId: number, hashes: readonly string[], byHash: ReadonlyMap<string, string>, out: Map<string, number>): Promise<void> {
-  for (const slice of chunks(hashes)) {
-    const found = await db
-      .selectFrom('element_groups')
-      .select(['id', 'hash'])
-      .where('team_id', '=', teamId)
-      .where('hash', 'in', slice)
-      .execute();
-    for (const r of found) out.set(byHash.get(r.hash)!, r.id);
-  }
+  const nonEmpty = [...chains].map((c) => (c === '' ? undefined : c));
+  return internedIds(db, 'element_groups', teamId, nonEmpty);
 }
 
 /**

@@ -30,6 +30,12 @@
  *   are longer by the columns' values (what that costs an import was not measured).
  * - the record in `materialized_columns`.
  * Person properties (`kind` `person`) are the same on `persons`, indexed `(team_id, mat_…)`.
+ * On SQLite, an event property kept in the property sets (storage/property-sets.ts
+ * `SHARED_PROPERTY_KEYS`: `$browser`, `$os`, …) cannot be a generated column, whose expression may
+ * read only its own row: its column is a plain `TEXT` column (`isStoredColumn`), filled in the same
+ * transaction by one `UPDATE` of the rows that have the property (step `backfill`, the same
+ * expression as the reads use), and by every insert after (`storedMaterializedValues`, called by
+ * the insert inside its write transaction, so that no insert after the commit misses the column).
  * On SQLite the WAL, which then holds the whole new index, is checkpointed and truncated right
  * after the commit (`truncateWal` in ./db.ts; best effort while a server reads the store). On
  * PostgreSQL the table is then vacuumed and analyzed (step `vacuum`, outside the transaction):
@@ -46,7 +52,9 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { truncateWal, type Store } from './db.js';
-import { canBeLiteralKey, jsonTextLiteral } from './dialect.js';
+import { chunks } from './chunks.js';
+import { canBeLiteralKey, jsonTextLiteral, type DialectName } from './dialect.js';
+import { eventPropertiesSource, SHARED_PROPERTY_KEYS } from './property-sets.js';
 import type { Database } from './schema.js';
 import { nowIso, toIso } from './values.js';
 
@@ -148,7 +156,34 @@ export function whyNotMaterializable(property: string): string | undefined {
 }
 
 /** The steps of `materializeProperty`, in order, for progress lines. */
-export type MaterializeStep = 'column' | 'index' | 'record' | 'time index' | 'vacuum';
+export type MaterializeStep = 'column' | 'backfill' | 'index' | 'record' | 'time index' | 'vacuum';
+
+/**
+ * Whether the materialized column of `property` of `kind` is a stored, plain column instead of a
+ * generated one (module doc): on SQLite, an event property of the property sets.
+ */
+export function isStoredColumn(dialect: DialectName, kind: MaterializedKind, property: string): boolean {
+  return dialect === 'sqlite' && kind === 'event' && SHARED_PROPERTY_KEYS.has(property);
+}
+
+/**
+ * SQLite: the materialized event columns that are stored columns (`isStoredColumn`), and their
+ * values for each property set of `setIds` (set id → the values in `columns`' order), computed by
+ * the very expression the generated columns and the reads use. No column: no query past the list.
+ * Throws the driver's error.
+ */
+export async function storedMaterializedValues(db: Kysely<Database>, setIds: Iterable<number>): Promise<{ columns: string[]; bySet: Map<number, (string | null)[]> }> {
+  const rows = await db.selectFrom('materialized_columns').select(['property', 'column_name']).where('kind', '=', 'event').orderBy('column_name').execute();
+  const stored = rows.filter((r) => isStoredColumn('sqlite', 'event', r.property));
+  const bySet = new Map<number, (string | null)[]>();
+  if (stored.length === 0) return { columns: [], bySet };
+  const values = stored.map((r, i) => sql`${jsonTextLiteral('sqlite', sql`s.properties`, r.property)} as ${sql.ref(`v${i}`)}`);
+  for (const slice of chunks([...new Set(setIds)])) {
+    const found = await sql<Record<string, string | null> & { id: number }>`select s.id, ${sql.join(values)} from property_sets s where s.id in (${sql.join(slice)})`.execute(db);
+    for (const r of found.rows) bySet.set(r.id, stored.map((_, i) => r[`v${i}`] ?? null));
+  }
+  return { columns: stored.map((r) => r.column_name), bySet };
+}
 
 /**
  * Materializes `property` of `kind` (module doc). Returns the new column. Throws
@@ -166,10 +201,17 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
     const existing = await trx.selectFrom('materialized_columns').select(['kind', 'property']).where('kind', '=', kind).execute();
     if (existing.some((r) => r.property === property)) throw new MaterializeError(`the ${kind} property ${JSON.stringify(property)} is materialized already`);
     if (existing.length >= MAX_MATERIALIZED_COLUMNS) throw new MaterializeError(`at most ${MAX_MATERIALIZED_COLUMNS} ${kind} properties can be materialized; dematerialize one first`);
-    const expression = jsonTextLiteral(store.dialect, sql.ref('properties'), property);
     onStep?.('column');
-    const storage = store.dialect === 'postgres' ? sql`stored` : sql`virtual`;
-    await sql`alter table ${sql.table(table)} add column ${sql.ref(column)} text generated always as (${expression}) ${storage}`.execute(trx);
+    if (isStoredColumn(store.dialect, kind, property)) {
+      await sql`alter table events add column ${sql.ref(column)} text`.execute(trx);
+      onStep?.('backfill');
+      const value = jsonTextLiteral('sqlite', eventPropertiesSource('sqlite', property), property);
+      await sql`update events set ${sql.ref(column)} = ${value} where ${value} is not null`.execute(trx);
+    } else {
+      const expression = jsonTextLiteral(store.dialect, sql.ref('properties'), property);
+      const storage = store.dialect === 'postgres' ? sql`stored` : sql`virtual`;
+      await sql`alter table ${sql.table(table)} add column ${sql.ref(column)} text generated always as (${expression}) ${storage}`.execute(trx);
+    }
     onStep?.('index');
     const columns = kind === 'event' ? sql`team_id, ${sql.ref(column)}, timestamp, uuid` : sql`team_id, ${sql.ref(column)}`;
     await sql`create index ${sql.ref(indexName(kind, column))} on ${sql.table(table)} (${columns})`.execute(trx);

@@ -193,6 +193,13 @@ export interface EventTable {
   created_at: TimestampColumn;
   /** the event's elements chain in `element_groups`; NULL without a chain or for rows written before migration 0010 */
   element_group_id: number | null;
+  /**
+   * SQLite only (migration 0011): the event's session-constant properties in `property_sets`, its
+   * `properties` holding the rest; NULL when they are all its own (storage/property-sets.ts)
+   */
+  property_set_id?: number | null;
+  /** SQLite only (migration 0011): the order of all the event's keys in `property_key_orders`, set with `property_set_id` */
+  key_order_id?: number | null;
 }
 
 /**
@@ -205,6 +212,29 @@ export interface ElementGroupTable {
   /** SHA-256 of `elements_chain` (UTF-8), lowercase hex */
   hash: string;
   elements_chain: string;
+}
+
+/**
+ * SQLite only (migration 0011): one distinct set of session-constant properties of a project
+ * (storage/property-sets.ts), unique on `(team_id, hash)`.
+ */
+export interface PropertySetTable {
+  id: Generated<number>;
+  team_id: number;
+  /** SHA-256 of the set's JSON text (keys sorted), lowercase hex */
+  hash: string;
+  /** the set as SQLite's JSONB */
+  properties: unknown;
+}
+
+/** SQLite only (migration 0011): one distinct order of an event's property keys, unique on `(team_id, hash)`. */
+export interface PropertyKeyOrderTable {
+  id: Generated<number>;
+  team_id: number;
+  /** SHA-256 of the keys' JSON array text, lowercase hex */
+  hash: string;
+  /** the keys, a JSON array as SQLite's JSONB */
+  keys: unknown;
 }
 
 /** A person (posthog/models/person/person.py `Person`). */
@@ -316,6 +346,8 @@ export interface Database {
   activity_log: ActivityLogTable;
   events: EventTable;
   element_groups: ElementGroupTable;
+  property_sets: PropertySetTable;
+  property_key_orders: PropertyKeyOrderTable;
   persons: PersonTable;
   person_distinct_ids: PersonDistinctIdTable;
   explicit_team_memberships: ExplicitTeamMembershipTable;

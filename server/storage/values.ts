@@ -4,6 +4,15 @@
  */
 import type { BoolColumn, JsonColumn, TimestampColumn } from './schema.js';
 
+/**
+ * Sets `key` of `obj` as an own, enumerable data property, whatever the key: an assignment with
+ * the key `__proto__` would set the object's prototype instead, losing the key. For objects whose
+ * keys come from users (properties).
+ */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
 /** 1/0 for a boolean column: accepted by SQLite (which cannot bind booleans) and PostgreSQL alike. */
 export function boolValue(v: boolean): number {
   return v ? 1 : 0;

@@ -42,6 +42,8 @@ export interface TestServer {
   fetch(pathAndQuery: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
   /** `fetch`, then the body parsed as JSON; throws with the path, status and body unless the answer is 200 */
   json(pathAndQuery: string, init?: RequestInit & { key?: string | null }): Promise<unknown>;
+  /** the rows a HogQLQuery answers in project `teamId` (the query endpoint, bootstrap key); throws unless 200 */
+  hogql(teamId: number, query: string): Promise<unknown[][]>;
   /** the store's schema, in the PostgreSQL pass */
   pg: TestPgSchema | undefined;
   close(): Promise<void>;
@@ -130,6 +132,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       const text = await res.text();
       if (res.status !== 200) throw new Error(`${init.method ?? 'GET'} ${pathAndQuery} answered ${res.status}: ${text}`);
       return JSON.parse(text) as unknown;
+    },
+    async hogql(teamId, query) {
+      const body = JSON.stringify({ query: { kind: 'HogQLQuery', query } });
+      const r = (await t.json(`/api/environments/${teamId}/query/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })) as { results: unknown[][] };
+      return r.results;
     },
     pg: pgSchema,
     async close() {

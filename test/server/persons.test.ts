@@ -201,3 +201,19 @@ describe.each(PREFIXES)('GET %s/{project_id}/persons/{id}/', (prefix) => {
     expect(await json(one(first?.id ?? 1), await t.key(['query:read']))).toEqual({ status: 403, body: missingScope('person:read') });
   });
 });
+
+describe('person properties named like members of every JavaScript object', () => {
+  it('keeps $set and $set_once keys __proto__, toString, constructor and hasOwnProperty as properties', async () => {
+    // JSON.parse: an object literal would make `__proto__` the prototype instead of a key
+    const properties = JSON.parse('{"$set":{"__proto__":"p","toString":"t"},"$set_once":{"constructor":"c","hasOwnProperty":"h"}}') as Record<string, unknown>;
+    await importEvents(t.store, Q, [{ event: '$identify', distinct_id: 'members', timestamp: '2025-01-02T10:00:00Z', properties }]);
+    const { status, body } = await json<{ results: { properties: Record<string, unknown> }[] }>(`/api/environments/${Q}/persons/?distinct_id=members`);
+    expect(status).toBe(200);
+    expect(Object.entries(body.results[0]!.properties).sort()).toEqual([
+      ['__proto__', 'p'],
+      ['constructor', 'c'],
+      ['hasOwnProperty', 'h'],
+      ['toString', 't'],
+    ]);
+  });
+});

@@ -112,7 +112,7 @@ async function listed(properties: unknown): Promise<string> {
 }
 
 /** The events' own properties with no GIN index: the compiler writes text comparisons for it. */
-const WITHOUT_GIN: FilterSource = { json: sql`events.properties`, kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}` };
+const WITHOUT_GIN: FilterSource = { json: () => sql`events.properties`, kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}` };
 
 /** `properties` as the list parses it (the domain's parser; undefined for an empty list). */
 function group(properties: unknown): PropertyGroup | undefined {

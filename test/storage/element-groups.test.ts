@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capture } from '../capture/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { elementsHash } from '../../server/storage/element-groups.js';
+import { internHash } from '../../server/storage/interned.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
 
 let t: TestServer;
@@ -57,22 +57,13 @@ async function groups(teamId: number) {
   return (await t.store.db.selectFrom('element_groups').select(['hash', 'elements_chain']).where('team_id', '=', teamId).orderBy('elements_chain').execute());
 }
 
-async function hogql(teamId: number, query: string): Promise<unknown[][]> {
-  const r = (await t.json(`/api/environments/${teamId}/query/`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ query: { kind: 'HogQLQuery', query } }),
-  })) as { results: unknown[][] };
-  return r.results;
-}
-
 describe('elements chains stored once per project', () => {
   it('holds each distinct chain of a project once, keyed by its SHA-256; the events hold the group id and no text', async () => {
     expect(await groups(pid)).toEqual([
-      { hash: elementsHash(CHAIN_B), elements_chain: CHAIN_B },
-      { hash: elementsHash(CHAIN_A), elements_chain: CHAIN_A },
+      { hash: internHash(CHAIN_B), elements_chain: CHAIN_B },
+      { hash: internHash(CHAIN_A), elements_chain: CHAIN_A },
     ]);
-    expect(await groups(otherPid)).toEqual([{ hash: elementsHash(CHAIN_A), elements_chain: CHAIN_A }]);
+    expect(await groups(otherPid)).toEqual([{ hash: internHash(CHAIN_A), elements_chain: CHAIN_A }]);
     const rows = await t.store.db.selectFrom('events').select(['uuid', 'elements_chain', 'element_group_id']).where('team_id', '=', pid).orderBy('uuid').execute();
     expect(rows.map((r) => [r.uuid, r.elements_chain, r.element_group_id === null ? 'none' : 'group'])).toEqual([
       [id(1), '', 'group'],
@@ -95,9 +86,9 @@ describe('elements chains stored once per project', () => {
     const csv = await (await t.fetch(`${base}/?format=csv`)).text();
     expect(csv).toContain(CHAIN_B.replace(/"/g, '""'));
     expect(csv).toContain(CHAIN_OLD.replace(/"/g, '""'));
-    expect(await hogql(pid, 'select uuid, elements_chain from events order by uuid')).toEqual([...WRITTEN].sort());
-    expect(await hogql(pid, `select count() from events where elements_chain = '${CHAIN_A.replace(/'/g, "\\'")}'`)).toEqual([[3]]);
-    expect(await hogql(pid, "select count() from events where elements_chain != ''")).toEqual([[5]]);
+    expect(await t.hogql(pid, 'select uuid, elements_chain from events order by uuid')).toEqual([...WRITTEN].sort());
+    expect(await t.hogql(pid, `select count() from events where elements_chain = '${CHAIN_A.replace(/'/g, "\\'")}'`)).toEqual([[3]]);
+    expect(await t.hogql(pid, "select count() from events where elements_chain != ''")).toEqual([[5]]);
   });
 
   it('stores a captured chain through its group', async () => {
@@ -141,6 +132,6 @@ describe('elements chains stored once per project', () => {
     const rows = await t.store.db.selectFrom('events').select(['uuid', 'elements_chain']).where('team_id', '=', pid).where('uuid', 'in', [...WRITTEN.keys()]).execute();
     expect(new Map(rows.map((r) => [r.uuid, r.elements_chain]))).toEqual(WRITTEN);
     expect(await t.store.db.selectFrom('events').select('uuid').where('element_group_id', 'is not', null).execute()).toEqual([]);
-    expect(await hogql(pid, 'select uuid, elements_chain from events where uuid < \'' + id(7) + "' order by uuid")).toEqual([...WRITTEN].sort());
+    expect(await t.hogql(pid, 'select uuid, elements_chain from events where uuid < \'' + id(7) + "' order by uuid")).toEqual([...WRITTEN].sort());
   });
 });

@@ -13,6 +13,7 @@ import { migration0007 } from './0007_properties_gin.js';
 import { migration0008 } from './0008_events_partitions.js';
 import { migration0009 } from './0009_time_index_columns.js';
 import { migration0010 } from './0010_element_groups.js';
+import { migration0011 } from './0011_property_sets.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008_events_partitions': migration0008,
   '0009_time_index_columns': migration0009,
   '0010_element_groups': migration0010,
+  '0011_property_sets': migration0011,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */

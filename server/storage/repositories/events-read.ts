@@ -7,6 +7,7 @@ import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQuery
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
 import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import { elementsChainOf } from '../element-groups.js';
+import { eventPropertiesSource, eventPropertiesWhole } from '../property-sets.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
@@ -50,13 +51,14 @@ function personColumn(column: string): RawBuilder<unknown> {
 }
 
 /**
- * Where a filter reads its properties: the JSON column or subquery, which of the store's
+ * Where a filter reads its properties: the JSON column or subquery that holds a key, which of the store's
  * materialized columns belong to it (storage/materialized.ts), and how to read one of those.
  * `ginIndexed`: `json` is a column of the filtered row with a GIN `jsonb_path_ops` index on
  * PostgreSQL (migration 0007), so `exact` filters are written as containment, which it answers.
  */
 export interface FilterSource {
-  json: JsonSource;
+  /** the JSON holding property `key` (the event's: storage/property-sets.ts `eventPropertiesSource`) */
+  json(key: string): JsonSource;
   kind: MaterializedKind;
   column(name: string): RawBuilder<string | null>;
   ginIndexed?: boolean;
@@ -65,11 +67,17 @@ export interface FilterSource {
 /** The source of a filter of each `type`. */
 export type FilterSources = (type: PropertyFilter['type']) => FilterSource;
 
-const EVENT_SOURCE: FilterSource = { json: sql`events.properties`, kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}`, ginIndexed: true };
-const PERSON_OF_EVENT_SOURCE: FilterSource = { json: personColumn('properties'), kind: 'person', column: (name) => personColumn(name) as RawBuilder<string | null> };
+/** The source of the event's own properties on `dialect`. */
+function eventSource(dialect: DialectName): FilterSource {
+  return { json: (key) => eventPropertiesSource(dialect, key), kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}`, ginIndexed: true };
+}
+const EVENT_SOURCES: Record<DialectName, FilterSource> = { sqlite: eventSource('sqlite'), postgres: eventSource('postgres') };
+const PERSON_OF_EVENT_SOURCE: FilterSource = { json: () => personColumn('properties'), kind: 'person', column: (name) => personColumn(name) as RawBuilder<string | null> };
 
-/** The events list's sources: the event's own properties, or its person's. */
-const eventSources: FilterSources = (type) => (type === 'person' ? PERSON_OF_EVENT_SOURCE : EVENT_SOURCE);
+/** The events list's sources on `dialect`: the event's own properties, or its person's. */
+export function eventSources(dialect: DialectName): FilterSources {
+  return (type) => (type === 'person' ? PERSON_OF_EVENT_SOURCE : EVENT_SOURCES[dialect]);
+}
 
 /**
  * The text of property `key` of `source` (`jsonText`'s semantics): its materialized column when
@@ -77,13 +85,13 @@ const eventSources: FilterSources = (type) => (type === 'person' ? PERSON_OF_EVE
  */
 export function propertyText(dialect: DialectName, source: FilterSource, key: string, columns: MaterializedColumns): RawBuilder<string | null> {
   const column = columns[source.kind].get(key);
-  return column !== undefined ? source.column(column) : jsonText(dialect, source.json, key);
+  return column !== undefined ? source.column(column) : jsonText(dialect, source.json(key), key);
 }
 
 /** SQL for one property filter (see domain/event-filters.ts for the semantics). */
 function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterSources, columns: MaterializedColumns): RawBuilder<boolean> {
   const from = sources(f.type);
-  const source: JsonSource = from.json;
+  const source: JsonSource = from.json(f.key);
   const text = propertyText(dialect, from, f.key, columns);
   switch (f.operator) {
     case 'exact': {
@@ -130,7 +138,7 @@ function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterS
  * `type` reads (the events list: the event's properties or its person's; the persons list: the
  * person's own, server/storage/repositories/persons.ts).
  */
-export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources = eventSources, columns: MaterializedColumns = NO_MATERIALIZED_COLUMNS): RawBuilder<boolean> {
+export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources = eventSources(dialect), columns: MaterializedColumns = NO_MATERIALIZED_COLUMNS): RawBuilder<boolean> {
   if (g.values.length === 0) return sql<boolean>`(1 = 1)`;
   const parts = g.values.map((v) => (v.kind === 'group' ? compilePropertyGroup(dialect, v, sources, columns) : compileFilter(dialect, v, sources, columns)));
   return sql<boolean>`(${sql.join(parts, g.type === 'AND' ? sql` and ` : sql` or `)})`;
@@ -191,7 +199,7 @@ export class EventsReadRepository {
     }
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
     if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), q.cursor));
-    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources, q.materialized));
+    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) query = query.where(q.where as RawBuilder<boolean>);
     return query;
   }
@@ -210,7 +218,7 @@ export class EventsReadRepository {
       const match = 'id' in q.person ? sql`p.id = ${q.person.id}` : sql`p.uuid = ${q.person.uuid}`;
       out.push(sql`events.distinct_id in (select pdi.distinct_id from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = ${q.teamId} and ${match})`);
     }
-    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties, eventSources, q.materialized));
+    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) out.push(q.where);
     return out;
   }
@@ -224,7 +232,7 @@ export class EventsReadRepository {
     // events; ordering by an expression lets it read them through the distinct_id index and sort.
     const timeOrder = q.person && this.dialect === 'sqlite' ? sql`+events.timestamp` : sql`events.timestamp`;
     const query = this.filtered(q)
-      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, sql.ref('events.properties')).as('properties'), 'events.timestamp', elementsChainOf().as('elements_chain')])
+      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, eventPropertiesWhole(this.dialect)).as('properties'), 'events.timestamp', elementsChainOf().as('elements_chain')])
       .orderBy(timeOrder, 'desc')
       .orderBy('events.uuid', 'desc')
       .limit(q.limit)
@@ -243,7 +251,7 @@ export class EventsReadRepository {
   async findByUuid(teamId: number, uuid: string): Promise<EventRow | undefined> {
     const r = await this.db
       .selectFrom('events')
-      .select(['uuid', 'event', 'distinct_id', eventPropertiesOut(this.dialect, sql.ref('properties')).as('properties'), 'timestamp', elementsChainOf().as('elements_chain')])
+      .select(['uuid', 'event', 'distinct_id', eventPropertiesOut(this.dialect, eventPropertiesWhole(this.dialect)).as('properties'), 'timestamp', elementsChainOf().as('elements_chain')])
       .where('team_id', '=', teamId)
       .where('uuid', '=', uuid)
       .executeTakeFirst();
@@ -290,7 +298,7 @@ export class EventsReadRepository {
       ? input.key === 'event'
         ? sql<string>`events.event`
         : sql<string>`events.distinct_id`
-      : propertyText(this.dialect, EVENT_SOURCE, input.key, await loadMaterializedColumns(this.db));
+      : propertyText(this.dialect, EVENT_SOURCES[this.dialect], input.key, await loadMaterializedColumns(this.db));
     let inner = this.db
       .selectFrom('events')
       .select(valueExpr.as('v'))

@@ -3,11 +3,13 @@
  * and their distinct ids up to date from `$set` / `$set_once` / `$unset` / `$identify` /
  * `$create_alias`, as PostHog's ingestion does (the rules are in person-updates.ts).
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import { dialectOf, eventPropertiesIn } from '../dialect.js';
-import { chunks } from '../chunks.js';
+import { chunks, chunksAt } from '../chunks.js';
 import { elementGroupIds } from '../element-groups.js';
-import type { Database } from '../schema.js';
+import { propertySetIds, splitProperties } from '../property-sets.js';
+import type { Database, EventTable } from '../schema.js';
+import { storedMaterializedValues } from '../materialized.js';
 import { jsonValue, nowIso } from '../values.js';
 import { applyPersonUpdates, type PersonUpdate } from './person-updates.js';
 
@@ -74,7 +76,9 @@ export class EventsWriteRepository {
    * the driver's error on a constraint violation other than the uuid.
    *
    * Each elements chain is stored once per project (storage/element-groups.ts): the event gets its
-   * group's id and `elements_chain` `''`.
+   * group's id and `elements_chain` `''`. On SQLite the session-constant properties are stored once
+   * per distinct set (storage/property-sets.ts), and the materialized columns of those keys, which
+   * are stored columns, are filled from the set (storage/materialized.ts `storedMaterializedValues`).
    *
    * SQLite: `insert … on conflict (uuid) do nothing` (uuid is the primary key). PostgreSQL, where
    * `events` is partitioned (migration 0008) and its primary key is `(uuid, timestamp)`: the
@@ -87,22 +91,36 @@ export class EventsWriteRepository {
     const postgres = dialectOf(this.db) === 'postgres';
     const groups = await elementGroupIds(this.db, teamId, events.map((e) => e.elements_chain));
     const groupOf = (e: EventInput) => (e.elements_chain === '' ? null : groups.get(e.elements_chain)!);
-    for (const slice of chunks(events)) {
-      if (postgres) {
-        inserted += await this.insertChunkPostgres(teamId, slice, slice.map(groupOf), createdAt);
-        continue;
-      }
-      const chunk = slice.map((e) => ({
-        uuid: e.uuid,
-        team_id: teamId,
-        event: e.event,
-        distinct_id: e.distinct_id,
-        properties: eventPropertiesIn('sqlite', jsonValue(e.properties)),
-        timestamp: e.timestamp,
-        elements_chain: '',
-        element_group_id: groupOf(e),
-        created_at: createdAt,
-      }));
+    if (postgres) {
+      for (const slice of chunks(events)) inserted += await this.insertChunkPostgres(teamId, slice, slice.map(groupOf), createdAt);
+      return inserted;
+    }
+    const splits = events.map((e) => splitProperties(e.properties));
+    const sets = await propertySetIds(this.db, teamId, splits);
+    const stored = await storedMaterializedValues(this.db, sets.sets.values());
+    for (const [first, slice] of chunksAt(events)) {
+      const chunk = slice.map((e, i) => {
+        const split = splits[first + i]!;
+        const setId = split.shared === undefined ? null : sets.sets.get(split.shared)!;
+        const row: Record<string, unknown> = {
+          uuid: e.uuid,
+          team_id: teamId,
+          event: e.event,
+          distinct_id: e.distinct_id,
+          properties: eventPropertiesIn('sqlite', split.own),
+          timestamp: e.timestamp,
+          elements_chain: '',
+          element_group_id: groupOf(e),
+          created_at: createdAt,
+          property_set_id: setId,
+          key_order_id: split.keys === undefined ? null : sets.orders.get(split.keys)!,
+        };
+        if (setId !== null) {
+          const values = stored.bySet.get(setId)!;
+          stored.columns.forEach((column, j) => (row[column] = values[j]));
+        }
+        return row as Insertable<EventTable>;
+      });
       const r = await this.db
         .insertInto('events')
         .values(chunk)

@@ -25,7 +25,7 @@ import { sql, type Kysely } from 'kysely';
 import { chunks } from '../chunks.js';
 import type { Database } from '../schema.js';
 import { dialectOf } from '../dialect.js';
-import { boolValue, fromJson, jsonValue, nowIso, toBool, toIso } from '../values.js';
+import { boolValue, fromJson, jsonValue, nowIso, setOwn, toBool, toIso } from '../values.js';
 
 /** What an event does to its person. */
 export interface PersonUpdate {
@@ -164,20 +164,21 @@ export async function applyPersonUpdates(db: Kysely<Database>, teamId: number, u
       person.is_identified = true;
       person.dirty = true;
     }
+    // own keys only: `toString` or `__proto__` are keys like any other (`in` and `[k] =` would see the prototype's)
     for (const [k, v] of Object.entries(u.set_once ?? {})) {
-      if (!(k in person.properties)) {
-        person.properties[k] = v;
+      if (!Object.hasOwn(person.properties, k)) {
+        setOwn(person.properties, k, v);
         person.dirty = true;
       }
     }
     for (const [k, v] of Object.entries(u.set ?? {})) {
-      if (JSON.stringify(person.properties[k]) !== JSON.stringify(v)) {
-        person.properties[k] = v;
+      if (!Object.hasOwn(person.properties, k) || JSON.stringify(person.properties[k]) !== JSON.stringify(v)) {
+        setOwn(person.properties, k, v);
         person.dirty = true;
       }
     }
     for (const k of u.unset ?? []) {
-      if (k in person.properties) {
+      if (Object.hasOwn(person.properties, k)) {
         delete person.properties[k];
         person.dirty = true;
       }

@@ -15,7 +15,7 @@ import { compilePropertyGroup, propertyText, type FilterSource } from './events-
 import { loadMaterializedColumns, NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../materialized.js';
 
 /** The persons list's one source: the person's own properties, and its materialized columns. */
-const PERSON_SOURCE: FilterSource = { json: sql`persons.properties`, kind: 'person', column: (name) => sql<string | null>`persons.${sql.ref(name)}` };
+const PERSON_SOURCE: FilterSource = { json: () => sql`persons.properties`, kind: 'person', column: (name) => sql<string | null>`persons.${sql.ref(name)}` };
 
 /** A person as stored, with its distinct ids. */
 export interface PersonRecord {

@@ -1,0 +1,121 @@
+/**
+ * Session-constant properties stored once per distinct set (SQLite only; migration 0011). Of an
+ * event's ~575 bytes of properties, the keys that the SDKs send unchanged for every event of a
+ * page load or session (`$os`, `$browser`, `$session_id`, `$referrer`, `$geoip_…`:
+ * `SHARED_PROPERTY_KEYS`) are most of the bytes and repeat for every event of the session. An event
+ * that has any of them keeps in `events.properties` only its other keys; the shared ones go to a
+ * row of `property_sets` (one per distinct set in a project), and the order of all its keys to a
+ * row of `property_key_orders` (a few dozen in all), the event holding both ids
+ * (`property_set_id`, `key_order_id`). docs/performance.md ("Session-constant properties stored
+ * once") measures what it saves.
+ *
+ * Every read gives the properties back as captured, key for key and byte for byte:
+ * - one key: `eventPropertiesSource(dialect, key)` is the JSON that holds it: the set for a shared
+ *   key of a row with a set, `events.properties` otherwise (rows without a set, written before the
+ *   migration or with no shared key, hold all their keys). The filters, `values`, HogQL's
+ *   `properties.<key>` and the materialized columns read through it.
+ * - the whole object: `eventPropertiesWhole(dialect)` rebuilds it in SQL from the event's own
+ *   keys and its set's, in the order of its key order (`jsonb_group_object(key, value order by
+ *   position)`; each value copied as its JSON text, so numbers such as `1.50` or `1e21` keep their
+ *   text): the events list, an event by uuid, HogQL's `properties`.
+ *
+ * The key list is part of the storage format: a read routes a key by it, so changing it needs a
+ * migration that moves the key between the sets and the events. A materialized column of a shared
+ * key is a stored column, filled on insert (storage/materialized.ts). PostgreSQL is unchanged:
+ * both functions answer `events.properties` there.
+ */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { DialectName, JsonSource } from './dialect.js';
+import { internedIds } from './interned.js';
+import type { Database } from './schema.js';
+
+/**
+ * The keys stored in the property sets: what PostHog's web SDK sends unchanged for every event of
+ * a page load or session (posthog-js src/utils/event-utils.ts `getEventProperties`: device,
+ * browser, screen, library, referrer; src/sessionid.ts: session and window; the `$geoip_…` keys
+ * PostHog's GeoIP transformation adds from the client's address), and the demo's session keys
+ * (server/events/demo/sessions.ts). A key that does change within a session (a resized viewport)
+ * only makes one more set.
+ */
+export const SHARED_PROPERTY_KEYS: ReadonlySet<string> = new Set([
+  '$os', '$os_version', '$browser', '$browser_version', '$browser_language', '$browser_language_prefix',
+  '$device', '$device_type', '$device_id', '$raw_user_agent', '$timezone',
+  '$screen_width', '$screen_height', '$viewport_width', '$viewport_height',
+  '$lib', '$lib_version', '$session_id', '$window_id', '$referrer', '$referring_domain', '$host',
+  '$geoip_country_code', '$geoip_country_name', '$geoip_city_name', '$geoip_continent_code', '$geoip_continent_name',
+  '$geoip_subdivision_1_code', '$geoip_subdivision_1_name', '$geoip_postal_code', '$geoip_time_zone', '$geoip_latitude', '$geoip_longitude',
+]);
+
+/** An event's properties as stored: `own` always; `shared` and `keys` when it has a shared key. */
+export interface SplitProperties {
+  /** JSON text of the event's own keys, in their order (all of its keys when `shared` is absent) */
+  own: string;
+  /** JSON text of its shared keys, sorted by key (so that equal sets are one row) */
+  shared?: string;
+  /** JSON array text of all its keys, in the order `JSON.stringify` writes them */
+  keys?: string;
+}
+
+/**
+ * Splits `properties` (a captured object) into what `events` keeps and what goes to the sets.
+ * Keys whose value JSON cannot write (undefined, functions) are left out, as `JSON.stringify`
+ * leaves them out of the whole object.
+ */
+export function splitProperties(properties: Record<string, unknown>): SplitProperties {
+  let shared: [string, unknown][] | undefined;
+  const own: [string, unknown][] = [];
+  const keys: string[] = [];
+  for (const key of Object.keys(properties)) {
+    const value = properties[key];
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+    keys.push(key);
+    if (SHARED_PROPERTY_KEYS.has(key)) (shared ??= []).push([key, value]);
+    else own.push([key, value]);
+  }
+  // Object.fromEntries defines each key as an own property (a `__proto__` key stays a key)
+  if (shared === undefined) return { own: JSON.stringify(properties) };
+  shared.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { own: JSON.stringify(Object.fromEntries(own)), shared: JSON.stringify(Object.fromEntries(shared)), keys: JSON.stringify(keys) };
+}
+
+/**
+ * The ids of the sets and key orders of `splits` in project `teamId` (text → id), creating the
+ * ones the store lacks (storage/interned.ts). Call it inside the transaction that writes the
+ * events. Throws the driver's error.
+ */
+export async function propertySetIds(db: Kysely<Database>, teamId: number, splits: readonly SplitProperties[]): Promise<{ sets: Map<string, number>; orders: Map<string, number> }> {
+  const sets = await internedIds(db, 'property_sets', teamId, splits.map((s) => s.shared), true);
+  const orders = await internedIds(db, 'property_key_orders', teamId, splits.map((s) => s.keys), true);
+  return { sets, orders };
+}
+
+/** The set of the query's `events` row (NULL without one), read by primary key. */
+const SET_OF_EVENT = sql`(select s.properties from property_sets s where s.id = events.property_set_id)`;
+
+/**
+ * The JSON of the query's `events` row that holds property `key` (module doc): on SQLite, for a
+ * shared key, the row's set, or `events.properties` when the row has none; `events.properties`
+ * for any other key, and always on PostgreSQL.
+ */
+export function eventPropertiesSource(dialect: DialectName, key: string): JsonSource {
+  if (dialect === 'postgres' || !SHARED_PROPERTY_KEYS.has(key)) return sql`events.properties`;
+  return sql`(case when events.property_set_id is null then events.properties else ${SET_OF_EVENT} end)`;
+}
+
+/**
+ * All the properties of the query's `events` row, as captured (module doc): on SQLite SQLite's
+ * JSONB, or the stored text of rows written before 2026-11-27 (read it out with
+ * `eventPropertiesOut` or `json()`); jsonb on PostgreSQL.
+ */
+export function eventPropertiesWhole(dialect: DialectName): RawBuilder<unknown> {
+  if (dialect === 'postgres') return sql`events.properties`;
+  return sql`(case when events.key_order_id is null then events.properties else (
+    select jsonb_group_object(o.value, json(v.j) order by o.key)
+    from json_each((select k.keys from property_key_orders k where k.id = events.key_order_id)) o
+    join (
+      select e.key as k, events.properties -> e.fullkey as j from json_each(events.properties) e
+      union all
+      select e.key, s.properties -> e.fullkey from property_sets s, json_each(s.properties) e where s.id = events.property_set_id
+    ) v on v.k = o.value
+  ) end)`;
+}
