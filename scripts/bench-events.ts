@@ -42,7 +42,9 @@ import { importEvents } from '../server/events/import.js';
 import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
+import { jsonText } from '../server/storage/dialect.js';
 import { listMaterializedColumns, loadMaterializedColumns, materializeProperty } from '../server/storage/materialized.js';
+import { readEventProperty } from '../server/storage/property-sets.js';
 import { DEMO_HOT_PROPERTIES } from '../server/cli/materialize.js';
 
 interface Stat {
@@ -277,11 +279,8 @@ const program = new Command('bench-events')
       .selectFrom('events')
       .select((eb) => eb.fn.countAll().as('n'))
       .where('team_id', '=', team1)
-      .where(
-        store.dialect === 'postgres'
-          ? sql<boolean>`properties->>'$browser' = ${'Opera Mini'}`
-          : sql<boolean>`json_extract(properties, '$."$browser"') = ${'Opera Mini'}`,
-      )
+      // where the event's $browser is (on SQLite, its property set: server/storage/property-sets.ts)
+      .where(sql<boolean>`${readEventProperty(store.dialect, '$browser', (json) => jsonText(store.dialect, json, '$browser'))} = ${'Opera Mini'}`)
       .executeTakeFirstOrThrow();
     if (store.dialect === 'postgres') await sql`analyze`.execute(store.db);
     const size = await storeSize(store, target);

@@ -39,6 +39,9 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Command } from 'commander';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { elementsChainOf } from '../server/storage/element-groups.js';
+import { eventPropertiesWhole } from '../server/storage/property-sets.js';
 
 /** An events row as migration 0002 stores it on SQLite. */
 interface EventRow {
@@ -253,15 +256,17 @@ const program = new Command('bench-row-sizes')
   .action((o: { store: string; events: number; team: number }) => {
     if (!fs.existsSync(o.store)) throw new Error(`no such file: ${o.store}`);
     const source = new Database(o.store, { readonly: true, fileMustExist: true });
-    // the chain of a row written since migration 0010 is in element_groups (server/storage/element-groups.ts)
-    const grouped = (source.prepare("select count(*) as n from pragma_table_info('events') where name = 'element_group_id'").get() as { n: number }).n > 0;
-    const chain = grouped
-      ? 'case when element_group_id is null then elements_chain else (select g.elements_chain from element_groups g where g.id = element_group_id) end'
-      : 'elements_chain';
-    const rows = source
-      // json(): the store holds JSONB (or, written before 2026-11-27, text); layout 1 is the text
-      .prepare(`select uuid, team_id, event, distinct_id, json(properties) as properties, timestamp, ${chain} as elements_chain, created_at from events where team_id = ? order by timestamp limit ?`)
-      .all(o.team, o.events) as EventRow[];
+    // the chain of a row written since migration 0010 is in element_groups, and since migration
+    // 0011 its session-constant properties are in property_sets: read through the server's own
+    // expressions (server/storage/element-groups.ts, property-sets.ts) when the store has them
+    const has = (column: string) => (source.prepare('select count(*) as n from pragma_table_info(\'events\') where name = ?').get(column) as { n: number }).n > 0;
+    const chain = has('element_group_id') ? elementsChainOf() : sql`events.elements_chain`;
+    const properties = has('key_order_id') ? eventPropertiesWhole('sqlite') : sql`events.properties`;
+    const reader = new Kysely<unknown>({ dialect: new SqliteDialect({ database: source }) });
+    // json(): the store holds JSONB (or, written before 2026-11-27, text); layout 1 is the text
+    const query = sql`select uuid, team_id, event, distinct_id, json(${properties}) as properties, timestamp, ${chain} as elements_chain, created_at
+      from events where team_id = ${o.team} order by timestamp limit ${o.events}`.compile(reader);
+    const rows = source.prepare(query.sql).all(...query.parameters) as EventRow[];
     source.close();
     if (rows.length === 0) throw new Error(`project ${o.team} of ${o.store} has no events`);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-row-sizes-'));

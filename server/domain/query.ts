@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { runEventsQuery, runHogQLQuery, HogQLError, MAX_LIMIT, DEFAULT_LIMIT, type HogQLAnswer } from '../hogql/index.js';
 import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
-import { compilePropertyGroup } from '../storage/repositories/events-read.js';
+import { compilePropertyGroup, eventSources } from '../storage/repositories/events-read.js';
 import { loadMaterializedColumns } from '../storage/materialized.js';
 import { validationError } from './errors.js';
 import { parsePropertiesParam } from './event-filters.js';
@@ -77,7 +77,7 @@ export class QueryService {
     if (typeof query.event === 'string' && query.event !== '') conditions.push(sql`events.event = ${query.event}`);
     if (query.properties !== undefined && query.properties !== null) {
       const group = parsePropertiesParam(JSON.stringify(query.properties), opts);
-      if (group) conditions.push(compilePropertyGroup(this.store.dialect, group, undefined, await loadMaterializedColumns(this.store.db)));
+      if (group) conditions.push(compilePropertyGroup(this.store.dialect, group, eventSources(this.store.dialect, team.id), await loadMaterializedColumns(this.store.db)));
     }
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
     try {

@@ -14,7 +14,7 @@
  */
 import { sql } from 'kysely';
 import { elementsChainOf } from '../storage/element-groups.js';
-import { eventPropertiesSource, eventPropertiesWhole } from '../storage/property-sets.js';
+import { eventPropertiesWhole, readEventProperty } from '../storage/property-sets.js';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { fail, make, type Scope } from './scope.js';
@@ -95,7 +95,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
     }
     if (head === 'properties') {
       const key = propertyKey(scope, node, rest);
-      return withMaterialized(scope, 'events', scope.materialized?.event.get(key), column(scope, `events.properties.${JSON.stringify(key)}`, () => d.jsonText(eventPropertiesSource(d.name, key), key), 'String', true));
+      return withMaterialized(scope, 'events', scope.materialized?.event.get(key), column(scope, `events.properties.${JSON.stringify(key)}`, () => readEventProperty(d.name, key, (json) => d.jsonText(json, key)), 'String', true));
     }
     if (head === 'person' && rest.length >= 1) {
       const [sub, ...more] = rest;

@@ -54,7 +54,7 @@ import { sql, type Kysely } from 'kysely';
 import { truncateWal, type Store } from './db.js';
 import { chunks } from './chunks.js';
 import { canBeLiteralKey, jsonTextLiteral, type DialectName } from './dialect.js';
-import { eventPropertiesSource, SHARED_PROPERTY_KEYS } from './property-sets.js';
+import { readEventProperty, SHARED_PROPERTY_KEYS } from './property-sets.js';
 import type { Database } from './schema.js';
 import { nowIso, toIso } from './values.js';
 
@@ -205,7 +205,7 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
     if (isStoredColumn(store.dialect, kind, property)) {
       await sql`alter table events add column ${sql.ref(column)} text`.execute(trx);
       onStep?.('backfill');
-      const value = jsonTextLiteral('sqlite', eventPropertiesSource('sqlite', property), property);
+      const value = readEventProperty('sqlite', property, (json) => jsonTextLiteral('sqlite', json, property));
       await sql`update events set ${sql.ref(column)} = ${value} where ${value} is not null`.execute(trx);
     } else {
       const expression = jsonTextLiteral(store.dialect, sql.ref('properties'), property);

@@ -10,14 +10,14 @@
  * once") measures what it saves.
  *
  * Every read gives the properties back as captured, key for key and byte for byte:
- * - one key: `eventPropertiesSource(dialect, key)` is the JSON that holds it: the set for a shared
- *   key of a row with a set, `events.properties` otherwise (rows without a set, written before the
- *   migration or with no shared key, hold all their keys). The filters, `values`, HogQL's
- *   `properties.<key>` and the materialized columns read through it.
- * - the whole object: `eventPropertiesWhole(dialect)` rebuilds it in SQL from the event's own
- *   keys and its set's, in the order of its key order (`jsonb_group_object(key, value order by
- *   position)`; each value copied as its JSON text, so numbers such as `1.50` or `1e21` keep their
- *   text): the events list, an event by uuid, HogQL's `properties`.
+ * - one key: it is read from the set for a shared key of a row with a set, from
+ *   `events.properties` otherwise (rows without a set, written before the migration or with no
+ *   shared key, hold all their keys): `readEventProperty` (HogQL's `properties.<key>`, `values`,
+ *   the materialized columns' backfill) and `eventPropertyCondition` (the property filters).
+ * - the whole object: `eventPropertiesWhole(dialect)` rebuilds it in SQL, walking the event's key
+ *   order and taking each value from its own keys or its set (`jsonb_group_object`; each value
+ *   copied as its JSON text, so numbers such as `1.50` or `1e21` keep their text): the events
+ *   list, an event by uuid, HogQL's `properties`.
  *
  * The key list is part of the storage format: a read routes a key by it, so changing it needs a
  * migration that moves the key between the sets and the events. A materialized column of a shared
@@ -52,7 +52,10 @@ export interface SplitProperties {
   own: string;
   /** JSON text of its shared keys, sorted by key (so that equal sets are one row) */
   shared?: string;
-  /** JSON array text of all its keys, in the order `JSON.stringify` writes them */
+  /**
+   * JSON object text whose members are all its keys, in the order `JSON.stringify` writes them
+   * (each with the value 0): an object, so that SQLite's `json_each` gives each key's quoted path
+   */
   keys?: string;
 }
 
@@ -64,18 +67,18 @@ export interface SplitProperties {
 export function splitProperties(properties: Record<string, unknown>): SplitProperties {
   let shared: [string, unknown][] | undefined;
   const own: [string, unknown][] = [];
-  const keys: string[] = [];
+  const keys: [string, 0][] = [];
   for (const key of Object.keys(properties)) {
     const value = properties[key];
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-    keys.push(key);
+    keys.push([key, 0]);
     if (SHARED_PROPERTY_KEYS.has(key)) (shared ??= []).push([key, value]);
     else own.push([key, value]);
   }
   // Object.fromEntries defines each key as an own property (a `__proto__` key stays a key)
   if (shared === undefined) return { own: JSON.stringify(properties) };
   shared.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { own: JSON.stringify(Object.fromEntries(own)), shared: JSON.stringify(Object.fromEntries(shared)), keys: JSON.stringify(keys) };
+  return { own: JSON.stringify(Object.fromEntries(own)), shared: JSON.stringify(Object.fromEntries(shared)), keys: JSON.stringify(Object.fromEntries(keys)) };
 }
 
 /**
@@ -89,33 +92,44 @@ export async function propertySetIds(db: Kysely<Database>, teamId: number, split
   return { sets, orders };
 }
 
-/** The set of the query's `events` row (NULL without one), read by primary key. */
-const SET_OF_EVENT = sql`(select s.properties from property_sets s where s.id = events.property_set_id)`;
-
 /**
- * The JSON of the query's `events` row that holds property `key` (module doc): on SQLite, for a
- * shared key, the row's set, or `events.properties` when the row has none; `events.properties`
+ * `read(json)` of the query's `events` row for property `key` (a value such as `jsonText`; module
+ * doc): on SQLite, for a shared key, `read` of the row's set, evaluated inside one subquery on the
+ * set's primary key, or `read(events.properties)` for a row without a set; `read(events.properties)`
  * for any other key, and always on PostgreSQL.
  */
-export function eventPropertiesSource(dialect: DialectName, key: string): JsonSource {
-  if (dialect === 'postgres' || !SHARED_PROPERTY_KEYS.has(key)) return sql`events.properties`;
-  return sql`(case when events.property_set_id is null then events.properties else ${SET_OF_EVENT} end)`;
+export function readEventProperty<T>(dialect: DialectName, key: string, read: (json: JsonSource) => RawBuilder<T>): RawBuilder<T> {
+  const own = read(sql`events.properties`);
+  if (dialect === 'postgres' || !SHARED_PROPERTY_KEYS.has(key)) return own;
+  return sql<T>`(case when events.property_set_id is null then ${own} else (select ${read(sql`s.properties`)} from property_sets s where s.id = events.property_set_id) end)`;
+}
+
+/**
+ * The condition `where(json)` on property `key` of the query's `events` rows, for a WHERE clause
+ * (a NULL answer counts as false; module doc): as `readEventProperty`, except that for a shared
+ * key on SQLite the sets of project `teamId` that meet it are found once for the whole statement
+ * (`property_set_id in (select … from property_sets where team_id = … and where(set))`, an
+ * uncorrelated subquery), instead of one look-up a row: a project-wide filter on a shared key then
+ * costs what a filter on an event's own key costs.
+ */
+export function eventPropertyCondition(dialect: DialectName, key: string, teamId: number | undefined, where: (json: JsonSource) => RawBuilder<boolean>): RawBuilder<boolean> {
+  if (teamId === undefined) return readEventProperty(dialect, key, where);
+  const own = where(sql`events.properties`);
+  if (dialect === 'postgres' || !SHARED_PROPERTY_KEYS.has(key)) return own;
+  return sql<boolean>`(case when events.property_set_id is null then ${own} else events.property_set_id in (select s.id from property_sets s where s.team_id = ${teamId} and ${where(sql`s.properties`)}) end)`;
 }
 
 /**
  * All the properties of the query's `events` row, as captured (module doc): on SQLite SQLite's
  * JSONB, or the stored text of rows written before 2026-11-27 (read it out with
- * `eventPropertiesOut` or `json()`); jsonb on PostgreSQL.
+ * `eventPropertiesOut` or `json()`); jsonb on PostgreSQL. A row with a set is rebuilt by walking
+ * its key order (an object whose members are the keys in order: `json_each` gives each key's
+ * quoted path, `fullkey`) and taking each value, as its JSON text, from the event or else its set.
  */
 export function eventPropertiesWhole(dialect: DialectName): RawBuilder<unknown> {
   if (dialect === 'postgres') return sql`events.properties`;
   return sql`(case when events.key_order_id is null then events.properties else (
-    select jsonb_group_object(o.value, json(v.j) order by o.key)
-    from json_each((select k.keys from property_key_orders k where k.id = events.key_order_id)) o
-    join (
-      select e.key as k, events.properties -> e.fullkey as j from json_each(events.properties) e
-      union all
-      select e.key, s.properties -> e.fullkey from property_sets s, json_each(s.properties) e where s.id = events.property_set_id
-    ) v on v.k = o.value
+    select jsonb_group_object(o.key, json(coalesce(events.properties -> o.fullkey, (select s.properties from property_sets s where s.id = events.property_set_id) -> o.fullkey)))
+    from property_key_orders k, json_each(k.keys) o where k.id = events.key_order_id
   ) end)`;
 }

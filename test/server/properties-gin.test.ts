@@ -24,7 +24,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
-import { compilePropertyGroup, EventsReadRepository, type FilterSource } from '../../server/storage/repositories/events-read.js';
+import { compilePropertyGroup, EventsReadRepository, jsonFilterSource, type FilterSource } from '../../server/storage/repositories/events-read.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { parsePropertiesParam } from '../../server/domain/event-filters.js';
 import { dematerializeProperty, loadMaterializedColumns, materializeProperty } from '../../server/storage/materialized.js';
@@ -112,7 +112,7 @@ async function listed(properties: unknown): Promise<string> {
 }
 
 /** The events' own properties with no GIN index: the compiler writes text comparisons for it. */
-const WITHOUT_GIN: FilterSource = { json: () => sql`events.properties`, kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}` };
+const WITHOUT_GIN: FilterSource = jsonFilterSource(sql`events.properties`, 'event', (name) => sql<string | null>`events.${sql.ref(name)}`);
 
 /** `properties` as the list parses it (the domain's parser; undefined for an empty list). */
 function group(properties: unknown): PropertyGroup | undefined {

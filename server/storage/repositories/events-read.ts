@@ -7,7 +7,7 @@ import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQuery
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
 import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import { elementsChainOf } from '../element-groups.js';
-import { eventPropertiesSource, eventPropertiesWhole } from '../property-sets.js';
+import { eventPropertiesWhole, eventPropertyCondition, readEventProperty } from '../property-sets.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
@@ -51,14 +51,17 @@ function personColumn(column: string): RawBuilder<unknown> {
 }
 
 /**
- * Where a filter reads its properties: the JSON column or subquery that holds a key, which of the store's
- * materialized columns belong to it (storage/materialized.ts), and how to read one of those.
- * `ginIndexed`: `json` is a column of the filtered row with a GIN `jsonb_path_ops` index on
- * PostgreSQL (migration 0007), so `exact` filters are written as containment, which it answers.
+ * Where a filter reads its properties: how to read a key out of the JSON that holds it (`read`,
+ * `where`), which of the store's materialized columns belong to it (storage/materialized.ts), and
+ * how to read one of those. `ginIndexed`: the JSON is a column of the filtered row with a GIN
+ * `jsonb_path_ops` index on PostgreSQL (migration 0007), so `exact` filters are written as
+ * containment, which it answers.
  */
 export interface FilterSource {
-  /** the JSON holding property `key` (the event's: storage/property-sets.ts `eventPropertiesSource`) */
-  json(key: string): JsonSource;
+  /** `read(json)` for property `key`, `json` the JSON holding it (the event's may be its property set: storage/property-sets.ts) */
+  read<T>(key: string, read: (json: JsonSource) => RawBuilder<T>): RawBuilder<T>;
+  /** the condition `where(json)` on property `key`, for a WHERE clause (a NULL answer counts as false) */
+  where(key: string, where: (json: JsonSource) => RawBuilder<boolean>): RawBuilder<boolean>;
   kind: MaterializedKind;
   column(name: string): RawBuilder<string | null>;
   ginIndexed?: boolean;
@@ -67,16 +70,31 @@ export interface FilterSource {
 /** The source of a filter of each `type`. */
 export type FilterSources = (type: PropertyFilter['type']) => FilterSource;
 
-/** The source of the event's own properties on `dialect`. */
-function eventSource(dialect: DialectName): FilterSource {
-  return { json: (key) => eventPropertiesSource(dialect, key), kind: 'event', column: (name) => sql<string | null>`events.${sql.ref(name)}`, ginIndexed: true };
+/** A source whose keys are all in one JSON column or subquery (`json`). */
+export function jsonFilterSource(json: JsonSource, kind: MaterializedKind, column: FilterSource['column'], ginIndexed?: boolean): FilterSource {
+  return { read: (_key, read) => read(json), where: (_key, where) => where(json), kind, column, ...(ginIndexed ? { ginIndexed } : {}) };
 }
-const EVENT_SOURCES: Record<DialectName, FilterSource> = { sqlite: eventSource('sqlite'), postgres: eventSource('postgres') };
-const PERSON_OF_EVENT_SOURCE: FilterSource = { json: () => personColumn('properties'), kind: 'person', column: (name) => personColumn(name) as RawBuilder<string | null> };
 
-/** The events list's sources on `dialect`: the event's own properties, or its person's. */
-export function eventSources(dialect: DialectName): FilterSources {
-  return (type) => (type === 'person' ? PERSON_OF_EVENT_SOURCE : EVENT_SOURCES[dialect]);
+/** The event's own properties on `dialect`, in project `teamId` (storage/property-sets.ts). */
+function eventSource(dialect: DialectName, teamId: number | undefined): FilterSource {
+  return {
+    read: (key, read) => readEventProperty(dialect, key, read),
+    where: (key, where) => eventPropertyCondition(dialect, key, teamId, where),
+    kind: 'event',
+    column: (name) => sql<string | null>`events.${sql.ref(name)}`,
+    ginIndexed: true,
+  };
+}
+const PERSON_OF_EVENT_SOURCE = jsonFilterSource(personColumn('properties'), 'person', (name) => personColumn(name) as RawBuilder<string | null>);
+
+/**
+ * The events list's sources on `dialect`: the event's own properties, or its person's. `teamId`:
+ * the project every filtered event belongs to, which lets a filter on a shared key find the
+ * project's matching property sets once (storage/property-sets.ts `eventPropertyCondition`).
+ */
+export function eventSources(dialect: DialectName, teamId: number | undefined): FilterSources {
+  const events = eventSource(dialect, teamId);
+  return (type) => (type === 'person' ? PERSON_OF_EVENT_SOURCE : events);
 }
 
 /**
@@ -85,19 +103,28 @@ export function eventSources(dialect: DialectName): FilterSources {
  */
 export function propertyText(dialect: DialectName, source: FilterSource, key: string, columns: MaterializedColumns): RawBuilder<string | null> {
   const column = columns[source.kind].get(key);
-  return column !== undefined ? source.column(column) : jsonText(dialect, source.json(key), key);
+  return column !== undefined ? source.column(column) : source.read(key, (json) => jsonText(dialect, json, key));
 }
 
 /** SQL for one property filter (see domain/event-filters.ts for the semantics). */
 function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterSources, columns: MaterializedColumns): RawBuilder<boolean> {
   const from = sources(f.type);
-  const source: JsonSource = from.json(f.key);
-  const text = propertyText(dialect, from, f.key, columns);
+  const column = columns[from.kind].get(f.key);
+  // set-ness reads the JSON; any other operator the materialized column, when there is one
+  if (column !== undefined && f.operator !== 'is_set' && f.operator !== 'is_not_set') return filterCondition(dialect, f, from.column(column), undefined);
+  return from.where(f.key, (json) => filterCondition(dialect, f, jsonText(dialect, json, f.key), from.ginIndexed && column === undefined ? json : undefined, json));
+}
+
+/**
+ * One filter's condition on the property's `text`; `containable`: the JSON, when `exact` may be
+ * written as jsonb containment (PostgreSQL's GIN index; dialect.ts); `json`: the JSON, for set-ness.
+ */
+function filterCondition(dialect: DialectName, f: PropertyFilter, text: RawBuilder<string | null>, containable: JsonSource | undefined, json?: JsonSource): RawBuilder<boolean> {
   switch (f.operator) {
     case 'exact': {
       // PostgreSQL: the same condition as jsonb containment, which the GIN index answers
       // (dialect.ts); not where a materialized column answers: its btree index serves better
-      const contained = from.ginIndexed && !columns[from.kind].has(f.key) ? jsonTextInByContainment(dialect, source, f.key, f.texts) : undefined;
+      const contained = containable !== undefined ? jsonTextInByContainment(dialect, containable, f.key, f.texts) : undefined;
       return contained ?? sql<boolean>`(${text} in (${sql.join(f.texts)}))`;
     }
     case 'is_not':
@@ -119,9 +146,9 @@ function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterS
     case 'lte':
       return sql<boolean>`(${textToNumber(dialect, text)} <= ${f.number})`;
     case 'is_set':
-      return jsonHas(dialect, source, f.key);
+      return jsonHas(dialect, json!, f.key);
     case 'is_not_set':
-      return sql<boolean>`(not ${jsonHas(dialect, source, f.key)})`;
+      return sql<boolean>`(not ${jsonHas(dialect, json!, f.key)})`;
     case 'is_date_exact': {
       const d = textToTimestamp(dialect, text);
       return f.dayEnd ? sql<boolean>`(${d} >= ${f.date} and ${d} < ${f.dayEnd})` : sql<boolean>`(substr(${d}, 1, 19) = ${f.date.slice(0, 19)})`;
@@ -138,7 +165,7 @@ function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterS
  * `type` reads (the events list: the event's properties or its person's; the persons list: the
  * person's own, server/storage/repositories/persons.ts).
  */
-export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources = eventSources(dialect), columns: MaterializedColumns = NO_MATERIALIZED_COLUMNS): RawBuilder<boolean> {
+export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources, columns: MaterializedColumns = NO_MATERIALIZED_COLUMNS): RawBuilder<boolean> {
   if (g.values.length === 0) return sql<boolean>`(1 = 1)`;
   const parts = g.values.map((v) => (v.kind === 'group' ? compilePropertyGroup(dialect, v, sources, columns) : compileFilter(dialect, v, sources, columns)));
   return sql<boolean>`(${sql.join(parts, g.type === 'AND' ? sql` and ` : sql` or `)})`;
@@ -199,7 +226,7 @@ export class EventsReadRepository {
     }
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
     if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), q.cursor));
-    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
+    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect, q.teamId), q.materialized));
     if (q.where) query = query.where(q.where as RawBuilder<boolean>);
     return query;
   }
@@ -218,7 +245,7 @@ export class EventsReadRepository {
       const match = 'id' in q.person ? sql`p.id = ${q.person.id}` : sql`p.uuid = ${q.person.uuid}`;
       out.push(sql`events.distinct_id in (select pdi.distinct_id from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = ${q.teamId} and ${match})`);
     }
-    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
+    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect, q.teamId), q.materialized));
     if (q.where) out.push(q.where);
     return out;
   }
@@ -298,7 +325,7 @@ export class EventsReadRepository {
       ? input.key === 'event'
         ? sql<string>`events.event`
         : sql<string>`events.distinct_id`
-      : propertyText(this.dialect, EVENT_SOURCES[this.dialect], input.key, await loadMaterializedColumns(this.db));
+      : propertyText(this.dialect, eventSource(this.dialect, input.teamId), input.key, await loadMaterializedColumns(this.db));
     let inner = this.db
       .selectFrom('events')
       .select(valueExpr.as('v'))

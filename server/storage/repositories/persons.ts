@@ -11,11 +11,11 @@ import { dialectOf, icontains, type DialectName } from '../dialect.js';
 import { chunks } from '../chunks.js';
 import type { Database } from '../schema.js';
 import { fromJson, toBool, toIso, toInt } from '../values.js';
-import { compilePropertyGroup, propertyText, type FilterSource } from './events-read.js';
+import { compilePropertyGroup, jsonFilterSource, propertyText, type FilterSource } from './events-read.js';
 import { loadMaterializedColumns, NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../materialized.js';
 
 /** The persons list's one source: the person's own properties, and its materialized columns. */
-const PERSON_SOURCE: FilterSource = { json: () => sql`persons.properties`, kind: 'person', column: (name) => sql<string | null>`persons.${sql.ref(name)}` };
+const PERSON_SOURCE: FilterSource = jsonFilterSource(sql`persons.properties`, 'person', (name) => sql<string | null>`persons.${sql.ref(name)}`);
 
 /** A person as stored, with its distinct ids. */
 export interface PersonRecord {
