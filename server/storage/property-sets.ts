@@ -19,32 +19,19 @@
  *   copied as its JSON text, so numbers such as `1.50` or `1e21` keep their text): the events
  *   list, an event by uuid, HogQL's `properties`.
  *
- * The key list is part of the storage format: a read routes a key by it, so changing it needs a
- * migration that moves the key between the sets and the events. A materialized column of a shared
+ * The key list (migration 0011's) is part of the storage format: a read routes a key by it, so
+ * changing it needs a migration that moves the key between the sets and the events. A materialized column of a shared
  * key is a stored column, filled on insert (storage/materialized.ts). PostgreSQL is unchanged:
  * both functions answer `events.properties` there.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DialectName, JsonSource } from './dialect.js';
 import { internedIds } from './interned.js';
+import { SHARED_PROPERTY_KEYS_0011 } from './migrations/0011_property_sets.js';
 import type { Database } from './schema.js';
 
-/**
- * The keys stored in the property sets: what PostHog's web SDK sends unchanged for every event of
- * a page load or session (posthog-js src/utils/event-utils.ts `getEventProperties`: device,
- * browser, screen, library, referrer; src/sessionid.ts: session and window; the `$geoip_…` keys
- * PostHog's GeoIP transformation adds from the client's address), and the demo's session keys
- * (server/events/demo/sessions.ts). A key that does change within a session (a resized viewport)
- * only makes one more set.
- */
-export const SHARED_PROPERTY_KEYS: ReadonlySet<string> = new Set([
-  '$os', '$os_version', '$browser', '$browser_version', '$browser_language', '$browser_language_prefix',
-  '$device', '$device_type', '$device_id', '$raw_user_agent', '$timezone',
-  '$screen_width', '$screen_height', '$viewport_width', '$viewport_height',
-  '$lib', '$lib_version', '$session_id', '$window_id', '$referrer', '$referring_domain', '$host',
-  '$geoip_country_code', '$geoip_country_name', '$geoip_city_name', '$geoip_continent_code', '$geoip_continent_name',
-  '$geoip_subdivision_1_code', '$geoip_subdivision_1_name', '$geoip_postal_code', '$geoip_time_zone', '$geoip_latitude', '$geoip_longitude',
-]);
+/** The keys stored in the property sets: migration 0011's list (see there). */
+export const SHARED_PROPERTY_KEYS: ReadonlySet<string> = SHARED_PROPERTY_KEYS_0011;
 
 /** An event's properties as stored: `own` always; `shared` and `keys` when it has a shared key. */
 export interface SplitProperties {
