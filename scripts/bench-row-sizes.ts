@@ -31,7 +31,9 @@
  *    project), the event holding the group's id: what the store writes since migration 0010
  *    (server/storage/element-groups.ts).
  *
- * Layouts 3–8 are candidates only: nothing in the server writes them. Prints a Markdown table.
+ * Layouts 3–7 are candidates only: nothing in the server writes them. Layout 8 is close to what the
+ * server writes since migration 0011 (server/storage/property-sets.ts: per-project sets and key
+ * orders with their hash columns, chains through layout 9's groups). Prints a Markdown table.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';

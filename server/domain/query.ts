@@ -77,7 +77,7 @@ export class QueryService {
     if (typeof query.event === 'string' && query.event !== '') conditions.push(sql`events.event = ${query.event}`);
     if (query.properties !== undefined && query.properties !== null) {
       const group = parsePropertiesParam(JSON.stringify(query.properties), opts);
-      if (group) conditions.push(compilePropertyGroup(this.store.dialect, group, eventSources(this.store.dialect, team.id), await loadMaterializedColumns(this.store.db)));
+      if (group) conditions.push(compilePropertyGroup(this.store.dialect, group, eventSources(this.store.dialect), await loadMaterializedColumns(this.store.db)));
     }
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
     try {

@@ -13,11 +13,12 @@
  * - one key: it is read from the set for a shared key of a row with a set, from
  *   `events.properties` otherwise (rows without a set, written before the migration or with no
  *   shared key, hold all their keys): `readEventProperty` (HogQL's `properties.<key>`, `values`,
- *   the materialized columns' backfill) and `eventPropertyCondition` (the property filters).
- * - the whole object: `eventPropertiesWhole(dialect)` rebuilds it in SQL, walking the event's key
- *   order and taking each value from its own keys or its set (`jsonb_group_object`; each value
- *   copied as its JSON text, so numbers such as `1.50` or `1e21` keep their text): the events
- *   list, an event by uuid, HogQL's `properties`.
+ *   the materialized columns' backfill, the property filters), one look-up of the set by primary
+ *   key a row.
+ * - the whole object: `eventPropertiesWhole(dialect)` rebuilds it in SQL from the key order,
+ *   taking each value from the event's own keys or its set (copied as its JSON text, so numbers
+ *   such as `1.50` or `1e21` keep their text): the events list, an event by uuid, HogQL's
+ *   `properties`.
  *
  * The key list (migration 0011's) is part of the storage format: a read routes a key by it, so
  * changing it needs a migration that moves the key between the sets and the events. A materialized column of a shared
@@ -27,6 +28,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DialectName, JsonSource } from './dialect.js';
 import { internedIds } from './interned.js';
+import { setOwn } from './values.js';
 import { SHARED_PROPERTY_KEYS_0011 } from './migrations/0011_property_sets.js';
 import type { Database } from './schema.js';
 
@@ -37,7 +39,7 @@ export const SHARED_PROPERTY_KEYS: ReadonlySet<string> = SHARED_PROPERTY_KEYS_00
 export interface SplitProperties {
   /** JSON text of the event's own keys, in their order (all of its keys when `shared` is absent) */
   own: string;
-  /** JSON text of its shared keys, sorted by key (so that equal sets are one row) */
+  /** JSON text of its shared keys, in the order captured (an SDK sends them in one order: equal sets are one row) */
   shared?: string;
   /**
    * JSON object text whose members are all its keys, in the order `JSON.stringify` writes them
@@ -49,23 +51,31 @@ export interface SplitProperties {
 /**
  * Splits `properties` (a captured object) into what `events` keeps and what goes to the sets.
  * Keys whose value JSON cannot write (undefined, functions) are left out, as `JSON.stringify`
- * leaves them out of the whole object.
+ * leaves them out of the whole object. `orders`: key orders already written in this batch (the
+ * keys joined → the order's text), which a batch's events mostly share.
  */
-export function splitProperties(properties: Record<string, unknown>): SplitProperties {
-  let shared: [string, unknown][] | undefined;
-  const own: [string, unknown][] = [];
-  const keys: [string, 0][] = [];
+export function splitProperties(properties: Record<string, unknown>, orders: Map<string, string> = new Map()): SplitProperties {
+  const own: Record<string, unknown> = {};
+  const shared: Record<string, unknown> = {};
+  let hasShared = false;
+  const keys: string[] = [];
   for (const key of Object.keys(properties)) {
     const value = properties[key];
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
-    keys.push([key, 0]);
-    if (SHARED_PROPERTY_KEYS.has(key)) (shared ??= []).push([key, value]);
-    else own.push([key, value]);
+    keys.push(key);
+    const into = SHARED_PROPERTY_KEYS.has(key) ? ((hasShared = true), shared) : own;
+    // an assignment to `__proto__` would set the prototype: define it as a key like any other
+    if (key === '__proto__') setOwn(into, key, value);
+    else into[key] = value;
   }
-  // Object.fromEntries defines each key as an own property (a `__proto__` key stays a key)
-  if (shared === undefined) return { own: JSON.stringify(properties) };
-  shared.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { own: JSON.stringify(Object.fromEntries(own)), shared: JSON.stringify(Object.fromEntries(shared)), keys: JSON.stringify(Object.fromEntries(keys)) };
+  if (!hasShared) return { own: JSON.stringify(properties) };
+  const signature = keys.join('\u0000');
+  let order = orders.get(signature);
+  if (order === undefined) {
+    order = JSON.stringify(Object.fromEntries(keys.map((k) => [k, 0])));
+    orders.set(signature, order);
+  }
+  return { own: JSON.stringify(own), shared: JSON.stringify(shared), keys: order };
 }
 
 /**
@@ -92,31 +102,18 @@ export function readEventProperty<T>(dialect: DialectName, key: string, read: (j
 }
 
 /**
- * The condition `where(json)` on property `key` of the query's `events` rows, for a WHERE clause
- * (a NULL answer counts as false; module doc): as `readEventProperty`, except that for a shared
- * key on SQLite the sets of project `teamId` that meet it are found once for the whole statement
- * (`property_set_id in (select … from property_sets where team_id = … and where(set))`, an
- * uncorrelated subquery), instead of one look-up a row: a project-wide filter on a shared key then
- * costs what a filter on an event's own key costs.
- */
-export function eventPropertyCondition(dialect: DialectName, key: string, teamId: number | undefined, where: (json: JsonSource) => RawBuilder<boolean>): RawBuilder<boolean> {
-  if (teamId === undefined) return readEventProperty(dialect, key, where);
-  const own = where(sql`events.properties`);
-  if (dialect === 'postgres' || !SHARED_PROPERTY_KEYS.has(key)) return own;
-  return sql<boolean>`(case when events.property_set_id is null then ${own} else events.property_set_id in (select s.id from property_sets s where s.team_id = ${teamId} and ${where(sql`s.properties`)}) end)`;
-}
-
-/**
  * All the properties of the query's `events` row, as captured (module doc): on SQLite SQLite's
- * JSONB, or the stored text of rows written before 2026-11-27 (read it out with
- * `eventPropertiesOut` or `json()`); jsonb on PostgreSQL. A row with a set is rebuilt by walking
- * its key order (an object whose members are the keys in order: `json_each` gives each key's
- * quoted path, `fullkey`) and taking each value, as its JSON text, from the event or else its set.
+ * JSONB (read it out with `eventPropertiesOut` or `json()`); jsonb on PostgreSQL. A row without a
+ * set (written before migration 0011, or without a shared key) is its own JSONB (or the stored
+ * text of rows written before 2026-11-27); a row with a set is rebuilt by walking its key order
+ * (an object whose members are the keys in order: `json_each` gives each key's quoted path,
+ * `fullkey`), each value taken as its JSON text from the event or else its set: ~13 µs an event
+ * (docs/performance.md).
  */
 export function eventPropertiesWhole(dialect: DialectName): RawBuilder<unknown> {
   if (dialect === 'postgres') return sql`events.properties`;
   return sql`(case when events.key_order_id is null then events.properties else (
-    select jsonb_group_object(o.key, json(coalesce(events.properties -> o.fullkey, (select s.properties from property_sets s where s.id = events.property_set_id) -> o.fullkey)))
-    from property_key_orders k, json_each(k.keys) o where k.id = events.key_order_id
+    select jsonb_group_object(o.key, json(coalesce(events.properties -> o.fullkey, s.properties -> o.fullkey)))
+    from property_key_orders k join property_sets s on s.id = events.property_set_id, json_each(k.keys) o where k.id = events.key_order_id
   ) end)`;
 }

@@ -7,7 +7,7 @@ import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQuery
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
 import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import { elementsChainOf } from '../element-groups.js';
-import { eventPropertiesWhole, eventPropertyCondition, readEventProperty } from '../property-sets.js';
+import { eventPropertiesWhole, readEventProperty } from '../property-sets.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
@@ -75,11 +75,11 @@ export function jsonFilterSource(json: JsonSource, kind: MaterializedKind, colum
   return { read: (_key, read) => read(json), where: (_key, where) => where(json), kind, column, ...(ginIndexed ? { ginIndexed } : {}) };
 }
 
-/** The event's own properties on `dialect`, in project `teamId` (storage/property-sets.ts). */
-function eventSource(dialect: DialectName, teamId: number | undefined): FilterSource {
+/** The event's own properties on `dialect` (storage/property-sets.ts). */
+function eventSource(dialect: DialectName): FilterSource {
   return {
     read: (key, read) => readEventProperty(dialect, key, read),
-    where: (key, where) => eventPropertyCondition(dialect, key, teamId, where),
+    where: (key, where) => readEventProperty(dialect, key, where),
     kind: 'event',
     column: (name) => sql<string | null>`events.${sql.ref(name)}`,
     ginIndexed: true,
@@ -87,14 +87,11 @@ function eventSource(dialect: DialectName, teamId: number | undefined): FilterSo
 }
 const PERSON_OF_EVENT_SOURCE = jsonFilterSource(personColumn('properties'), 'person', (name) => personColumn(name) as RawBuilder<string | null>);
 
-/**
- * The events list's sources on `dialect`: the event's own properties, or its person's. `teamId`:
- * the project every filtered event belongs to, which lets a filter on a shared key find the
- * project's matching property sets once (storage/property-sets.ts `eventPropertyCondition`).
- */
-export function eventSources(dialect: DialectName, teamId: number | undefined): FilterSources {
-  const events = eventSource(dialect, teamId);
-  return (type) => (type === 'person' ? PERSON_OF_EVENT_SOURCE : events);
+const EVENT_SOURCES: Record<DialectName, FilterSource> = { sqlite: eventSource('sqlite'), postgres: eventSource('postgres') };
+
+/** The events list's sources on `dialect`: the event's own properties, or its person's. */
+export function eventSources(dialect: DialectName): FilterSources {
+  return (type) => (type === 'person' ? PERSON_OF_EVENT_SOURCE : EVENT_SOURCES[dialect]);
 }
 
 /**
@@ -226,7 +223,7 @@ export class EventsReadRepository {
     }
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
     if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), q.cursor));
-    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect, q.teamId), q.materialized));
+    if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) query = query.where(q.where as RawBuilder<boolean>);
     return query;
   }
@@ -245,7 +242,7 @@ export class EventsReadRepository {
       const match = 'id' in q.person ? sql`p.id = ${q.person.id}` : sql`p.uuid = ${q.person.uuid}`;
       out.push(sql`events.distinct_id in (select pdi.distinct_id from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = ${q.teamId} and ${match})`);
     }
-    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect, q.teamId), q.materialized));
+    if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) out.push(q.where);
     return out;
   }
@@ -325,7 +322,7 @@ export class EventsReadRepository {
       ? input.key === 'event'
         ? sql<string>`events.event`
         : sql<string>`events.distinct_id`
-      : propertyText(this.dialect, eventSource(this.dialect, input.teamId), input.key, await loadMaterializedColumns(this.db));
+      : propertyText(this.dialect, EVENT_SOURCES[this.dialect], input.key, await loadMaterializedColumns(this.db));
     let inner = this.db
       .selectFrom('events')
       .select(valueExpr.as('v'))

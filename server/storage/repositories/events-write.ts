@@ -95,7 +95,8 @@ export class EventsWriteRepository {
       for (const slice of chunks(events)) inserted += await this.insertChunkPostgres(teamId, slice, slice.map(groupOf), createdAt);
       return inserted;
     }
-    const splits = events.map((e) => splitProperties(e.properties));
+    const orders = new Map<string, string>();
+    const splits = events.map((e) => splitProperties(e.properties, orders));
     const sets = await propertySetIds(this.db, teamId, splits);
     const stored = await storedMaterializedValues(this.db, sets.sets.values());
     for (const [first, slice] of chunksAt(events)) {
