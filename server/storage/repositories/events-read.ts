@@ -7,7 +7,7 @@ import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQuery
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
 import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import { elementsChainOf } from '../element-groups.js';
-import { eventPropertiesWhole, readEventProperty } from '../property-sets.js';
+import { eventPropertiesWhole, joinSharedProperties, readEventProperty } from '../property-sets.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
 import { fromJson, toBool } from '../values.js';
@@ -255,20 +255,28 @@ export class EventsReadRepository {
     // With a person filter, SQLite would walk the whole time index looking for the person's few
     // events; ordering by an expression lets it read them through the distinct_id index and sort.
     const timeOrder = q.person && this.dialect === 'sqlite' ? sql`+events.timestamp` : sql`events.timestamp`;
+    // SQLite: the own properties and the ids of the set and key order, joined below for the page's
+    // rows only (storage/property-sets.ts `joinSharedProperties`); PostgreSQL has no sets
+    const shared = this.dialect === 'sqlite' ? [sql<number | null>`events.property_set_id`.as('set_id'), sql<number | null>`events.key_order_id`.as('order_id')] : [];
     const query = this.filtered(q)
-      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, eventPropertiesWhole(this.dialect)).as('properties'), 'events.timestamp', elementsChainOf().as('elements_chain')])
+      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, sql.ref('events.properties')).as('properties'), 'events.timestamp', elementsChainOf().as('elements_chain'), ...shared])
       .orderBy(timeOrder, 'desc')
       .orderBy('events.uuid', 'desc')
       .limit(q.limit)
       .offset(q.offset);
-    // the select list's order: uuid, event, distinct_id, properties, timestamp, elements_chain
+    // the select list's order: uuid, event, distinct_id, properties, timestamp, elements_chain[, set_id, order_id]
     const arrays = this.readRows?.(query.compile());
-    if (arrays) {
-      return arrays.map((r) =>
-        toRow({ uuid: r[0] as string, event: r[1] as string, distinct_id: r[2] as string, properties: r[3], timestamp: r[4] as string, elements_chain: r[5] as string }),
-      );
-    }
-    return (await query.execute()).map(toRow);
+    const rows = arrays
+      ? arrays.map((r) => ({ uuid: r[0] as string, event: r[1] as string, distinct_id: r[2] as string, properties: r[3], timestamp: r[4] as string, elements_chain: r[5] as string, set_id: (r[6] ?? null) as number | null, order_id: (r[7] ?? null) as number | null }))
+      : (await query.execute()).map((r) => ({ ...r, set_id: (r as { set_id?: number | null }).set_id ?? null, order_id: (r as { order_id?: number | null }).order_id ?? null }));
+    if (this.dialect === 'sqlite') await joinSharedProperties(rows, (q) => this.fetchArrays(q));
+    return rows.map(toRow);
+  }
+
+  /** Rows of a read-only query as arrays, in its select list's order: through `readRows` when given. */
+  private async fetchArrays(query: RawBuilder<unknown>): Promise<unknown[][]> {
+    const compiled = query.compile(this.db);
+    return this.readRows?.(compiled) ?? (await this.db.executeQuery(compiled)).rows.map((r) => Object.values(r as object));
   }
 
   /** The team's event with this uuid (lowercase, with dashes), or undefined. */
