@@ -15,15 +15,17 @@
  *   shared key, hold all their keys): `readEventProperty` (HogQL's `properties.<key>`, `values`,
  *   the materialized columns' backfill, the property filters), one look-up of the set by primary
  *   key a row.
- * - the whole object: `eventPropertiesWhole(dialect)` rebuilds it in SQL from the key order,
+ * - the whole object, in the events list: `joinSharedProperties` joins the page's rows in
+ *   JavaScript (two queries for the page's sets and key orders); elsewhere (an event by uuid,
+ *   HogQL's `properties`) `eventPropertiesWhole(dialect)` rebuilds it in SQL from the key order,
  *   taking each value from the event's own keys or its set (copied as its JSON text, so numbers
- *   such as `1.50` or `1e21` keep their text): the events list, an event by uuid, HogQL's
- *   `properties`.
+ *   such as `1.50` or `1e21` keep their text).
  *
  * The key list (migration 0011's) is part of the storage format: a read routes a key by it, so
- * changing it needs a migration that moves the key between the sets and the events. A materialized column of a shared
- * key is a stored column, filled on insert (storage/materialized.ts). PostgreSQL is unchanged:
- * both functions answer `events.properties` there.
+ * changing it needs a migration that moves the key between the sets and the events. A
+ * materialized column of a shared key is a stored column, filled on insert
+ * (storage/materialized.ts). PostgreSQL is unchanged: the read functions answer
+ * `events.properties` there.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DialectName, JsonSource } from './dialect.js';
