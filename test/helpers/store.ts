@@ -7,8 +7,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { openStore, type Store } from '../../server/storage/db.js';
+import { migrationProvider } from '../../server/storage/migrations/index.js';
 import type { Database } from '../../server/storage/schema.js';
 import { createTestPgSchema, usesPostgres, type TestPgSchema } from './pg.js';
 
@@ -96,4 +97,16 @@ export async function timeIndexColumns(store: Store): Promise<string[]> {
   }
   const r = await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(store.db);
   return [...(r.rows[0]?.def ?? '').matchAll(/\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((c) => c.trim().replace(/"/g, '')));
+}
+
+/**
+ * The store of `location` opened and migrated up to `migration` (its name, e.g. `0010_element_groups`),
+ * for tests of a later migration on a store as an older version left it. Throws the migration's error.
+ */
+export async function openMigratedTo(location: TestStoreLocation, migration: string): Promise<Store> {
+  const store = location.open();
+  const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(location.pg ? { migrationTableSchema: location.pg.name } : {}) });
+  const result = await migrator.migrateTo(migration);
+  if (result.error) throw result.error;
+  return store;
 }

@@ -8,27 +8,23 @@
  * On PostgreSQL the migration does nothing and the same reads answer alike. Each on a fresh store
  * migrated to 0010 first.
  */
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
 import { eventPropertiesIn, jsonTextLiteral } from '../../server/storage/dialect.js';
 import { loadMaterializedColumns, materializedColumnName } from '../../server/storage/materialized.js';
-import { migrationProvider } from '../../server/storage/migrations/index.js';
 import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
-import { createTestStoreLocation, timeIndexColumns, type TestStoreLocation } from '../helpers/store.js';
+import { createTestStoreLocation, openMigratedTo, timeIndexColumns, type TestStoreLocation } from '../helpers/store.js';
 
 let location: TestStoreLocation;
 let store: Store;
 
 beforeEach(async () => {
   location = await createTestStoreLocation('envapi-0011-');
-  store = location.open();
-  const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(location.pg ? { migrationTableSchema: location.pg.name } : {}) });
-  const to10 = await migrator.migrateTo('0010_element_groups');
-  expect(to10.error).toBeUndefined();
+  store = await openMigratedTo(location, '0010_element_groups');
 });
 
 afterEach(async () => {

@@ -5,23 +5,19 @@
  * built again with the columns after its key, in the order they were added; a store without any
  * keeps the index as it was. Each on a fresh store migrated to 0008 first.
  */
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
 import { jsonTextLiteral } from '../../server/storage/dialect.js';
 import { materializedColumnName } from '../../server/storage/materialized.js';
-import { migrationProvider } from '../../server/storage/migrations/index.js';
-import { createTestStoreLocation, timeIndexColumns, type TestStoreLocation } from '../helpers/store.js';
+import { createTestStoreLocation, openMigratedTo, timeIndexColumns, type TestStoreLocation } from '../helpers/store.js';
 
 let location: TestStoreLocation;
 let store: Store;
 
 beforeEach(async () => {
   location = await createTestStoreLocation('envapi-0009-');
-  store = location.open();
-  const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(location.pg ? { migrationTableSchema: location.pg.name } : {}) });
-  const to8 = await migrator.migrateTo('0008_events_partitions');
-  expect(to8.error).toBeUndefined();
+  store = await openMigratedTo(location, '0008_events_partitions');
 });
 
 afterEach(async () => {
