@@ -173,8 +173,9 @@ export function isStoredColumn(dialect: DialectName, kind: MaterializedKind, pro
  * Throws the driver's error.
  */
 export async function storedMaterializedValues(db: Kysely<Database>, setIds: Iterable<number>): Promise<{ columns: string[]; bySet: Map<number, (string | null)[]> }> {
-  const rows = await db.selectFrom('materialized_columns').select(['property', 'column_name']).where('kind', '=', 'event').orderBy('column_name').execute();
-  const stored = rows.filter((r) => isStoredColumn('sqlite', 'event', r.property));
+  const stored = [...(await loadMaterializedColumns(db)).event]
+    .filter(([property]) => isStoredColumn('sqlite', 'event', property))
+    .map(([property, column_name]) => ({ property, column_name }));
   const bySet = new Map<number, (string | null)[]>();
   if (stored.length === 0) return { columns: [], bySet };
   const values = stored.map((r, i) => sql`${jsonTextLiteral('sqlite', sql`s.properties`, r.property)} as ${sql.ref(`v${i}`)}`);
