@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { parse } from 'yaml';
 import { freePort } from './bench-lib.js';
+import { eventUuidOut } from '../server/storage/event-uuids.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SPEC = path.join(ROOT, 'openapi.yaml');
@@ -574,7 +575,7 @@ async function setUpFixtures(dataDir: string): Promise<Fixtures> {
       organizationId: org.id,
       personUuid: (await store.db.selectFrom('persons').select('uuid').where('team_id', '=', 1).limit(1).executeTakeFirstOrThrow()).uuid,
       throttledKey: await mk(owner.id, ['query:read']),
-      eventUuid: anyEvent.uuid,
+      eventUuid: eventUuidOut(anyEvent.uuid),
       projectToken: (await accounts.findTeam(1))!.api_token,
       plugin: { customerio: pluginId('customerio'), notificationBar: pluginId('notification-bar'), webhook: pluginId('webhook') },
     };

@@ -17,6 +17,7 @@ import { ImportError, importEvents, importEventsFile, type RawEventRow } from '.
 import { migrateToLatest, type Store } from '../server/storage/db.js';
 import { eventPropertiesOut } from '../server/storage/dialect.js';
 import { elementsChainOf } from '../server/storage/element-groups.js';
+import { eventUuidOut } from '../server/storage/event-uuids.js';
 import { eventPropertiesWhole } from '../server/storage/property-sets.js';
 import { fromJson, toBool } from '../server/storage/values.js';
 import { childEnv, createTestStoreLocation, refuseInserts, type TestStoreLocation } from './helpers/store.js';
@@ -63,7 +64,7 @@ async function events() {
     .orderBy('timestamp')
     .orderBy('uuid')
     .execute();
-  return rows.map((r) => ({ ...r, properties: fromJson<Record<string, unknown>>(r.properties) }));
+  return rows.map((r) => ({ ...r, uuid: eventUuidOut(r.uuid), properties: fromJson<Record<string, unknown>>(r.properties) }));
 }
 
 async function countEvents(): Promise<number> {

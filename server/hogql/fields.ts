@@ -14,6 +14,7 @@
  */
 import { sql } from 'kysely';
 import { elementsChainOf } from '../storage/element-groups.js';
+import { eventUuidText } from '../storage/event-uuids.js';
 import { eventPropertiesWhole, readEventProperty } from '../storage/property-sets.js';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
@@ -73,7 +74,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
     if (rest.length === 0) {
       switch (head) {
         case 'uuid':
-          return column(scope, 'events.uuid', () => sql`events.uuid`, 'UUID', false);
+          return column(scope, 'events.uuid', () => eventUuidText(d.name, sql`events.uuid`), 'UUID', false);
         case 'event':
         case 'distinct_id':
           return column(scope, `events.${head}`, () => sql`events.${sql.ref(head)}`, 'String', false);

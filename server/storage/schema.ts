@@ -11,6 +11,7 @@
  * - counts: a string from `pg` (bigint), a number from SQLite (read with `toInt`).
  */
 import type { Generated } from 'kysely';
+import type { StoredEventUuid } from './event-uuids.js';
 
 /** A boolean column as written (1/0) and as read (number from SQLite, boolean from PostgreSQL). */
 export type BoolColumn = number | boolean;
@@ -178,7 +179,8 @@ export interface ActivityLogTable {
 
 /** An analytics event (PostHog's ClickHouse `events` table, posthog/models/event/sql.py). */
 export interface EventTable {
-  uuid: string;
+  /** text on PostgreSQL; the 16 bytes on SQLite since migration 0012 (storage/event-uuids.ts) */
+  uuid: StoredEventUuid;
   team_id: number;
   event: string;
   distinct_id: string;

@@ -27,6 +27,7 @@ import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../server/storage/db.js';
+import { eventUuidOut } from '../../server/storage/event-uuids.js';
 import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from '../helpers/process.js';
 import { childEnv, createTestStoreLocation, type TestStoreLocation } from '../helpers/store.js';
 import { uuid } from './helpers.js';
@@ -127,7 +128,8 @@ async function readStore(): Promise<Stored> {
   } else {
     const db = new Database(path.join(location.dir, 'envapi.sqlite3'), { readonly: true, fileMustExist: true });
     try {
-      rows = db.prepare(`SELECT uuid, json_extract(properties, '$.batch_id') AS batch_id FROM events`).all() as typeof rows;
+      // uuids are stored as their 16 bytes (storage/event-uuids.ts)
+      rows = (db.prepare(`SELECT uuid, json_extract(properties, '$.batch_id') AS batch_id FROM events`).all() as Array<{ uuid: Uint8Array; batch_id: string | null }>).map((r) => ({ ...r, uuid: eventUuidOut(r.uuid) }));
     } finally {
       db.close();
     }

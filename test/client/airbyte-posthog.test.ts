@@ -34,6 +34,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDemoEvents } from '../../server/events/demo.js';
 import { importEvents } from '../../server/events/import.js';
+import { eventUuidOut } from '../../server/storage/event-uuids.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Json = Record<string, unknown>;
@@ -146,7 +147,7 @@ async function syncEvents(config: { start_date: string; events_time_step?: numbe
 /** Every event uuid of a project, read off the store. */
 async function storedUuids(team: number, after = ''): Promise<string[]> {
   const rows = await t.store.db.selectFrom('events').select(['uuid', 'timestamp']).where('team_id', '=', team).execute();
-  return rows.filter((r) => r.timestamp > after).map((r) => r.uuid).sort();
+  return rows.filter((r) => r.timestamp > after).map((r) => eventUuidOut(r.uuid)).sort();
 }
 
 const ids = (records: Json[] | undefined) => (records ?? []).map((r) => String(r.id)).sort();

@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
 import { compilePropertyGroup, EventsReadRepository, jsonFilterSource, type FilterSource } from '../../server/storage/repositories/events-read.js';
+import { eventUuidIn, eventUuidOut, type StoredEventUuid } from '../../server/storage/event-uuids.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { parsePropertiesParam } from '../../server/domain/event-filters.js';
 import { dematerializeProperty, loadMaterializedColumns, materializeProperty } from '../../server/storage/materialized.js';
@@ -74,7 +75,7 @@ beforeAll(async () => {
     // the stored JSON as written: the write path would normalize 12.0 to 12
     for (let i = 0; i < ROWS.length; i++) {
       const json = t.store.dialect === 'postgres' ? sql`${ROWS[i]}::jsonb` : sql`${ROWS[i]}`;
-      await sql`update events set properties = ${json} where uuid = ${events[i]!.uuid}`.execute(trx);
+      await sql`update events set properties = ${json} where uuid = ${eventUuidIn(t.store.dialect, events[i]!.uuid)}`.execute(trx);
     }
   });
   // another project of 3,000 events over 30 browsers, one of them Opera Mini: the plan's check
@@ -123,8 +124,8 @@ function group(properties: unknown): PropertyGroup | undefined {
 async function expected(properties: unknown): Promise<string> {
   const g = group(properties);
   const where = g ? compilePropertyGroup(t.store.dialect, g, () => WITHOUT_GIN) : sql<boolean>`(1 = 1)`;
-  const rows = await sql<{ uuid: string }>`select uuid from events where team_id = ${pid} and ${where} order by timestamp desc, uuid desc limit 100`.execute(t.store.db);
-  return JSON.stringify(rows.rows.map((r) => r.uuid));
+  const rows = await sql<{ uuid: StoredEventUuid }>`select uuid from events where team_id = ${pid} and ${where} order by timestamp desc, uuid desc limit 100`.execute(t.store.db);
+  return JSON.stringify(rows.rows.map((r) => eventUuidOut(r.uuid)));
 }
 
 /** The list's WHERE for `properties`, as the repository builds it, compiled to SQL text. */

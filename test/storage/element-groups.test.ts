@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capture } from '../capture/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { eventUuidIn, eventUuidOut } from '../../server/storage/event-uuids.js';
 import { internHash } from '../../server/storage/interned.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
 
@@ -45,7 +46,7 @@ beforeAll(async () => {
   // a row as a store written before migration 0010 holds it: the chain inline, no group
   const old = event(6, CHAIN_OLD, 700);
   await sql`insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)
-    values (${old.uuid}, ${pid}, ${old.event}, 'd', ${JSON.stringify(old.properties)}, ${old.timestamp}, ${CHAIN_OLD}, ${new Date().toISOString()})`.execute(t.store.db);
+    values (${eventUuidIn(t.store.dialect, old.uuid)}, ${pid}, ${old.event}, 'd', ${JSON.stringify(old.properties)}, ${old.timestamp}, ${CHAIN_OLD}, ${new Date().toISOString()})`.execute(t.store.db);
   WRITTEN.set(old.uuid, CHAIN_OLD);
 });
 
@@ -65,7 +66,7 @@ describe('elements chains stored once per project', () => {
     ]);
     expect(await groups(otherPid)).toEqual([{ hash: internHash(CHAIN_A), elements_chain: CHAIN_A }]);
     const rows = await t.store.db.selectFrom('events').select(['uuid', 'elements_chain', 'element_group_id']).where('team_id', '=', pid).orderBy('uuid').execute();
-    expect(rows.map((r) => [r.uuid, r.elements_chain, r.element_group_id === null ? 'none' : 'group'])).toEqual([
+    expect(rows.map((r) => [eventUuidOut(r.uuid), r.elements_chain, r.element_group_id === null ? 'none' : 'group'])).toEqual([
       [id(1), '', 'group'],
       [id(2), '', 'group'],
       [id(3), '', 'group'],
@@ -97,7 +98,7 @@ describe('elements chains stored once per project', () => {
       batch: [{ event: '$autocapture', distinct_id: 'clicker', uuid: id(30), properties: { $event_type: 'click', $elements_chain: CHAIN_B } }],
     });
     expect(res.status, await res.clone().text()).toBe(200);
-    const row = await t.store.db.selectFrom('events').select(['elements_chain', 'element_group_id']).where('uuid', '=', id(30)).executeTakeFirstOrThrow();
+    const row = await t.store.db.selectFrom('events').select(['elements_chain', 'element_group_id']).where('uuid', '=', eventUuidIn(t.store.dialect, id(30))).executeTakeFirstOrThrow();
     expect(row.elements_chain).toBe('');
     expect((await groups(t.boot.team.id)).map((g) => g.elements_chain)).toEqual([CHAIN_B]);
     expect(((await t.json(`/api/environments/${t.boot.team.id}/events/${id(30)}/`)) as { elements_chain: string }).elements_chain).toBe(CHAIN_B);
@@ -112,7 +113,7 @@ describe('elements chains stored once per project', () => {
       }),
     ).rejects.toThrow('the batch fails after the insert');
     expect((await groups(pid)).map((g) => g.elements_chain)).not.toContain(chain);
-    expect(await t.store.db.selectFrom('events').select('uuid').where('uuid', '=', id(40)).execute()).toEqual([]);
+    expect(await t.store.db.selectFrom('events').select('uuid').where('uuid', '=', eventUuidIn(t.store.dialect, id(40))).execute()).toEqual([]);
   });
 
   it('gives two writers of one new chain at once the same group', async () => {
@@ -120,7 +121,7 @@ describe('elements chains stored once per project', () => {
     const write = (n: number) => t.store.db.transaction().execute((trx) => new EventsWriteRepository(trx).insertEvents(pid, [event(n, chain, 40)]));
     expect(await Promise.all([write(50), write(51)])).toEqual([1, 1]);
     expect((await groups(pid)).filter((g) => g.elements_chain === chain)).toHaveLength(1);
-    const rows = await t.store.db.selectFrom('events').select('element_group_id').where('uuid', 'in', [id(50), id(51)]).execute();
+    const rows = await t.store.db.selectFrom('events').select('element_group_id').where('uuid', 'in', [id(50), id(51)].map((u) => eventUuidIn(t.store.dialect, u))).execute();
     expect(rows).toHaveLength(2);
     expect(rows[0]!.element_group_id).not.toBeNull();
     expect(rows[0]!.element_group_id).toBe(rows[1]!.element_group_id);
@@ -129,8 +130,8 @@ describe('elements chains stored once per project', () => {
   // last: it puts every chain back inline
   it("docs/deploy.md's statement for rolling the code back puts the chains back inline, reading the same", async () => {
     await sql`UPDATE events SET elements_chain = g.elements_chain, element_group_id = NULL FROM element_groups g WHERE g.id = events.element_group_id`.execute(t.store.db);
-    const rows = await t.store.db.selectFrom('events').select(['uuid', 'elements_chain']).where('team_id', '=', pid).where('uuid', 'in', [...WRITTEN.keys()]).execute();
-    expect(new Map(rows.map((r) => [r.uuid, r.elements_chain]))).toEqual(WRITTEN);
+    const rows = await t.store.db.selectFrom('events').select(['uuid', 'elements_chain']).where('team_id', '=', pid).where('uuid', 'in', [...WRITTEN.keys()].map((u) => eventUuidIn(t.store.dialect, u))).execute();
+    expect(new Map(rows.map((r) => [eventUuidOut(r.uuid), r.elements_chain]))).toEqual(WRITTEN);
     expect(await t.store.db.selectFrom('events').select('uuid').where('element_group_id', 'is not', null).execute()).toEqual([]);
     expect(await t.hogql(pid, 'select uuid, elements_chain from events where uuid < \'' + id(7) + "' order by uuid")).toEqual([...WRITTEN].sort());
   });

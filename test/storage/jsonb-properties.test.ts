@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
+import { eventUuidIn, eventUuidText } from '../../server/storage/event-uuids.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 
 let t: TestServer;
@@ -26,7 +27,7 @@ beforeAll(async () => {
   await new EventsWriteRepository(t.store.db).insertEvents(pid, [{ uuid: NEW_UUID, event: 'e', distinct_id: 'd', properties: PROPS, timestamp: timestamp(60), elements_chain: '' }]);
   // a row as a store written before JSONB holds it: the JSON text
   await sql`insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)
-    values (${OLD_UUID}, ${pid}, 'e', 'd', ${JSON.stringify(PROPS)}, ${timestamp(120)}, '', ${new Date().toISOString()})`.execute(t.store.db);
+    values (${eventUuidIn('sqlite', OLD_UUID)}, ${pid}, 'e', 'd', ${JSON.stringify(PROPS)}, ${timestamp(120)}, '', ${new Date().toISOString()})`.execute(t.store.db);
 });
 
 afterAll(async () => {
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 describe.skipIf(usesPostgres())('events.properties as JSONB on SQLite', () => {
   it('new rows are JSONB, the older row text', async () => {
-    const r = await sql<{ uuid: string; kind: string }>`select uuid, typeof(properties) as kind from events where team_id = ${pid} order by uuid`.execute(t.store.db);
+    const r = await sql<{ uuid: string; kind: string }>`select ${eventUuidText('sqlite', sql`uuid`)} as uuid, typeof(properties) as kind from events where team_id = ${pid} order by uuid`.execute(t.store.db);
     expect(r.rows).toEqual([
       { uuid: NEW_UUID, kind: 'blob' },
       { uuid: OLD_UUID, kind: 'text' },

@@ -24,6 +24,7 @@ import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { eventPropertiesIn } from '../../server/storage/dialect.js';
+import { eventUuidIn, eventUuidText } from '../../server/storage/event-uuids.js';
 import { dematerializeProperty, materializedColumnName, materializeProperty } from '../../server/storage/materialized.js';
 import { eventPropertiesWhole, SHARED_PROPERTY_KEYS } from '../../server/storage/property-sets.js';
 import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
@@ -67,7 +68,7 @@ async function writeLegacy(n: number, properties: Record<string, unknown>): Prom
   const old = event(n, properties, '8001');
   await t.store.db
     .insertInto('events')
-    .values({ uuid: old.uuid, team_id: legacyPid, event: old.event, distinct_id: old.distinct_id, properties: eventPropertiesIn(t.store.dialect, JSON.stringify(properties)) as string, timestamp: old.timestamp, elements_chain: '', created_at: new Date().toISOString() })
+    .values({ uuid: eventUuidIn(t.store.dialect, old.uuid), team_id: legacyPid, event: old.event, distinct_id: old.distinct_id, properties: eventPropertiesIn(t.store.dialect, JSON.stringify(properties)) as string, timestamp: old.timestamp, elements_chain: '', created_at: new Date().toISOString() })
     .execute();
 }
 
@@ -136,7 +137,7 @@ describe('session-constant properties stored once per distinct set', () => {
     const distinct = new Set(PROPS.map((p) => JSON.stringify(sharedOf(p))).filter((s) => s !== '[]'));
     expect(Number(sets.rows[0]!.n)).toBe(distinct.size);
     const rows = await sql<{ uuid: string; own: string; property_set_id: number | null; key_order_id: number | null }>`
-      select uuid, json(properties) as own, property_set_id, key_order_id from events where team_id = ${pid} order by uuid`.execute(t.store.db);
+      select ${eventUuidText(t.store.dialect, sql`uuid`)} as uuid, json(properties) as own, property_set_id, key_order_id from events where team_id = ${pid} order by uuid`.execute(t.store.db);
     rows.rows.forEach((r, n) => {
       const keys = Object.keys(PROPS[n]!);
       const hasShared = keys.some((k) => SHARED_PROPERTY_KEYS.has(k));
@@ -165,7 +166,7 @@ describe('session-constant properties stored once per distinct set', () => {
     const rows = await t.hogql(pid, 'select uuid, properties from events order by uuid');
     expect(rows.map(([uuid, p]) => [uuid, JSON.parse(p as string) as unknown])).toEqual(PROPS.map((p, n) => [uuidOf('8000', n), p]));
     if (t.store.dialect === 'sqlite') {
-      const texts = await sql<{ uuid: string; p: string }>`select uuid, json(${eventPropertiesWhole('sqlite')}) as p from events where team_id = ${pid}`.execute(t.store.db);
+      const texts = await sql<{ uuid: string; p: string }>`select ${eventUuidText('sqlite', sql`uuid`)} as uuid, json(${eventPropertiesWhole('sqlite')}) as p from events where team_id = ${pid}`.execute(t.store.db);
       expect(new Map(texts.rows.map((r) => [r.uuid, r.p]))).toEqual(expected);
     }
   });
@@ -214,7 +215,7 @@ describe('session-constant properties stored once per distinct set', () => {
     const stored = ((await t.json(`/api/environments/${t.boot.team.id}/events/${uuid}/`)) as { properties: Record<string, unknown> }).properties;
     expect(stored).toEqual(expect.objectContaining(properties));
     if (t.store.dialect === 'sqlite') {
-      const row = await t.store.db.selectFrom('events').select(['property_set_id']).where('uuid', '=', uuid).executeTakeFirstOrThrow();
+      const row = await t.store.db.selectFrom('events').select(['property_set_id']).where('uuid', '=', eventUuidIn(t.store.dialect, uuid)).executeTakeFirstOrThrow();
       expect(row.property_set_id).not.toBeNull();
     }
   });
@@ -226,7 +227,7 @@ describe('session-constant properties stored once per distinct set', () => {
     await sql.raw(rollbackStatement()).execute(t.store.db);
     const left = await sql<{ n: number }>`select count(*) as n from events where property_set_id is not null or key_order_id is not null`.execute(t.store.db);
     expect(Number(left.rows[0]!.n)).toBe(0);
-    const texts = await sql<{ uuid: string; p: string }>`select uuid, json(properties) as p from events where team_id = ${pid}`.execute(t.store.db);
+    const texts = await sql<{ uuid: string; p: string }>`select ${eventUuidText('sqlite', sql`uuid`)} as uuid, json(properties) as p from events where team_id = ${pid}`.execute(t.store.db);
     expect(new Map(texts.rows.map((r) => [r.uuid, r.p]))).toEqual(before);
     expect(await listed(pid)).toEqual(before);
     await expectAlike();

@@ -7,6 +7,7 @@ import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQuery
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
 import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import { elementsChainOf } from '../element-groups.js';
+import { eventUuidIn, eventUuidOut, type StoredEventUuid } from '../event-uuids.js';
 import { eventPropertiesWhole, joinSharedProperties, readEventProperty } from '../property-sets.js';
 import type { Database } from '../schema.js';
 import type { EventInput } from './events-write.js';
@@ -177,11 +178,11 @@ export interface ListedEventRow extends EventRow {
   readonly propertiesText: string | undefined;
 }
 
-function toRow(r: { uuid: string; event: string; distinct_id: string; properties: unknown; timestamp: string; elements_chain: string }): ListedEventRow {
+function toRow(r: { uuid: StoredEventUuid; event: string; distinct_id: string; properties: unknown; timestamp: string; elements_chain: string }): ListedEventRow {
   const stored = r.properties;
   let decoded: Record<string, unknown> | undefined;
   return {
-    uuid: r.uuid,
+    uuid: eventUuidOut(r.uuid),
     event: r.event,
     distinct_id: r.distinct_id,
     get properties() {
@@ -222,7 +223,7 @@ export class EventsReadRepository {
       });
     }
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
-    if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), q.cursor));
+    if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), { timestamp: q.cursor.timestamp, uuid: eventUuidIn(this.dialect, q.cursor.uuid) }));
     if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) query = query.where(q.where as RawBuilder<boolean>);
     return query;
@@ -267,7 +268,7 @@ export class EventsReadRepository {
     // the select list's order: uuid, event, distinct_id, properties, timestamp, elements_chain[, set_id, order_id]
     const arrays = this.readRows?.(query.compile());
     const rows = arrays
-      ? arrays.map((r) => ({ uuid: r[0] as string, event: r[1] as string, distinct_id: r[2] as string, properties: r[3], timestamp: r[4] as string, elements_chain: r[5] as string, set_id: (r[6] ?? null) as number | null, order_id: (r[7] ?? null) as number | null }))
+      ? arrays.map((r) => ({ uuid: r[0] as StoredEventUuid, event: r[1] as string, distinct_id: r[2] as string, properties: r[3], timestamp: r[4] as string, elements_chain: r[5] as string, set_id: (r[6] ?? null) as number | null, order_id: (r[7] ?? null) as number | null }))
       : (await query.execute()).map((r) => ({ ...r, set_id: (r as { set_id?: number | null }).set_id ?? null, order_id: (r as { order_id?: number | null }).order_id ?? null }));
     if (this.dialect === 'sqlite') await joinSharedProperties(rows, (q) => this.fetchArrays(q));
     return rows.map(toRow);
@@ -285,7 +286,7 @@ export class EventsReadRepository {
       .selectFrom('events')
       .select(['uuid', 'event', 'distinct_id', eventPropertiesOut(this.dialect, eventPropertiesWhole(this.dialect)).as('properties'), 'timestamp', elementsChainOf().as('elements_chain')])
       .where('team_id', '=', teamId)
-      .where('uuid', '=', uuid)
+      .where('uuid', '=', eventUuidIn(this.dialect, uuid))
       .executeTakeFirst();
     return r && toRow(r);
   }

@@ -7,6 +7,7 @@ import { sql, type Insertable, type Kysely } from 'kysely';
 import { dialectOf, eventPropertiesIn } from '../dialect.js';
 import { chunks, chunksAt } from '../chunks.js';
 import { elementGroupIds } from '../element-groups.js';
+import { eventUuidIn, eventUuidOut } from '../event-uuids.js';
 import { propertySetIds, splitProperties } from '../property-sets.js';
 import type { Database, EventTable } from '../schema.js';
 import { storedMaterializedValues } from '../materialized.js';
@@ -59,13 +60,14 @@ export class EventsWriteRepository {
    */
   async storedUuids(uuids: readonly string[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
+    const dialect = dialectOf(this.db);
     for (const slice of chunks(uuids)) {
       const rows = await this.db
         .selectFrom('events')
         .select(['uuid', 'team_id'])
-        .where('uuid', 'in', slice)
+        .where('uuid', 'in', slice.map((u) => eventUuidIn(dialect, u)))
         .execute();
-      for (const r of rows) found.set(r.uuid, r.team_id);
+      for (const r of rows) found.set(eventUuidOut(r.uuid), r.team_id);
     }
     return found;
   }
@@ -104,7 +106,7 @@ export class EventsWriteRepository {
         const split = splits[first + i]!;
         const setId = split.shared === undefined ? null : sets.sets.get(split.shared)!;
         const row: Record<string, unknown> = {
-          uuid: e.uuid,
+          uuid: eventUuidIn('sqlite', e.uuid),
           team_id: teamId,
           event: e.event,
           distinct_id: e.distinct_id,
