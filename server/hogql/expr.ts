@@ -120,6 +120,11 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
     if (op === '!=') return condition(other.type === 'Null' ? d.falseSql : sql`(${asValue(scope, other)} is not null)`, key, [l, r]);
     return condition(d.falseSql, key, [l, r]);
   }
+  // a column stored in another form, compared with a constant that has that form: the stored column
+  if (op === '==' || op === '!=') {
+    const stored = l.storedEquals && typeof r.constant?.value === 'string' ? l.storedEquals(r.constant.value) : r.storedEquals && typeof l.constant?.value === 'string' ? r.storedEquals(l.constant.value) : undefined;
+    if (stored) return condition(op === '==' ? stored : sql`(not ${stored})`, key, [l, r]);
+  }
   // in WHERE, a property compared with a constant its materialized column writes alike reads the
   // column (the same rows; the column's index can serve them)
   if ((op === '==' || op === '!=') && scope.inWhere) {

@@ -14,7 +14,7 @@
  */
 import { sql } from 'kysely';
 import { elementsChainOf } from '../storage/element-groups.js';
-import { eventUuidText } from '../storage/event-uuids.js';
+import { eventUuidLiteral, eventUuidText } from '../storage/event-uuids.js';
 import { eventPropertiesWhole, readEventProperty } from '../storage/property-sets.js';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
@@ -73,8 +73,12 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
   if (scope.table === 'events') {
     if (rest.length === 0) {
       switch (head) {
-        case 'uuid':
-          return column(scope, 'events.uuid', () => eventUuidText(d.name, sql`events.uuid`), 'UUID', false);
+        case 'uuid': {
+          const field = column(scope, 'events.uuid', () => eventUuidText(d.name, sql`events.uuid`), 'UUID', false);
+          if (d.name !== 'sqlite') return field;
+          const stored = () => column(scope, 'events.uuid.stored', () => sql`events.uuid`, 'UUID', false).sql;
+          return { ...field, storedEquals: (value) => eventUuidLiteral(value) && sql`(${stored()} = ${eventUuidLiteral(value)})` };
+        }
         case 'event':
         case 'distinct_id':
           return column(scope, `events.${head}`, () => sql`events.${sql.ref(head)}`, 'String', false);

@@ -50,6 +50,13 @@ export interface Compiled {
    * read it (and its index) instead (./expr.ts `compareValues`)
    */
   materialized?: () => Compiled;
+  /**
+   * a column the store holds in another form than its value (`events.uuid` on SQLite: its 16 bytes,
+   * ../storage/event-uuids.ts): `=` with a String constant is the stored column `=` the constant's
+   * stored form, which the column's index serves; undefined for a constant that has no stored form,
+   * compared as text (./expr.ts `compareValues`)
+   */
+  storedEquals?: (value: string) => RawBuilder<unknown> | undefined;
 }
 
 /** Whether `t` is one of the numeric types (Bool counts: it is UInt8 in ClickHouse). */

@@ -40,6 +40,15 @@ export function eventUuidOut(stored: StoredEventUuid): string {
 }
 
 /**
+ * The SQLite literal of `uuid`'s 16 bytes (`X'0190…'`) when it is in the API's form, else
+ * undefined: what HogQL's `uuid = '…'` compares the stored column with, so that the uuid's key
+ * serves it (server/hogql/fields.ts).
+ */
+export function eventUuidLiteral(uuid: string): RawBuilder<Uint8Array> | undefined {
+  return API_FORM.test(uuid) ? sql.raw<Uint8Array>(`X'${uuid.replace(/-/g, '')}'`) : undefined;
+}
+
+/**
  * SQL text of a stored event uuid `column` in the API's form (HogQL's `uuid`, scripts that read
  * the table): on SQLite the bytes as lowercase hex with dashes, a text row as it is; the column
  * itself on PostgreSQL. An expression, so a comparison on it uses no index.

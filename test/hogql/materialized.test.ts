@@ -120,6 +120,8 @@ describe('HogQL: which index a read of the project takes (SQLite)', () => {
     expect(await planOf("select count() from events where event = '$pageview'")).toMatch(/events_team_event_time \(team_id=\? AND event=\?/);
     expect(await planOf("select count() from events where distinct_id = 'user-1'")).toMatch(/events_team_distinct_id_time \(team_id=\? AND distinct_id=\?/);
     expect(await planOf('select event, count() from events group by event')).toMatch(/COVERING INDEX events_team_event_time/);
+    // the uuid is stored as its 16 bytes (storage/event-uuids.ts): an equality with a uuid constant reads its key
+    expect(await planOf("select event from events where uuid = '01934e70-0000-7000-8000-000000000005'")).toMatch(/sqlite_autoindex_events_1 \(uuid=\?\)/);
   });
 });
 
