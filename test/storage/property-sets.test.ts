@@ -214,9 +214,20 @@ describe('session-constant properties stored once per distinct set', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     const stored = ((await t.json(`/api/environments/${t.boot.team.id}/events/${uuid}/`)) as { properties: Record<string, unknown> }).properties;
     expect(stored).toEqual(expect.objectContaining(properties));
+    const row = await t.store.db
+      .selectFrom('events')
+      .select([sql<unknown>`${t.store.dialect === 'sqlite' ? sql`json(properties)` : sql`properties`}`.as('own'), sql<number | null>`${t.store.dialect === 'sqlite' ? sql`property_set_id` : sql`null`}`.as('set_id')])
+      .where('uuid', '=', eventUuidIn(t.store.dialect, uuid))
+      .executeTakeFirstOrThrow();
+    const own = (typeof row.own === 'string' ? JSON.parse(row.own) : row.own) as Record<string, unknown>;
     if (t.store.dialect === 'sqlite') {
-      const row = await t.store.db.selectFrom('events').select(['property_set_id']).where('uuid', '=', eventUuidIn(t.store.dialect, uuid)).executeTakeFirstOrThrow();
-      expect(row.property_set_id).not.toBeNull();
+      // the shared keys are in the set, the others in the row
+      expect(row.set_id).not.toBeNull();
+      expect(Object.keys(own).filter((k) => SHARED_PROPERTY_KEYS.has(k))).toEqual([]);
+      expect(own).toEqual(expect.objectContaining({ step: 2, $current_url: 'https://a.test/cap' }));
+    } else {
+      // PostgreSQL has no sets: the row holds them all
+      expect(own).toEqual(expect.objectContaining(properties));
     }
   });
 
