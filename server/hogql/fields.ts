@@ -77,7 +77,13 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
           const field = column(scope, 'events.uuid', () => eventUuidText(d.name, sql`events.uuid`), 'UUID', false);
           if (d.name !== 'sqlite') return field;
           const stored = () => column(scope, 'events.uuid.stored', () => sql`events.uuid`, 'UUID', false).sql;
-          return { ...field, storedEquals: (value) => eventUuidLiteral(value) && sql`(${stored()} = ${eventUuidLiteral(value)})` };
+          return {
+            ...field,
+            storedEquals: (value) => {
+              const bytes = eventUuidLiteral(value);
+              return bytes && sql`(${stored()} = ${bytes})`;
+            },
+          };
         }
         case 'event':
         case 'distinct_id':
