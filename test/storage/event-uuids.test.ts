@@ -2,11 +2,11 @@
  * Migration 0012 (server/storage/migrations/0012_event_uuid_bytes.ts): on SQLite every event uuid
  * in the API's form becomes its 16 bytes, a uuid in another form keeps its text, and the reads
  * (the events list with its order and cursor, by uuid, the import's look-up of stored uuids,
- * the SQL text form HogQL's `uuid` reads) answer what they answered before; docs/deploy.md's statement for
- * rolling the code back turns the bytes into the same text again. On PostgreSQL the migration
+ * the SQL text form HogQL's `uuid` reads) answer the uuids as text, in the order the text gave
+ * before the migration; docs/deploy.md's statement for rolling the code back turns the bytes into
+ * the same text again. On PostgreSQL the migration
  * does nothing and the same reads answer alike. Each on a fresh store migrated to 0011 first.
  */
-import fs from 'node:fs';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
@@ -15,6 +15,7 @@ import { eventPropertiesIn } from '../../server/storage/dialect.js';
 import { eventUuidText } from '../../server/storage/event-uuids.js';
 import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { deploySqlBlock } from '../helpers/docs.js';
 import { createTestStoreLocation, openMigratedTo, type TestStoreLocation } from '../helpers/store.js';
 
 let location: TestStoreLocation;
@@ -93,17 +94,9 @@ describe('migration 0012: event uuids as 16 bytes on SQLite', () => {
     expect((await listedByPages()).slice(0, 5)).toEqual([UUIDS[3], UUIDS[1], UUIDS[4], '0190d000-0000-7000-8000-00000000000b', UUIDS[0]]);
 
     if (store.dialect !== 'sqlite') return;
-    await sql.raw(rollbackStatement()).execute(store.db);
+    await sql.raw(deploySqlBlock('typeof(uuid)')).execute(store.db);
     const rolledBack = await sql<{ uuid: string; k: string }>`select uuid, typeof(uuid) as k from events order by uuid desc`.execute(store.db);
     expect(rolledBack.rows.every((r) => r.k === 'text')).toBe(true);
     expect(rolledBack.rows.map((r) => r.uuid).filter((u) => u !== UUIDS[5])).toEqual(['0190d000-0000-7000-8000-00000000000b', ...texts].filter((u) => u !== UUIDS[5]).sort().reverse());
   });
 });
-
-/** docs/deploy.md's statement for rolling back past migration 0012: its `sql` block that names `typeof(uuid)`. */
-function rollbackStatement(): string {
-  const doc = fs.readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
-  const block = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('typeof(uuid)'));
-  if (block === undefined) throw new Error('docs/deploy.md has no sql block naming typeof(uuid)');
-  return block.replace(/^ {2}/gm, '');
-}

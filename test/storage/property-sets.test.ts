@@ -16,10 +16,10 @@
  * - the statement docs/deploy.md gives for rolling the code back puts every property back in its
  *   event, reading the same.
  */
-import fs from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capture } from '../capture/helpers.js';
+import { deploySqlBlock } from '../helpers/docs.js';
 import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
@@ -235,7 +235,7 @@ describe('session-constant properties stored once per distinct set', () => {
   it("docs/deploy.md's statement for rolling the code back puts the properties back in the events, reading the same (SQLite)", async (ctx) => {
     if (t.store.dialect !== 'sqlite') ctx.skip();
     const before = await listed(pid);
-    await sql.raw(rollbackStatement()).execute(t.store.db);
+    await sql.raw(deploySqlBlock('property_key_orders')).execute(t.store.db);
     const left = await sql<{ n: number }>`select count(*) as n from events where property_set_id is not null or key_order_id is not null`.execute(t.store.db);
     expect(Number(left.rows[0]!.n)).toBe(0);
     const texts = await sql<{ uuid: string; p: string }>`select ${eventUuidText('sqlite', sql`uuid`)} as uuid, json(properties) as p from events where team_id = ${pid}`.execute(t.store.db);
@@ -244,11 +244,3 @@ describe('session-constant properties stored once per distinct set', () => {
     await expectAlike();
   }, 300_000);
 });
-
-/** docs/deploy.md's statement for rolling back past migration 0011: its `sql` block that names `property_key_orders`. */
-function rollbackStatement(): string {
-  const doc = fs.readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
-  const block = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('property_key_orders'));
-  if (block === undefined) throw new Error('docs/deploy.md has no sql block naming property_key_orders');
-  return block;
-}
