@@ -44,6 +44,7 @@ import { Command } from 'commander';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { elementsChainOf } from '../server/storage/element-groups.js';
 import { eventPropertiesWhole } from '../server/storage/property-sets.js';
+import { eventTimeText } from '../server/storage/event-times.js';
 import { eventUuidText } from '../server/storage/event-uuids.js';
 
 /** An events row as migration 0002 stores it on SQLite. */
@@ -268,7 +269,9 @@ const program = new Command('bench-row-sizes')
     const reader = new Kysely<unknown>({ dialect: new SqliteDialect({ database: source }) });
     // json(): the store holds JSONB (or, written before 2026-11-27, text); layout 1 is the text
     // the uuid as text whether the store holds its 16 bytes (migration 0012) or its text
-    const query = sql`select ${eventUuidText('sqlite', sql`events.uuid`)} as uuid, team_id, event, distinct_id, json(${properties}) as properties, timestamp, ${chain} as elements_chain, created_at
+    // the times as text whether the store holds microseconds (migration 0013) or the text itself
+    const timeText = (column: string) => sql`(case when typeof(${sql.ref(`events.${column}`)}) = 'integer' then ${eventTimeText('sqlite', sql.ref(`events.${column}`))} else ${sql.ref(`events.${column}`)} end)`;
+    const query = sql`select ${eventUuidText('sqlite', sql`events.uuid`)} as uuid, team_id, event, distinct_id, json(${properties}) as properties, ${timeText('timestamp')} as timestamp, ${chain} as elements_chain, ${timeText('created_at')} as created_at
       from events where team_id = ${o.team} order by timestamp limit ${o.events}`.compile(reader);
     const rows = source.prepare(query.sql).all(...query.parameters) as EventRow[];
     source.close();

@@ -17,6 +17,7 @@ import { ImportError, importEvents, importEventsFile, type RawEventRow } from '.
 import { migrateToLatest, type Store } from '../server/storage/db.js';
 import { eventPropertiesOut } from '../server/storage/dialect.js';
 import { elementsChainOf } from '../server/storage/element-groups.js';
+import { eventTimeText } from '../server/storage/event-times.js';
 import { eventUuidOut } from '../server/storage/event-uuids.js';
 import { eventPropertiesWhole } from '../server/storage/property-sets.js';
 import { fromJson, toBool } from '../server/storage/values.js';
@@ -60,7 +61,7 @@ function jsonl(rows: unknown[]): string {
 async function events() {
   const rows = await store.db
     .selectFrom('events')
-    .select(['uuid', 'team_id', 'event', 'distinct_id', eventPropertiesOut(store.dialect, eventPropertiesWhole(store.dialect)).as('properties'), 'timestamp', elementsChainOf().as('elements_chain'), 'created_at'])
+    .select(['uuid', 'team_id', 'event', 'distinct_id', eventPropertiesOut(store.dialect, eventPropertiesWhole(store.dialect)).as('properties'), eventTimeText(store.dialect, sql.ref('timestamp')).as('timestamp'), elementsChainOf().as('elements_chain'), eventTimeText(store.dialect, sql.ref('created_at')).as('created_at')])
     .orderBy('timestamp')
     .orderBy('uuid')
     .execute();

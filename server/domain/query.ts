@@ -15,6 +15,7 @@ import { loadMaterializedColumns } from '../storage/materialized.js';
 import { validationError } from './errors.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { parseEventDateParam } from './relative-dates.js';
+import { eventTimeIn } from '../storage/event-times.js';
 
 /** A `HogQLQuery` body's `query`. */
 export interface HogQLQueryInput {
@@ -64,7 +65,7 @@ export class QueryService {
     if (after !== 'all') {
       const at = parseEventDateParam(after, opts);
       if (at === undefined) throw validationError(`"${after}" is not a date: use ISO 8601, a relative date such as -24h or -7d, or "all".`, 'query__after');
-      conditions.push(sql`events.timestamp > ${at}`);
+      conditions.push(sql`events.timestamp > ${eventTimeIn(this.store.dialect, at)}`);
     }
     let before: string | undefined;
     if (query.before !== undefined) {
@@ -73,7 +74,7 @@ export class QueryService {
     } else {
       before = new Date(now.getTime() + BEFORE_SLACK_MS).toISOString().replace('Z', '000Z');
     }
-    conditions.push(sql`events.timestamp < ${before}`);
+    conditions.push(sql`events.timestamp < ${eventTimeIn(this.store.dialect, before)}`);
     if (typeof query.event === 'string' && query.event !== '') conditions.push(sql`events.event = ${query.event}`);
     if (query.properties !== undefined && query.properties !== null) {
       const group = parsePropertiesParam(JSON.stringify(query.properties), opts);

@@ -11,6 +11,7 @@
  */
 import { sql } from 'kysely';
 import { re2Error } from '../storage/dialect.js';
+import { eventTimeFromText } from '../storage/event-times.js';
 import { asCondition, asDate, asDateTime, asValue, condition, shiftTimestamp } from './coerce.js';
 import type { Sql } from './dialect.js';
 import { tableField } from './fields.js';
@@ -125,6 +126,8 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
     const stored = l.storedEquals && typeof r.constant?.value === 'string' ? l.storedEquals(r.constant.value) : r.storedEquals && typeof l.constant?.value === 'string' ? r.storedEquals(l.constant.value) : undefined;
     if (stored) return condition(op === '==' ? stored : sql`(not ${stored})`, key, [l, r]);
   }
+  const times = compareTimes(scope, op, l, r, node, key);
+  if (times) return times;
   // in WHERE, a property compared with a constant its materialized column writes alike reads the
   // column (the same rows; the column's index can serve them)
   if ((op === '==' || op === '!=') && scope.inWhere) {
@@ -148,6 +151,23 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
   const nullable = l.nullable || r.nullable || converts(l, r) || converts(r, l);
   if (!nullable) return condition(raw, key, [l, r]);
   return condition(sql`coalesce(${raw}, ${op === '!=' ? d.trueSql : d.falseSql})`, key, [l, r]);
+}
+
+/**
+ * `l op r` when a side is a stored time (`Compiled.timeKey`) and the other a date, a DateTime or
+ * text read as one: both sides as microseconds, the other side converted from its DateTime text
+ * (`asDateTime`, then ../storage/event-times.ts `eventTimeFromText`, which SQLite evaluates once
+ * for a constant), so the comparison is the one the text gives and `events.timestamp`'s indexes
+ * serve it. Undefined otherwise.
+ */
+function compareTimes(scope: Scope, op: CompareOp, l: Compiled, r: Compiled, node: AstNode, key: string): Compiled | undefined {
+  const dateLike = (c: Compiled) => isDateTime(c.type) || c.type === 'Date' || isText(c.type);
+  if (!(l.timeKey && dateLike(r)) && !(r.timeKey && dateLike(l))) return undefined;
+  const micros = (c: Compiled) => c.timeKey?.() ?? eventTimeFromText(scope.dialect.name, asDateTime(scope, c, node));
+  const raw = sql`(${micros(l)} ${sql.raw(op === '==' ? '=' : op === '!=' ? '<>' : op)} ${micros(r)})`;
+  // non-constant text read as a date may be NULL, as in `compareValues`
+  const nullable = l.nullable || r.nullable || (isText(l.type) && !l.constant) || (isText(r.type) && !r.constant);
+  return condition(nullable ? sql`coalesce(${raw}, ${op === '!=' ? scope.dialect.trueSql : scope.dialect.falseSql})` : raw, key, [l, r]);
 }
 
 /** Whether `c` is a String constant that a materialized column writes as HogQL does (see `Compiled.materialized`). */

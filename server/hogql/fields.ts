@@ -11,9 +11,15 @@
  * Each field is computed once, in the derived table the query reads from (`t.fN`), so that the
  * outer query's GROUP BY, ORDER BY and HAVING only ever see plain columns (PostgreSQL matches
  * grouped expressions by their text, and a property's key is a bound parameter).
+ *
+ * Columns stored in another form than their value on SQLite also offer that form: `uuid` (its 16
+ * bytes, `Compiled.storedEquals`) and `timestamp` (microseconds, `Compiled.timeKey`), which
+ * comparisons, GROUP BY and ORDER BY read so that the indexes serve them and no row's text is made
+ * only to compare it (../storage/event-uuids.ts, ../storage/event-times.ts).
  */
 import { sql } from 'kysely';
 import { elementsChainOf } from '../storage/element-groups.js';
+import { eventTimeText } from '../storage/event-times.js';
 import { eventUuidLiteral, eventUuidText } from '../storage/event-uuids.js';
 import { eventPropertiesWhole, readEventProperty } from '../storage/property-sets.js';
 import type { Sql } from './dialect.js';
@@ -91,12 +97,16 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
         case 'elements_chain':
           // stored once per project in element_groups, or inline for rows written before
           return column(scope, 'events.elements_chain', () => elementsChainOf(), 'String', false);
-        case 'timestamp':
-          return column(scope, 'events.timestamp', () => sql`events.timestamp`, 'DateTime64', false);
+        case 'timestamp': {
+          const field = column(scope, 'events.timestamp', () => eventTimeText(d.name, sql`events.timestamp`), 'DateTime64', false);
+          if (d.name !== 'sqlite') return field;
+          // microseconds on SQLite (migration 0013): the text for the answer, the stored integer to compare, group and order
+          return { ...field, timeKey: () => column(scope, 'events.timestamp.stored', () => sql`events.timestamp`, 'Int', false).sql };
+        }
         case 'team_id':
           return column(scope, 'events.team_id', () => sql`events.team_id`, 'Int', false);
         case 'created_at':
-          return column(scope, 'events.created_at', () => d.timestampColumn(sql`events.created_at`), 'DateTime64', false);
+          return column(scope, 'events.created_at', () => (d.name === 'sqlite' ? eventTimeText('sqlite', sql`events.created_at`) : d.timestampColumn(sql`events.created_at`)), 'DateTime64', false);
         case 'properties':
           // rebuilt from the event's own keys and its property set on SQLite (storage/property-sets.ts)
           return column(scope, 'events.properties', () => d.jsonWhole(eventPropertiesWhole(d.name)), 'JSON', false, () => d.jsonCanonical(eventPropertiesWhole(d.name)));

@@ -12,6 +12,7 @@ import type { Sql } from './dialect.js';
 import { regexCondition } from './expr.js';
 import type { AstNode } from './parser.js';
 import { rowColumn } from './fields.js';
+import { eventTimeText, startOfDayMicros, startOfHourMicros } from '../storage/event-times.js';
 import { bindable, fail, make, sqlNull, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interval } from './types.js';
 
@@ -116,16 +117,19 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       return agg(sql`(case when ${rows} < 0 then 0 end)`, 'Null', true);
     }
     switch (name) {
-      case 'count':
+      case 'count': {
         arity(scope, node, name, args, 0, 1);
         if (args.length === 0) return agg(row ? sql`count(${row})` : sql`count(*)`, 'UInt', false);
-        return agg(node.distinct ? sql`count(distinct ${value(args[0]!)})` : sql`count(${value(args[0]!)})`, 'UInt', false);
+        // a stored time counts its microseconds: as many rows and distinct values as its texts
+        const counted = args[0]!.timeKey ? onRow(args[0]!.timeKey()) : value(args[0]!);
+        return agg(node.distinct ? sql`count(distinct ${counted})` : sql`count(${counted})`, 'UInt', false);
+      }
       case 'countIf':
         arity(scope, node, name, args, 1);
         return agg(sql`count(case when ${asCondition(scope, args[0]!, argNodes[0])} then ${row ?? sql`1`} end)`, 'UInt', false);
       case 'uniq':
         arity(scope, node, name, args, 1);
-        return agg(sql`count(distinct ${value(args[0]!)})`, 'UInt', false);
+        return agg(sql`count(distinct ${args[0]!.timeKey ? onRow(args[0]!.timeKey()) : value(args[0]!)})`, 'UInt', false);
       case 'sum':
       case 'avg': {
         arity(scope, node, name, args, 1);
@@ -138,6 +142,8 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
         arity(scope, node, name, args, 1);
         const a = args[0]!;
         if (a.type === 'JSON' || a.type === 'Interval') return fail(scope, argNodes[0], `${name}() of ${a.type} is not supported`);
+        // a stored time: the least or greatest microseconds, made text once
+        if (a.timeKey) return agg(eventTimeText('sqlite', sql`${sql.raw(name)}(${onRow(a.timeKey())})`), a.type, true);
         const v = isNumeric(a.type) ? value(a) : d.text(onRow(a.sql));
         return agg(sql`${sql.raw(name)}(${v})`, a.type === 'Bool' ? 'Int' : a.type, true);
       }
@@ -218,13 +224,19 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
     case 'toDateTime':
       return one('DateTime', isText(args[0]?.type ?? 'Null') && !args[0]?.constant, (a) => needsDate(a, argNodes[0]));
     case 'toDate':
+      if (args.length === 1 && args[0]!.timeKey) {
+        const day = startOfStoredTime(args[0]!, startOfDayMicros, key, args);
+        return make(d.text(sql`substr(${day.sql}, 1, 10)`), 'Date', day.nullable, key, args, { orderKey: day.timeKey! });
+      }
       return one('Date', isText(args[0]?.type ?? 'Null') && !args[0]?.constant, (a) => {
         needsDate(a, argNodes[0]);
         return asDate(scope, a, argNodes[0]);
       });
     case 'toStartOfHour':
+      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(args[0]!, startOfHourMicros, key, args);
       return one('DateTime', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 13) || ':00:00.000000Z')`));
     case 'toStartOfDay':
+      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(args[0]!, startOfDayMicros, key, args);
       return one('DateTime', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 10) || 'T00:00:00.000000Z')`));
     case 'toStartOfWeek':
       arity(scope, node, name, args, 1, 2);
@@ -264,3 +276,12 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
   }
 }
 
+/**
+ * `toStartOfDay` / `toStartOfHour` of a stored time (`Compiled.timeKey`, SQLite): the start as
+ * microseconds (`start`, ../storage/event-times.ts), which the query groups and orders by, and its
+ * text, which SQLite makes once per group rather than once per row.
+ */
+function startOfStoredTime(a: Compiled, start: (micros: Sql) => Sql, key: string, args: Compiled[]): Compiled {
+  const micros = () => start(a.timeKey!());
+  return make(eventTimeText('sqlite', micros()), 'DateTime', a.nullable, key, args, { timeKey: micros });
+}

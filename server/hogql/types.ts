@@ -57,6 +57,16 @@ export interface Compiled {
    * compared as text (./expr.ts `compareValues`)
    */
   storedEquals?: (value: string) => RawBuilder<unknown> | undefined;
+  /**
+   * a DateTime the store holds as microseconds (`events.timestamp` on SQLite,
+   * ../storage/event-times.ts), or computed from one (`toStartOfDay`, `toStartOfHour`): the SQL
+   * microseconds, which order and compare as the value does. Comparisons with a date read it
+   * (./expr.ts `compareTimes`), so the time indexes serve them; GROUP BY and ORDER BY read it
+   * (./select.ts), so no row's text is made to group or sort it.
+   */
+  timeKey?: () => RawBuilder<unknown>;
+  /** like `timeKey` for GROUP BY and ORDER BY only: a Date computed from a stored time (`toDate`) */
+  orderKey?: () => RawBuilder<unknown>;
 }
 
 /** Whether `t` is one of the numeric types (Bool counts: it is UInt8 in ClickHouse). */

@@ -219,7 +219,7 @@ export function icontains(dialect: DialectName, text: RawBuilder<unknown>, needl
  * range starts at the cursor's timestamp (`timestamp <= c`) and rows of that timestamp at or after
  * the cursor's uuid are filtered out.
  */
-export function beforeCursor(dialect: DialectName, timestamp: RawBuilder<unknown>, uuid: RawBuilder<unknown>, c: { timestamp: string; uuid: unknown }): RawBuilder<boolean> {
+export function beforeCursor(dialect: DialectName, timestamp: RawBuilder<unknown>, uuid: RawBuilder<unknown>, c: { timestamp: unknown; uuid: unknown }): RawBuilder<boolean> {
   if (dialect === 'postgres') return sql<boolean>`((${timestamp}, ${uuid}) < (${c.timestamp}, ${c.uuid}))`;
   return sql<boolean>`(${timestamp} <= ${c.timestamp} and (${timestamp} < ${c.timestamp} or ${uuid} < ${c.uuid}))`;
 }

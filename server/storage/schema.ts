@@ -12,6 +12,7 @@
  */
 import type { Generated } from 'kysely';
 import type { StoredEventUuid } from './event-uuids.js';
+import type { StoredEventTime } from './event-times.js';
 
 /** A boolean column as written (1/0) and as read (number from SQLite, boolean from PostgreSQL). */
 export type BoolColumn = number | boolean;
@@ -185,14 +186,19 @@ export interface EventTable {
   event: string;
   distinct_id: string;
   properties: JsonColumn;
-  /** fixed-width ISO 8601 UTC with microseconds, e.g. `2024-11-20T14:03:10.871123Z` */
-  timestamp: string;
+  /**
+   * PostgreSQL: fixed-width ISO 8601 UTC with microseconds, e.g. `2024-11-20T14:03:10.871123Z`;
+   * SQLite since migration 0013: INTEGER microseconds since the epoch, bound as BigInt and read
+   * through storage/event-times.ts `eventTimeText`, never into JavaScript
+   */
+  timestamp: StoredEventTime;
   /**
    * the chain inline: `''` when the event has none or when `element_group_id` holds it (every row
    * written since migration 0010); read it through storage/element-groups.ts `elementsChainOf`
    */
   elements_chain: string;
-  created_at: TimestampColumn;
+  /** `timestamptz` on PostgreSQL; INTEGER microseconds on SQLite since migration 0013, as `timestamp` */
+  created_at: TimestampColumn | bigint;
   /** the event's elements chain in `element_groups`; NULL without a chain or for rows written before migration 0010 */
   element_group_id: number | null;
   /**

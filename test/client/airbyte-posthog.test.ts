@@ -34,6 +34,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDemoEvents } from '../../server/events/demo.js';
 import { importEvents } from '../../server/events/import.js';
+import { sql } from 'kysely';
+import { eventTimeText } from '../../server/storage/event-times.js';
 import { eventUuidOut } from '../../server/storage/event-uuids.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -146,7 +148,7 @@ async function syncEvents(config: { start_date: string; events_time_step?: numbe
 
 /** Every event uuid of a project, read off the store. */
 async function storedUuids(team: number, after = ''): Promise<string[]> {
-  const rows = await t.store.db.selectFrom('events').select(['uuid', 'timestamp']).where('team_id', '=', team).execute();
+  const rows = await t.store.db.selectFrom('events').select(['uuid', eventTimeText(t.store.dialect, sql.ref('timestamp')).as('timestamp')]).where('team_id', '=', team).execute();
   return rows.filter((r) => r.timestamp > after).map((r) => eventUuidOut(r.uuid)).sort();
 }
 

@@ -122,6 +122,13 @@ describe('HogQL: which index a read of the project takes (SQLite)', () => {
     expect(await planOf('select event, count() from events group by event')).toMatch(/COVERING INDEX events_team_event_time/);
     // the uuid is stored as its 16 bytes (storage/event-uuids.ts): an equality with a uuid constant reads its key
     expect(await planOf("select event from events where uuid = '01934e70-0000-7000-8000-000000000005'")).toMatch(/sqlite_autoindex_events_1 \(uuid=\?\)/);
+    // the timestamp is stored as microseconds (storage/event-times.ts): a comparison with a date,
+    // a constant or computed once, is a range of the time index, and ORDER BY timestamp reads it in order
+    expect(await planOf("select count() from events where timestamp >= '2024-11-02' and timestamp < now()")).toMatch(/events_team_time \(team_id=\? AND timestamp>\? AND timestamp<\?\)/);
+    expect(await planOf("select count() from events where event = 'signup' and timestamp > now() - interval 30 day")).toMatch(/events_team_event_time \(team_id=\? AND event=\? AND timestamp>\?\)/);
+    const latest = await planOf('select uuid, timestamp from events order by timestamp desc limit 10');
+    expect(latest).toMatch(/(SCAN|SEARCH) events USING (COVERING )?INDEX events_team_time/);
+    expect(latest).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
   });
 });
 

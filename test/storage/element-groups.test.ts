@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capture } from '../capture/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { eventTimeIn } from '../../server/storage/event-times.js';
 import { eventUuidIn, eventUuidOut } from '../../server/storage/event-uuids.js';
 import { internHash } from '../../server/storage/interned.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
@@ -46,7 +47,7 @@ beforeAll(async () => {
   // a row as a store written before migration 0010 holds it: the chain inline, no group
   const old = event(6, CHAIN_OLD, 700);
   await sql`insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)
-    values (${eventUuidIn(t.store.dialect, old.uuid)}, ${pid}, ${old.event}, 'd', ${JSON.stringify(old.properties)}, ${old.timestamp}, ${CHAIN_OLD}, ${new Date().toISOString()})`.execute(t.store.db);
+    values (${eventUuidIn(t.store.dialect, old.uuid)}, ${pid}, ${old.event}, 'd', ${JSON.stringify(old.properties)}, ${eventTimeIn(t.store.dialect, old.timestamp)}, ${CHAIN_OLD}, ${eventTimeIn(t.store.dialect, new Date().toISOString())})`.execute(t.store.db);
   WRITTEN.set(old.uuid, CHAIN_OLD);
 });
 

@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
+import { eventTimeIn } from '../../server/storage/event-times.js';
 import { eventUuidIn, eventUuidText } from '../../server/storage/event-uuids.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 
@@ -27,7 +28,7 @@ beforeAll(async () => {
   await new EventsWriteRepository(t.store.db).insertEvents(pid, [{ uuid: NEW_UUID, event: 'e', distinct_id: 'd', properties: PROPS, timestamp: timestamp(60), elements_chain: '' }]);
   // a row as a store written before JSONB holds it: the JSON text
   await sql`insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)
-    values (${eventUuidIn('sqlite', OLD_UUID)}, ${pid}, 'e', 'd', ${JSON.stringify(PROPS)}, ${timestamp(120)}, '', ${new Date().toISOString()})`.execute(t.store.db);
+    values (${eventUuidIn('sqlite', OLD_UUID)}, ${pid}, 'e', 'd', ${JSON.stringify(PROPS)}, ${eventTimeIn('sqlite', timestamp(120))}, '', ${eventTimeIn('sqlite', new Date().toISOString())})`.execute(t.store.db);
 });
 
 afterAll(async () => {

@@ -24,6 +24,7 @@ import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { formatTimestamp } from '../../server/domain/timestamps.js';
 import { eventPropertiesIn } from '../../server/storage/dialect.js';
+import { eventTimeIn } from '../../server/storage/event-times.js';
 import { eventUuidIn, eventUuidText } from '../../server/storage/event-uuids.js';
 import { dematerializeProperty, materializedColumnName, materializeProperty } from '../../server/storage/materialized.js';
 import { eventPropertiesWhole, SHARED_PROPERTY_KEYS } from '../../server/storage/property-sets.js';
@@ -68,7 +69,7 @@ async function writeLegacy(n: number, properties: Record<string, unknown>): Prom
   const old = event(n, properties, '8001');
   await t.store.db
     .insertInto('events')
-    .values({ uuid: eventUuidIn(t.store.dialect, old.uuid), team_id: legacyPid, event: old.event, distinct_id: old.distinct_id, properties: eventPropertiesIn(t.store.dialect, JSON.stringify(properties)) as string, timestamp: old.timestamp, elements_chain: '', created_at: new Date().toISOString() })
+    .values({ uuid: eventUuidIn(t.store.dialect, old.uuid), team_id: legacyPid, event: old.event, distinct_id: old.distinct_id, properties: eventPropertiesIn(t.store.dialect, JSON.stringify(properties)) as string, timestamp: eventTimeIn(t.store.dialect, old.timestamp), elements_chain: '', created_at: eventTimeIn(t.store.dialect, new Date().toISOString()) })
     .execute();
 }
 

@@ -6,6 +6,7 @@
  */
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { bytewise, dialectOf, icontains, type DialectName } from '../dialect.js';
+import { eventTimeIn, eventTimeText } from '../event-times.js';
 import type { Database } from '../schema.js';
 import { toInt } from '../values.js';
 
@@ -64,15 +65,15 @@ export class EventDefinitionsRepository {
 
   /** A page of definitions in the order asked (ties broken by name, bytewise). */
   async list(q: EventDefinitionQuery): Promise<EventDefinitionRow[]> {
-    const lastSeen = sql<string>`max(events.timestamp)`;
+    const lastSeen = eventTimeText(this.dialect, sql`max(events.timestamp)`);
     const sortExpr = (o: DefinitionOrder): RawBuilder<unknown> =>
-      o.key === 'name' ? bytewise(this.dialect, sql`events.event`) : o.key === 'last_seen_at' ? lastSeen : sql`substr(max(events.timestamp), 1, 10)`;
+      o.key === 'name' ? bytewise(this.dialect, sql`events.event`) : o.key === 'last_seen_at' ? lastSeen : sql`substr(${lastSeen}, 1, 10)`;
     let query = this.filtered(q)
       .select([
         'events.event as name',
-        sql<string>`min(events.timestamp)`.as('first_seen'),
+        eventTimeText(this.dialect, sql`min(events.timestamp)`).as('first_seen'),
         lastSeen.as('last_seen'),
-        sql<number | string>`sum(case when events.timestamp >= ${q.since} then 1 else 0 end)`.as('volume'),
+        sql<number | string>`sum(case when events.timestamp >= ${eventTimeIn(this.dialect, q.since)} then 1 else 0 end)`.as('volume'),
       ])
       .groupBy('events.event');
     for (const o of q.order) query = query.orderBy(sortExpr(o), o.desc ? 'desc' : 'asc');

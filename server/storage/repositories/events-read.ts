@@ -7,6 +7,7 @@ import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQuery
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
 import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
 import { elementsChainOf } from '../element-groups.js';
+import { eventTimeIn, eventTimeText } from '../event-times.js';
 import { eventUuidIn, eventUuidOut, type StoredEventUuid } from '../event-uuids.js';
 import { eventPropertiesWhole, joinSharedProperties, readEventProperty } from '../property-sets.js';
 import type { Database } from '../schema.js';
@@ -222,8 +223,9 @@ export class EventsReadRepository {
   }
 
   private filtered(q: EventListQuery): EventsQuery {
-    let query: EventsQuery = this.db.selectFrom('events').where('events.team_id', '=', q.teamId).where('events.timestamp', '<', q.before);
-    if (q.after !== undefined) query = query.where('events.timestamp', '>', q.after);
+    const time = (text: string) => eventTimeIn(this.dialect, text);
+    let query: EventsQuery = this.db.selectFrom('events').where('events.team_id', '=', q.teamId).where('events.timestamp', '<', time(q.before));
+    if (q.after !== undefined) query = query.where('events.timestamp', '>', time(q.after));
     if (q.event !== undefined) query = query.where('events.event', '=', q.event);
     if (q.distinctId !== undefined) query = query.where('events.distinct_id', '=', q.distinctId);
     if (q.person !== undefined) {
@@ -235,7 +237,7 @@ export class EventsReadRepository {
       });
     }
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
-    if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), { timestamp: q.cursor.timestamp, uuid: eventUuidIn(this.dialect, q.cursor.uuid) }));
+    if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), { timestamp: time(q.cursor.timestamp), uuid: eventUuidIn(this.dialect, q.cursor.uuid) }));
     if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) query = query.where(q.where as RawBuilder<boolean>);
     return query;
@@ -247,8 +249,8 @@ export class EventsReadRepository {
    * WHERE. The same filters as `filtered` builds, written out as raw conditions.
    */
   conditions(q: Omit<EventListQuery, 'offset' | 'limit' | 'cursor'>): RawBuilder<unknown>[] {
-    const out: RawBuilder<unknown>[] = [sql`events.timestamp < ${q.before}`];
-    if (q.after !== undefined) out.push(sql`events.timestamp > ${q.after}`);
+    const out: RawBuilder<unknown>[] = [sql`events.timestamp < ${eventTimeIn(this.dialect, q.before)}`];
+    if (q.after !== undefined) out.push(sql`events.timestamp > ${eventTimeIn(this.dialect, q.after)}`);
     if (q.event !== undefined) out.push(sql`events.event = ${q.event}`);
     if (q.distinctId !== undefined) out.push(sql`events.distinct_id = ${q.distinctId}`);
     if (q.person !== undefined) {
@@ -295,9 +297,9 @@ export class EventsReadRepository {
     // SQLite: the own properties and the ids of the set and key order, joined below for the page's
     // rows only (storage/property-sets.ts `joinSharedProperties`); PostgreSQL has no sets
     const shared = this.dialect === 'sqlite' ? [sql<number | null>`events.property_set_id`.as('set_id'), sql<number | null>`events.key_order_id`.as('order_id')] : [];
-    const filtered = since === undefined ? this.filtered(q) : this.filtered(q).where('events.timestamp', '>=', since);
+    const filtered = since === undefined ? this.filtered(q) : this.filtered(q).where('events.timestamp', '>=', eventTimeIn(this.dialect, since));
     const query = filtered
-      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, sql.ref('events.properties')).as('properties'), 'events.timestamp', elementsChainOf().as('elements_chain'), ...shared])
+      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, sql.ref('events.properties')).as('properties'), eventTimeText(this.dialect, sql.ref('events.timestamp')).as('timestamp'), elementsChainOf().as('elements_chain'), ...shared])
       .orderBy(timeOrder, 'desc')
       .orderBy('events.uuid', 'desc')
       .limit(q.limit)
@@ -321,7 +323,7 @@ export class EventsReadRepository {
   async findByUuid(teamId: number, uuid: string): Promise<EventRow | undefined> {
     const r = await this.db
       .selectFrom('events')
-      .select(['uuid', 'event', 'distinct_id', eventPropertiesOut(this.dialect, eventPropertiesWhole(this.dialect)).as('properties'), 'timestamp', elementsChainOf().as('elements_chain')])
+      .select(['uuid', 'event', 'distinct_id', eventPropertiesOut(this.dialect, eventPropertiesWhole(this.dialect)).as('properties'), eventTimeText(this.dialect, sql.ref('events.timestamp')).as('timestamp'), elementsChainOf().as('elements_chain')])
       .where('team_id', '=', teamId)
       .where('uuid', '=', eventUuidIn(this.dialect, uuid))
       .executeTakeFirst();
@@ -373,8 +375,8 @@ export class EventsReadRepository {
       .selectFrom('events')
       .select(valueExpr.as('v'))
       .where('events.team_id', '=', input.teamId)
-      .where('events.timestamp', '>=', input.since)
-      .where('events.timestamp', '<=', input.until);
+      .where('events.timestamp', '>=', eventTimeIn(this.dialect, input.since))
+      .where('events.timestamp', '<=', eventTimeIn(this.dialect, input.until));
     if (input.eventNames?.length) inner = inner.where('events.event', 'in', input.eventNames);
     if (input.excludeDollarEvents) inner = inner.where(sql<boolean>`substr(events.event, 1, 1) <> '$'`);
     const recent = inner.orderBy('events.timestamp', 'desc').limit(input.scan).as('recent');

@@ -8,6 +8,7 @@ import { dialectOf, eventPropertiesIn } from '../dialect.js';
 import { chunks, chunksAt } from '../chunks.js';
 import { elementGroupIds } from '../element-groups.js';
 import { eventUuidIn, eventUuidOut } from '../event-uuids.js';
+import { eventTimeIn } from '../event-times.js';
 import { propertySetIds, splitProperties } from '../property-sets.js';
 import type { Database, EventTable } from '../schema.js';
 import { storedMaterializedValues } from '../materialized.js';
@@ -97,6 +98,7 @@ export class EventsWriteRepository {
       for (const slice of chunks(events)) inserted += await this.insertChunkPostgres(teamId, slice, slice.map(groupOf), createdAt);
       return inserted;
     }
+    const createdMicros = eventTimeIn('sqlite', createdAt);
     const orders = new Map<string, string>();
     const splits = events.map((e) => splitProperties(e.properties, orders));
     const sets = await propertySetIds(this.db, teamId, splits);
@@ -111,10 +113,10 @@ export class EventsWriteRepository {
           event: e.event,
           distinct_id: e.distinct_id,
           properties: eventPropertiesIn('sqlite', split.own),
-          timestamp: e.timestamp,
+          timestamp: eventTimeIn('sqlite', e.timestamp),
           elements_chain: '',
           element_group_id: groupOf(e),
-          created_at: createdAt,
+          created_at: createdMicros,
           property_set_id: setId,
           key_order_id: split.keys === undefined ? null : sets.orders.get(split.keys)!,
         };
