@@ -631,7 +631,9 @@ export interface paths {
          *     `event` (exact name), `distinct_id` (exact), `person_id` (every distinct id of that person;
          *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
          *     `timestamp`) and `properties`. Without `after` there is no lower bound; without `before`,
-         *     events up to 5 seconds in the future are included (PostHog's `now() + 5s`). `select` and
+         *     events up to 5 seconds in the future are included (PostHog's `now() + 5s`). As PostHog's
+         *     list asks the current day first, a page filtered by no more than `event` and time is looked
+         *     for in its newest day first on PostgreSQL, then in the whole range: the same rows. `select` and
          *     `where` run HogQL (below). Values may carry `$`, `:`,
          *     `[`, `"` and other reserved characters without percent-encoding (`event=$pageview`), as
          *     PostHog takes them.
@@ -2562,7 +2564,9 @@ export interface paths {
          *     `event` (exact name), `distinct_id` (exact), `person_id` (every distinct id of that person;
          *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
          *     `timestamp`) and `properties`. Without `after` there is no lower bound; without `before`,
-         *     events up to 5 seconds in the future are included (PostHog's `now() + 5s`). `select` and
+         *     events up to 5 seconds in the future are included (PostHog's `now() + 5s`). As PostHog's
+         *     list asks the current day first, a page filtered by no more than `event` and time is looked
+         *     for in its newest day first on PostgreSQL, then in the whole range: the same rows. `select` and
          *     `where` run HogQL (below). Values may carry `$`, `:`,
          *     `[`, `"` and other reserved characters without percent-encoding (`event=$pageview`), as
          *     PostHog takes them.
