@@ -2,8 +2,8 @@
  * Event times as the store holds them. On SQLite (migration 0013) an event's `timestamp` and
  * `created_at` are INTEGER microseconds since 1970-01-01T00:00:00Z (negative before it) instead of
  * 27- and 24-character ISO 8601 text: the timestamp is in the row and in the three indexes of the
- * events list, so integers save ~100 bytes an event (docs/performance.md, "Event times as
- * integers"). PostgreSQL keeps the text (collation "C"; its partitions are ranges of it).
+ * events list, so integers save ~100 bytes an event (docs/performance.md, "Event times as integer
+ * microseconds"). PostgreSQL keeps the text (collation "C"; its partitions are ranges of it).
  *
  * - The stored text form is fixed-width ISO 8601 UTC with microseconds,
  *   `2024-11-20T14:03:10.871123Z` (years 0001–9999), which orders as the instants do; the integers
