@@ -12,7 +12,7 @@ import type { Sql } from './dialect.js';
 import { regexCondition } from './expr.js';
 import type { AstNode } from './parser.js';
 import { rowColumn } from './fields.js';
-import { eventTimeText, startOfDayMicros, startOfHourMicros } from '../storage/event-times.js';
+import { eventTimeText, startOfMicros } from '../storage/event-times.js';
 import { bindable, fail, make, sqlNull, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interval } from './types.js';
 
@@ -225,7 +225,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       return one('DateTime', isText(args[0]?.type ?? 'Null') && !args[0]?.constant, (a) => needsDate(a, argNodes[0]));
     case 'toDate':
       if (args.length === 1 && args[0]!.timeKey) {
-        const day = startOfStoredTime(args[0]!, startOfDayMicros, key, args);
+        const day = startOfStoredTime(args[0]!, 'day', key, args);
         return make(d.text(sql`substr(${day.sql}, 1, 10)`), 'Date', day.nullable, key, args, { orderKey: day.timeKey! });
       }
       return one('Date', isText(args[0]?.type ?? 'Null') && !args[0]?.constant, (a) => {
@@ -233,10 +233,10 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
         return asDate(scope, a, argNodes[0]);
       });
     case 'toStartOfHour':
-      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(args[0]!, startOfHourMicros, key, args);
+      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(args[0]!, 'hour', key, args);
       return one('DateTime', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 13) || ':00:00.000000Z')`));
     case 'toStartOfDay':
-      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(args[0]!, startOfDayMicros, key, args);
+      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(args[0]!, 'day', key, args);
       return one('DateTime', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 10) || 'T00:00:00.000000Z')`));
     case 'toStartOfWeek':
       arity(scope, node, name, args, 1, 2);
@@ -278,10 +278,10 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
 
 /**
  * `toStartOfDay` / `toStartOfHour` of a stored time (`Compiled.timeKey`, SQLite): the start as
- * microseconds (`start`, ../storage/event-times.ts), which the query groups and orders by, and its
- * text, which SQLite makes once per group rather than once per row.
+ * microseconds (`startOfMicros`, ../storage/event-times.ts), which the query groups and orders
+ * by, and its text, which SQLite makes once per group rather than once per row.
  */
-function startOfStoredTime(a: Compiled, start: (micros: Sql) => Sql, key: string, args: Compiled[]): Compiled {
-  const micros = () => start(a.timeKey!());
+function startOfStoredTime(a: Compiled, unit: 'day' | 'hour', key: string, args: Compiled[]): Compiled {
+  const micros = () => startOfMicros(a.timeKey!(), unit);
   return make(eventTimeText('sqlite', micros()), 'DateTime', a.nullable, key, args, { timeKey: micros });
 }

@@ -71,17 +71,15 @@ export function eventTimeFromText(dialect: DialectName, text: RawBuilder<unknown
   return sql`(unixepoch(substr(${text}, 1, 19)) * ${sql.raw(String(MICROS_PER_SECOND))} + coalesce(cast(substr(${text}, 21, 6) as integer), 0))`;
 }
 
-/**
- * SQL microseconds of the start of the UTC day of SQL microseconds `micros` (floor, so before 1970
- * too): what HogQL's `toStartOfDay` / `toDate` of a stored time group by.
- */
-export function startOfDayMicros(micros: RawBuilder<unknown>): RawBuilder<unknown> {
-  const day = sql.raw(String(MICROS_PER_DAY));
-  return sql`(${micros} - ((${micros} % ${day} + ${day}) % ${day}))`;
-}
+/** Microseconds in a UTC day and in an hour: the units `startOfMicros` floors to. */
+const MICROS_PER = { day: MICROS_PER_DAY, hour: 3_600_000_000 } as const;
 
-/** SQL microseconds of the start of the UTC hour of SQL microseconds `micros` (floor). */
-export function startOfHourMicros(micros: RawBuilder<unknown>): RawBuilder<unknown> {
-  const hour = sql.raw(String(3_600_000_000));
-  return sql`(${micros} - ((${micros} % ${hour} + ${hour}) % ${hour}))`;
+/**
+ * SQL microseconds of the start of the UTC day or hour of SQL microseconds `micros` (floor, so
+ * before 1970 too): what HogQL's `toStartOfDay`, `toDate` and `toStartOfHour` of a stored time
+ * group by.
+ */
+export function startOfMicros(micros: RawBuilder<unknown>, unit: keyof typeof MICROS_PER): RawBuilder<unknown> {
+  const size = sql.raw(String(MICROS_PER[unit]));
+  return sql`(${micros} - ((${micros} % ${size} + ${size}) % ${size}))`;
 }
