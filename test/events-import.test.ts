@@ -515,6 +515,30 @@ describe('generateDemoEvents', () => {
     expect(() => [...generateDemoEvents({ count: 1, seed: 1, now: new Date('nope') })]).toThrow(RangeError);
   });
 
+  it('lets the event loop turn after each batch of a synchronous source, so that timers run during the import', async () => {
+    // Before, SQLite's synchronous writes and the generator held the loop until the end: the
+    // CLI's progress line every 5 s never came. A callback queued at one batch's progress must
+    // have run by the next batch's.
+    let queued = 0;
+    let ran = 0;
+    const seenAtProgress: [number, number][] = [];
+    await importEvents(store, 1, generateDemoEvents({ count: 2_000, seed: 3, now: NOW }), {
+      batchSize: 500,
+      onProgress: (_done, _total, phase) => {
+        if (phase !== 'importing') return;
+        seenAtProgress.push([queued, ran]);
+        queued += 1;
+        setImmediate(() => (ran += 1));
+      },
+    });
+    expect(seenAtProgress).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+      [3, 3],
+    ]);
+  });
+
   it('imports through importEvents: anonymous and identified persons, identified ones with their anonymous ids', async () => {
     const summary = await importEvents(store, 1, generateDemoEvents({ count: 3_000, seed: 5, now: NOW }), { source: 'demo', batchSize: 500 });
     expect(summary).toMatchObject({ source: 'demo', rows_read: 3_000, inserted: 3_000, skipped: 0 });

@@ -5,6 +5,7 @@
  * the `ImportSummary`. A first import inserts straight away; once a batch meets stored uuids, the
  * following batches look them up first, so re-importing a file replays none of its `$set`s.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Store } from '../../storage/db.js';
 import { isStoreBusy } from '../../storage/errors.js';
 import { AccountsRepository } from '../../storage/repositories/accounts.js';
@@ -151,7 +152,9 @@ async function waitingForStore<T>(write: () => Promise<T>, rowsBefore: number, r
 
 /**
  * The second half of every import: normalises rows as they come, writes them in batches (each
- * one transaction), reports progress after each batch. Throws ImportError on the first bad row.
+ * one transaction), reports progress after each batch and then lets the event loop turn (timers,
+ * I/O), as SQLite's synchronous writes would otherwise hold it for the whole import. Throws
+ * ImportError on the first bad row.
  */
 export async function writeRows(
   store: Store,
@@ -177,6 +180,10 @@ export async function writeRows(
     await writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
     batch = [];
     opts.onProgress?.(totals.rows, opts.total, 'importing');
+    // SQLite's statements are synchronous and a batch's promises settle as microtasks: without a
+    // turn of the event loop between batches no timer runs until the import ends (the CLI's
+    // progress line every 5 s, or its bar's redraw, never came during a demo import).
+    await yieldToEventLoop();
   };
   if (Symbol.asyncIterator in rows) {
     for await (const { line, row } of rows) if (add(line, row)) await flush();
