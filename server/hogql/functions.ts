@@ -12,7 +12,7 @@ import type { Sql } from './dialect.js';
 import { regexCondition } from './expr.js';
 import type { AstNode } from './parser.js';
 import { rowColumn } from './fields.js';
-import { eventTimeText, startOfMicros } from '../storage/event-times.js';
+import { eventTimeText, startOfMicros, type TimeUnit } from '../storage/event-times.js';
 import { bindable, fail, make, sqlNull, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interval } from './types.js';
 
@@ -281,7 +281,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
  * microseconds (`startOfMicros`, ../storage/event-times.ts), which the query groups and orders
  * by, and its text, which SQLite makes once per group rather than once per row.
  */
-function startOfStoredTime(a: Compiled, unit: 'day' | 'hour', key: string, args: Compiled[]): Compiled {
+function startOfStoredTime(a: Compiled, unit: TimeUnit, key: string, args: Compiled[]): Compiled {
   const micros = () => startOfMicros(a.timeKey!(), unit);
   return make(eventTimeText('sqlite', micros()), 'DateTime', a.nullable, key, args, { timeKey: micros });
 }

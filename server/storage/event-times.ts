@@ -74,12 +74,15 @@ export function eventTimeFromText(dialect: DialectName, text: RawBuilder<unknown
 /** Microseconds in a UTC day and in an hour: the units `startOfMicros` floors to. */
 const MICROS_PER = { day: MICROS_PER_DAY, hour: 3_600_000_000 } as const;
 
+/** A unit `startOfMicros` floors to: `day` or `hour` (UTC). */
+export type TimeUnit = keyof typeof MICROS_PER;
+
 /**
  * SQL microseconds of the start of the UTC day or hour of SQL microseconds `micros` (floor, so
  * before 1970 too): what HogQL's `toStartOfDay`, `toDate` and `toStartOfHour` of a stored time
  * group by.
  */
-export function startOfMicros(micros: RawBuilder<unknown>, unit: keyof typeof MICROS_PER): RawBuilder<unknown> {
+export function startOfMicros(micros: RawBuilder<unknown>, unit: TimeUnit): RawBuilder<unknown> {
   const size = sql.raw(String(MICROS_PER[unit]));
   return sql`(${micros} - ((${micros} % ${size} + ${size}) % ${size}))`;
 }
