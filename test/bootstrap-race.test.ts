@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PLUGIN_CATALOG } from '../server/domain/plugin-catalog.js';
 import { pgReachable } from './helpers/pg.js';
 import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
+import { reportSkip } from './helpers/skips.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const PROCESSES = 4;
@@ -21,8 +22,8 @@ const PROCESSES = 4;
 const ROUNDS = Number(process.env.BOOTSTRAP_RACE_ROUNDS || 1);
 
 
-const reason = (await pgReachable(PG_URL)) ? '' : `PostgreSQL not reachable at ${PG_URL} (set TEST_DATABASE_URL)`;
-if (reason) console.warn(`bootstrap-race.test.ts skipped: ${reason}`);
+const reason = (await pgReachable(PG_URL)) ? '' : `PostgreSQL not reachable at ${PG_URL}`;
+if (reason) reportSkip('test/bootstrap-race.test.ts', reason, 'start PostgreSQL there or set TEST_DATABASE_URL=postgres://…');
 
 const procs: ChildProcess[] = [];
 

@@ -16,6 +16,7 @@ import { AccountsRepository, OrganizationLevel } from '../server/storage/reposit
 import { ExplicitMembersRepository } from '../server/storage/repositories/explicit-members.js';
 import { pgReachable } from './helpers/pg.js';
 import { redisPong, ROOT, SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
+import { reportSkip } from './helpers/skips.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
@@ -25,7 +26,7 @@ const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 const redisAt = new URL(REDIS_URL);
 const [pgOk, redisOk] = await Promise.all([pgReachable(PG_URL), redisPong(redisAt.hostname, Number(redisAt.port || 6379), 2_000)]);
 const reason = !pgOk ? `PostgreSQL not reachable at ${PG_URL}` : !redisOk ? `Redis not reachable at ${REDIS_URL}` : '';
-if (reason) console.warn(`multiprocess.test.ts skipped: ${reason}`);
+if (reason) reportSkip('test/multiprocess.test.ts', reason, pgOk ? 'start Redis there (redis-server --port 6379) or set TEST_REDIS_URL' : 'start PostgreSQL there or set TEST_DATABASE_URL=postgres://…');
 
 type Proc = ListeningProcess;
 

@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, redisPong, SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
+import { reportSkip } from './helpers/skips.js';
 
 const REDIS_SERVER = process.env.TEST_REDIS_SERVER || 'redis-server';
 const APPS = '/api/environments/1/pipeline_frontend_apps_configs/';
@@ -25,7 +26,7 @@ const VALUES = '/api/environments/1/events/values/?key=$browser';
 
 const redisServerFound = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' }).status === 0;
 const reason = redisServerFound ? '' : `${REDIS_SERVER} not found (set TEST_REDIS_SERVER to its path)`;
-if (reason) console.warn(`redis-down.test.ts skipped: ${reason}`);
+if (reason) reportSkip('test/redis-down.test.ts', reason, 'apt-get install redis-server');
 
 
 

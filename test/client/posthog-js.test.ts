@@ -48,9 +48,11 @@ import { chromium, type Browser, type Page, type Request } from 'playwright-core
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listEvents, type ListedEvent } from '../capture/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { reportSkip } from '../helpers/skips.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAS_CHROMIUM = fs.existsSync(CHROMIUM);
+if (!HAS_CHROMIUM) reportSkip('test/client/posthog-js.test.ts', `no Chromium at ${CHROMIUM}`, 'apt-get install chromium (or set CHROMIUM_PATH)');
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PAGE_HTML = path.join(ROOT, 'test/client/fixtures/posthog-js-page.html');
 const POSTHOG_BUNDLE = path.join(ROOT, 'node_modules/posthog-js/dist/array.full.js');
