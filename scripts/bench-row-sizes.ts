@@ -39,7 +39,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '../server/storage/sqlite-driver.js';
 import { Command } from 'commander';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { elementsChainOf } from '../server/storage/element-groups.js';
@@ -236,7 +237,7 @@ const LAYOUTS: Layout[] = [
 /** Bytes an event of one layout: the file, and each table or index (`dbstat`). */
 function measure(layout: Layout, rows: EventRow[], dir: string, index: number): { total: number; parts: { name: string; bytes: number }[] } {
   const file = path.join(dir, `layout-${index + 1}.sqlite3`);
-  const db = new Database(file);
+  const db = openSqlite(file);
   try {
     db.pragma('journal_mode = off');
     db.exec(layout.schema);
@@ -259,7 +260,7 @@ const program = new Command('bench-row-sizes')
   .option('--team <id>', 'the project whose events are copied', (v) => Number(v), 1)
   .action((o: { store: string; events: number; team: number }) => {
     if (!fs.existsSync(o.store)) throw new Error(`no such file: ${o.store}`);
-    const source = new Database(o.store, { readonly: true, fileMustExist: true });
+    const source = openSqlite(o.store, { readonly: true, fileMustExist: true });
     // the chain of a row written since migration 0010 is in element_groups, and since migration
     // 0011 its session-constant properties are in property_sets: read through the server's own
     // expressions (server/storage/element-groups.ts, property-sets.ts) when the store has them

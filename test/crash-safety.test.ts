@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../server/storage/sqlite-driver.js';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,7 +48,7 @@ async function countEvents(): Promise<number | null> {
     }
   }
   if (!fs.existsSync(dbFile)) return null;
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true });
+  const db = openSqlite(dbFile, { readonly: true, fileMustExist: true });
   try {
     db.pragma('busy_timeout = 1000');
     return (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
@@ -71,7 +71,7 @@ async function eventTotals(): Promise<{ n: number; d: number; teams: number[] }>
       await store.close();
     }
   }
-  const db = new Database(dbFile, { readonly: true });
+  const db = openSqlite(dbFile, { readonly: true });
   try {
     const { n, d } = db.prepare('SELECT count(*) AS n, count(DISTINCT uuid) AS d FROM events').get() as { n: number; d: number };
     const teams = (db.prepare('SELECT DISTINCT team_id FROM events ORDER BY team_id').all() as Array<{ team_id: number }>).map((t) => t.team_id);
@@ -107,7 +107,7 @@ async function checkStoreAfterKill(): Promise<number> {
       await store.close();
     }
   }
-  const db = new Database(dbFile);
+  const db = openSqlite(dbFile);
   try {
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(db.pragma('quick_check', { simple: true })).toBe('ok');
@@ -174,7 +174,7 @@ describe('an import killed with SIGKILL midway', () => {
     const summary = JSON.parse(again.stdout) as { rows_read: number; inserted: number; skipped: number };
     expect(summary.rows_read).toBe(TOTAL);
     if (!location.pg) {
-      const check = new Database(dbFile, { readonly: true });
+      const check = openSqlite(dbFile, { readonly: true });
       try {
         expect(check.pragma('integrity_check', { simple: true })).toBe('ok');
       } finally {

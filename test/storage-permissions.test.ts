@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../server/storage/sqlite-driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest, openStore } from '../server/storage/db.js';
 
@@ -50,7 +50,7 @@ describe.skipIf(process.platform === 'win32')('SQLite store file permissions', (
     fs.mkdirSync(dir, { mode: 0o755 });
     fs.chmodSync(dir, 0o755);
     // a store written by an earlier version: files 0644, WAL and SHM present (a connection kept open)
-    const earlier = new Database(path.join(dir, 'envapi.sqlite3'));
+    const earlier = openSqlite(path.join(dir, 'envapi.sqlite3'));
     earlier.pragma('journal_mode = WAL');
     earlier.exec('create table t (x); insert into t values (1)');
     for (const f of FILES) fs.chmodSync(path.join(dir, f), 0o644);

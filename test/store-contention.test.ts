@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../server/storage/sqlite-driver.js';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../server/app.js';
@@ -186,7 +186,7 @@ async function lockedStore(lockTimeoutMs: number): Promise<LockedStore> {
   const store = openStore({ dataDir: dir, lockTimeoutMs });
   await migrateToLatest(store);
   const boot = await bootstrap(store);
-  const blocker = new Database(path.join(dir, 'envapi.sqlite3'), { timeout: 0 });
+  const blocker = openSqlite(path.join(dir, 'envapi.sqlite3'), { timeout: 0 });
   return {
     dir,
     store,
@@ -353,7 +353,7 @@ describe.skipIf(usesPostgres())('SQLite: an import while another connection hold
 
   it('a transaction that reads and then writes succeeds although another connection committed in between (BEGIN IMMEDIATE)', async () => {
     const locked = await lockedStore(5_000);
-    const other = new Database(path.join(locked.dir, 'envapi.sqlite3'), { timeout: 0 });
+    const other = openSqlite(path.join(locked.dir, 'envapi.sqlite3'), { timeout: 0 });
     try {
       const n = await locked.store.db.transaction().execute(async (trx) => {
         const before = await sql<{ n: number }>`select count(*) as n from persons`.execute(trx);

@@ -7,7 +7,8 @@
  * the same file) or a recovery held the file (the next tick tries again). `'close'` closes the
  * connection. Any other error is thrown to the pool.
  */
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
+import { openSqlite } from './sqlite-driver.js';
 
 /** One task of the checkpoint worker. */
 export interface CheckpointTask {
@@ -30,7 +31,7 @@ export default function run(task: CheckpointTask): CheckpointOutcome | undefined
     return undefined;
   }
   if (!sqlite || !statement) {
-    sqlite = new SQLite(task.file, { fileMustExist: true });
+    sqlite = openSqlite(task.file, { fileMustExist: true });
     // a checkpoint that meets a lock gives up at once rather than sleep in SQLite's busy handler
     sqlite.pragma('busy_timeout = 0');
     statement = sqlite.prepare('PRAGMA wal_checkpoint(PASSIVE)');

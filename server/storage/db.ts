@@ -16,7 +16,8 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
+import { openSqlite } from './sqlite-driver.js';
 import {
   CompiledQuery,
   Kysely,
@@ -198,7 +199,7 @@ export function openStore(config: StorageConfig, listeners: StoreListeners = {})
     file = path.join(dir, 'envapi.sqlite3');
     if (!config.readOnly) prepareDataFiles(dir, file);
   }
-  const sqlite = new SQLite(file, config.readOnly ? { readonly: true, fileMustExist: true } : {});
+  const sqlite = openSqlite(file, config.readOnly ? { readonly: true, fileMustExist: true } : {});
   sqlite.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
   if (!config.readOnly) {
     // before WAL mode, which fixes the page size of a new file; an existing file keeps its own

@@ -23,7 +23,7 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../server/storage/sqlite-driver.js';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../server/storage/db.js';
@@ -126,7 +126,7 @@ async function readStore(): Promise<Stored> {
       await store.close();
     }
   } else {
-    const db = new Database(path.join(location.dir, 'envapi.sqlite3'), { readonly: true, fileMustExist: true });
+    const db = openSqlite(path.join(location.dir, 'envapi.sqlite3'), { readonly: true, fileMustExist: true });
     try {
       // uuids are stored as their 16 bytes (storage/event-uuids.ts)
       rows = (db.prepare(`SELECT uuid, json_extract(properties, '$.batch_id') AS batch_id FROM events`).all() as Array<{ uuid: Uint8Array; batch_id: string | null }>).map((r) => ({ ...r, uuid: eventUuidOut(r.uuid) }));
@@ -162,7 +162,7 @@ async function checkStoreAfterKill(): Promise<void> {
     }
     return;
   }
-  const db = new Database(path.join(location.dir, 'envapi.sqlite3'), { fileMustExist: true });
+  const db = openSqlite(path.join(location.dir, 'envapi.sqlite3'), { fileMustExist: true });
   try {
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(db.pragma('quick_check', { simple: true })).toBe('ok');

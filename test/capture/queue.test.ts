@@ -7,7 +7,7 @@
  * queue fills without any timing.
  */
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../server/storage/sqlite-driver.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -31,7 +31,7 @@ afterAll(async () => {
 /** Takes the store's write lock from another connection; resolves to the function that gives it back. */
 async function holdWrites(): Promise<() => Promise<void>> {
   if (t.store.dialect === 'sqlite') {
-    const blocker = new Database(path.join(t.store.config.dataDir!, 'envapi.sqlite3'), { timeout: 0 });
+    const blocker = openSqlite(path.join(t.store.config.dataDir!, 'envapi.sqlite3'), { timeout: 0 });
     blocker.exec('BEGIN IMMEDIATE');
     return async () => {
       blocker.exec('ROLLBACK');

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import SQLite from 'better-sqlite3';
+import { openSqlite } from '../../server/storage/sqlite-driver.js';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
@@ -79,7 +79,7 @@ describe('Store.changeCounter per table (SQLite)', () => {
   });
 
   it('a commit by another connection moves every counter', async () => {
-    const other = new SQLite(path.join(dir, 'envapi.sqlite3'));
+    const other = openSqlite(path.join(dir, 'envapi.sqlite3'));
     try {
       expect(await moved(async () => other.prepare(`update plugins set description = 'changed elsewhere'`).run(), [['personal_api_keys'], ['teams'], ['activity_log']])).toEqual([true, true, true]);
     } finally {
@@ -135,7 +135,7 @@ describe('every cached load is registered, and its reads are the tables its SQL 
   /** Table names after `from` and `join` in the SQL `run` sends through `db` (or `logged.db`). */
   async function tablesRead(run: (db: Kysely<Database>, logged: Store) => Promise<unknown>): Promise<Set<string>> {
     const statements: string[] = [];
-    const connection = new SQLite(path.join(dir, 'envapi.sqlite3'));
+    const connection = openSqlite(path.join(dir, 'envapi.sqlite3'));
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }), log: (e) => void statements.push(e.query.sql) });
     try {
       await run(db, { db, dialect: 'sqlite', location: 'logged', config: { dataDir: dir }, close: () => db.destroy() });

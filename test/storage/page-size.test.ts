@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { openSqlite } from '../../server/storage/sqlite-driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrateToLatest, openStore, SQLITE_PAGE_SIZE_BYTES } from '../../server/storage/db.js';
 import { usesPostgres } from '../helpers/pg.js';
@@ -24,7 +24,7 @@ function tempDir(): string {
 
 /** The page size and journal mode of the file, read by a connection of its own. */
 function fileSettings(dir: string): { pageSize: unknown; journalMode: unknown } {
-  const db = new SQLite(path.join(dir, 'envapi.sqlite3'), { readonly: true });
+  const db = openSqlite(path.join(dir, 'envapi.sqlite3'), { readonly: true });
   try {
     return { pageSize: db.pragma('page_size', { simple: true }), journalMode: db.pragma('journal_mode', { simple: true }) };
   } finally {
@@ -44,7 +44,7 @@ describe.skipIf(usesPostgres())('SQLite page size', () => {
 
   it('a store created with 4 KB pages keeps them', async () => {
     const dir = tempDir();
-    const old = new SQLite(path.join(dir, 'envapi.sqlite3'));
+    const old = openSqlite(path.join(dir, 'envapi.sqlite3'));
     old.pragma('page_size = 4096');
     old.pragma('journal_mode = WAL');
     old.exec('create table kept (x integer)');
