@@ -3,20 +3,25 @@
  * how the client is used): two frontend apps (Notification Bar, Pineapple Mode) and three
  * destinations (Customer.io, Hubspot, Webhook), on a running server.
  *
- *   npm run demo:plugins -- --key phx_… [--base-url URL] [--project 1]
+ *   ENVAPI_KEY=phx_… npm run demo:plugins [-- --project 1] [--base-url URL]
  *
- * The server's URL: `--base-url`, else `http://HOST:PORT` from the same variables the server reads
- * (`PORT` default 8000, `HOST` default 127.0.0.1; a wildcard HOST such as 0.0.0.0 is reached on
- * 127.0.0.1). When the server cannot be reached, the script says which URL it tried and exits 1.
+ * The key (a personal API key with `plugin:write`) comes from `ENVAPI_KEY`; `--key phx_…` works
+ * too, but npm prints the command line it runs (`> node … --key phx_…`), so the key would land in
+ * the terminal's scroll-back and in CI logs. Without either: a usage error (exit 2) naming
+ * ENVAPI_KEY. `--key`, `--base-url` and `--project` win over the environment.
  *
- * The key needs `plugin:write` (`ENVAPI_KEY` works too). Plugin ids are taken from the catalog's
- * order, which the first `npm start` installs as plugin ids 1…8 on a fresh store. A second run
- * creates nothing twice: a demo config whose plugin already has a config in the project (in the
- * frontend apps or the destinations list) is skipped and named. Other failures are printed per
- * config in PostHog's error shape, and the script goes on with the next one; it exits 1 if any
- * failed.
+ * The server's URL: `--base-url`, else `ENVAPI_URL`, else `http://HOST:PORT` from the same
+ * variables the server reads (`PORT` default 8000, `HOST` default 127.0.0.1; a wildcard HOST such
+ * as 0.0.0.0 is reached on 127.0.0.1). A URL that is not http(s) is a usage error (exit 2); when
+ * the server cannot be reached, the script says which URL it tried and exits 1.
+ *
+ * Plugin ids are taken from the catalog's order, which the first `npm start` installs as plugin
+ * ids 1…8 on a fresh store. A second run creates nothing twice: a demo config whose plugin already
+ * has a config in the project (in the frontend apps or the destinations list) is skipped and
+ * named. Other failures are printed per config in PostHog's error shape, and the script goes on
+ * with the next one; it exits 1 if any failed.
  */
-import { Command } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createClient, unwrap, paginate, EnvApiError, type EnvApiClient } from '../client/index.js';
 import { PLUGIN_CATALOG } from '../server/domain/plugin-catalog.js';
 
@@ -54,20 +59,64 @@ async function configuredPlugins(api: EnvApiClient, project: string): Promise<Ma
   return seen;
 }
 
-const program = new Command('demo-plugin-configs')
-  .description('create demo plugin configs (frontend apps and destinations) through the API; a second run creates nothing twice')
-  .option('--base-url <url>', 'server URL (default: http://HOST:PORT from the environment, as the server reads them)', defaultBaseUrl())
-  .option('--key <key>', 'personal API key with plugin:write (env ENVAPI_KEY)', process.env.ENVAPI_KEY)
-  .option('--project <id>', 'project id', '1')
-  .action(async (o: { baseUrl: string; key?: string; project: string }) => {
-    if (!o.key) throw new Error('pass --key phx_… (or set ENVAPI_KEY)');
-    const api = createClient({ baseUrl: o.baseUrl, apiKey: o.key });
+/** `--project`: a project id (decimal digits, from 1). */
+function parseProject(value: string): string {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('Expected a project id (a positive integer).');
+  return value;
+}
+
+/** The server's URL (see the module doc), or a usage error saying which setting is not an http(s) URL. */
+function baseUrlOf(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const [url, from] = option !== undefined ? [option, '--base-url'] : env.ENVAPI_URL ? [env.ENVAPI_URL, 'ENVAPI_URL'] : [defaultBaseUrl(env), 'HOST and PORT'];
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:') program.error(`error: ${from} gives ${JSON.stringify(url)}, not an http(s) URL such as http://127.0.0.1:8000`, { exitCode: 2 });
+  return url;
+}
+
+// the name is how it is run, so that its usage line is one to copy: `npm run demo:plugins -- [options]`
+const program: Command = new Command('npm run demo:plugins --')
+  .description(
+    'create demo plugin configs (frontend apps and destinations) through the API; a second run creates nothing twice. ' +
+      'The API key comes from ENVAPI_KEY: ENVAPI_KEY=phx_… npm run demo:plugins',
+  )
+  // no defaults shown from the environment: --help would print the key
+  .option('--key <key>', 'personal API key with plugin:write; prefer ENVAPI_KEY, as npm prints --key in its banner')
+  .option('--base-url <url>', 'server URL (default: ENVAPI_URL, else http://HOST:PORT from the environment, as the server reads them)')
+  .option('--project <id>', 'project id', parseProject, '1')
+  .addHelpText(
+    'after',
+    `
+Environment:
+  ENVAPI_KEY  the personal API key, with plugin:write (what npm start prints on a fresh store)
+  ENVAPI_URL  the server's URL, e.g. http://127.0.0.1:8000
+
+Example:
+  ENVAPI_KEY=phx_… npm run demo:plugins`,
+  )
+  .showHelpAfterError("Run 'npm run demo:plugins -- --help' for the options.")
+  .exitOverride()
+  .action(async (o: { baseUrl?: string; key?: string; project: string }) => {
+    const key = o.key ?? process.env.ENVAPI_KEY;
+    if (!key) {
+      program.error(
+        'error: no API key: set ENVAPI_KEY to a personal API key with plugin:write (npm start prints one on a fresh store; ' +
+          'npx envapi keys create --user EMAIL --scopes plugin:write makes another), e.g.\n  ENVAPI_KEY=phx_… npm run demo:plugins',
+        { exitCode: 2 },
+      );
+    }
+    const baseUrl = baseUrlOf(o.baseUrl);
+    const api = createClient({ baseUrl, apiKey: key });
     let existing: Awaited<ReturnType<typeof configuredPlugins>>;
     try {
       existing = await configuredPlugins(api, o.project);
     } catch (err) {
       const why = unreachable(err);
-      if (why) throw new Error(`could not reach the server at ${api.baseUrl} (${why}); start it with npm start, or name it with --base-url URL or PORT=…`, { cause: err });
+      if (why) throw new Error(`could not reach the server at ${api.baseUrl} (${why}); start it with npm start, or name it with ENVAPI_URL=URL (or --base-url URL, or PORT=…)`, { cause: err });
       if (err instanceof EnvApiError) throw new Error(`${api.baseUrl}: ${err.message}`, { cause: err });
       throw err;
     }
@@ -97,6 +146,8 @@ const program = new Command('demo-plugin-configs')
   });
 
 program.parseAsync().catch((err: unknown) => {
+  // exitOverride: commander printed the help, or the usage error and its hint (exit 2)
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
   console.error(`demo:plugins: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

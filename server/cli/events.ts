@@ -4,20 +4,22 @@
  * (server/events/demo.ts); `demo --output FILE` writes the generated events as a JSON Lines export
  * file instead (examples/hedgebox-events.jsonl was made so).
  *
- * Progress goes to stderr through cli-progress (not with `--json`): on a terminal a bar redrawn in
- * place; otherwise (a log, a pipe, CI) the same line without the bar, printed when a phase starts,
- * every `PROGRESS_LINE_EVERY_MS` and when it ends (cli-progress's `noTTYOutput` mode). A line also
- * says when a batch waits for the store's write lock.
+ * Progress goes to stderr (not with `--json`; progress.ts): on a terminal a bar redrawn in place;
+ * otherwise (a log, a pipe, CI) the same line without the bar, printed when a phase starts, every
+ * 5 s while it runs and when it ends, never twice for the same count within 5 s. A line also says
+ * when a batch waits for the store's write lock. The project of `--project` must exist: else exit 1
+ * with what to do (shared.ts `requireProjects`: on a store never started, `npm start` or
+ * `envapi bootstrap`; otherwise the projects there are).
  */
 import fs from 'node:fs';
 import { once } from 'node:events';
-import cliProgress from 'cli-progress';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseIsoTimestamp } from '../domain/timestamps.js';
-import type { ImportFormat, ImportPhase, ImportSummary, LockWaitCallback, ProgressCallback } from '../events/import.js';
+import type { ImportFormat, ImportSummary, LockWaitCallback, ProgressCallback } from '../events/import.js';
 import type { Store } from '../storage/db.js';
-import { CliError, out, parseInteger, parsePositive, withStore } from './shared.js';
+import { out, parseInteger, parsePositive, requireProjects, withStore } from './shared.js';
 import { DEMO_HOT_PROPERTIES, materializeAll } from './materialize.js';
+import { importProgress, type ProgressReporter } from './progress.js';
 
 /**
  * `import events` and `demo`: a batch gives up on the store's write lock after this many ms and is
@@ -26,64 +28,6 @@ import { DEMO_HOT_PROPERTIES, materializeAll } from './materialize.js';
 const IMPORT_LOCK_WAIT_MS = 2_000;
 /** While a batch keeps waiting, one line every this many ms. */
 const LOCK_WAIT_LINE_EVERY_MS = 30_000;
-/** When stderr is not a terminal: one progress line every this many ms (besides a phase's first and last). */
-const PROGRESS_LINE_EVERY_MS = 5_000;
-
-/** The progress line of a phase; `{bar}` only on a terminal. */
-function progressFormat(phase: ImportPhase | 'writing', known: boolean, tty: boolean): string {
-  if (phase === 'validating') return 'Checking  {value} rows | {duration_formatted}';
-  if (phase === 'vacuuming') return 'Vacuuming the tables written (PostgreSQL VACUUM ANALYZE: statistics, index-only reads) | {duration_formatted}';
-  const verb = phase === 'writing' ? 'Writing' : 'Importing';
-  if (!known) return `${verb} {value} events | {duration_formatted}`;
-  return `${verb} ${tty ? '|{bar}| ' : ''}{percentage}% | {value}/{total} events | {duration_formatted} elapsed, {eta_formatted} left`;
-}
-
-/**
- * cli-progress's time format, with `?` for an unknown time: its ETA is the string `NULL` or `INF`
- * when no rate is known yet (the default format prints `LLs`).
- */
-const formatSeconds: cliProgress.TimeFormatter = (t, options, roundTo) =>
-  Number.isFinite(Number(t)) ? cliProgress.Format.TimeFormat(Number(t), options, roundTo) : '?';
-
-/**
- * Progress on stderr while an import (or `demo --output`) runs, through cli-progress: one bar per
- * phase; none with `json`. See the module doc for what it prints when stderr is not a terminal.
- */
-function importProgress(json: boolean): { onProgress: (done: number, total: number | undefined, phase: ImportPhase | 'writing') => void; stop(): void } {
-  if (json) return { onProgress: () => undefined, stop: () => undefined };
-  const tty = process.stderr.isTTY === true;
-  let bar: cliProgress.SingleBar | undefined;
-  let phase: string | undefined;
-  const stop = (): void => {
-    bar?.stop();
-    bar = undefined;
-  };
-  const onProgress = (done: number, total: number | undefined, p: ImportPhase | 'writing'): void => {
-    const key = `${p}:${total === undefined ? '' : 'total'}`;
-    if (key !== phase) {
-      stop();
-      phase = key;
-      bar = new cliProgress.SingleBar(
-        {
-          format: progressFormat(p, total !== undefined, tty),
-          stream: process.stderr,
-          hideCursor: true,
-          fps: 10,
-          etaBuffer: 50,
-          noTTYOutput: true,
-          notTTYSchedule: PROGRESS_LINE_EVERY_MS,
-          // off a terminal the last line stays as it is (no blank line after it)
-          clearOnComplete: !tty,
-          formatTime: formatSeconds,
-        },
-        cliProgress.Presets.shades_classic,
-      );
-      bar.start(total ?? 0, done);
-    }
-    bar?.update(done);
-  };
-  return { onProgress, stop };
-}
 
 /** A count with thousands separators, e.g. `12,345`. */
 const n = (x: number): string => x.toLocaleString('en-US');
@@ -122,7 +66,7 @@ function summaryLines(s: ImportSummary, projectId: number): string[] {
 /** `--batch-size`: rows per transaction, 1 to 100,000. */
 function parseBatchSize(value: string): number {
   const size = parseInteger(value);
-  if (size < 1 || size > 100_000) throw new InvalidArgumentError('from 1 to 100000');
+  if (size < 1 || size > 100_000) throw new InvalidArgumentError('Expected 1 to 100000.');
   return size;
 }
 
@@ -133,11 +77,14 @@ interface ImportHooks {
 }
 
 /**
- * Runs one import on the store of the global options (its write-lock wait bounded by
- * `IMPORT_LOCK_WAIT_MS`), with progress lines unless `json`, then hands the summary to `report`.
+ * Runs one import into project `projectId` on the store of the global options (its write-lock
+ * wait bounded by `IMPORT_LOCK_WAIT_MS`), with progress lines unless `json`, then hands the
+ * summary to `report`. CliError (`requireProjects`) when the project does not exist, before
+ * `before` and the import run.
  */
 async function runImport(
   program: Command,
+  projectId: number,
   json: boolean,
   run: (store: Store, hooks: ImportHooks) => Promise<ImportSummary>,
   report: (summary: ImportSummary) => void,
@@ -146,6 +93,7 @@ async function runImport(
   await withStore(
     program,
     async (store) => {
+      await requireProjects(store, [projectId]);
       await before?.(store);
       const progress = importProgress(json);
       let summary: ImportSummary;
@@ -171,7 +119,7 @@ export function registerEventCommands(program: Command): void {
         '(event, distinct_id, properties, timestamp, optional uuid, elements_chain, $set, $set_once). The whole file is ' +
         'checked first: a bad line stops the import before anything is written, with FILE:LINE: reason. Rows are then ' +
         'written in batches, each in one transaction; rows whose uuid is stored already are skipped, so importing a ' +
-        'file twice inserts nothing twice.',
+        'file twice inserts nothing twice. Progress goes to stderr: a bar on a terminal, otherwise a line every 5 s.',
     )
     .argument('<file>', 'the file (.gz accepted)')
     .requiredOption('--project <id>', 'project id', parsePositive)
@@ -182,6 +130,7 @@ export function registerEventCommands(program: Command): void {
       const { importEventsFile } = await import('../events/import.js');
       await runImport(
         program,
+        o.project,
         !!o.json,
         (store, hooks) => importEventsFile(store, o.project, file, { format: o.format, batchSize: o.batchSize, ...hooks }),
         (summary) => out(!!o.json, { ...summary, project_id: o.project }, () => summaryLines(summary, o.project)),
@@ -195,7 +144,7 @@ export function registerEventCommands(program: Command): void {
         'elements chains, custom events, identified and anonymous persons, browsers, OS, UTM sources) spread over ' +
         'the last --days days up to --now, and import it into --project through the same path as "import events", ' +
         'or write it to --output as a JSON Lines export file. The same --seed, --now, --days and --events give the ' +
-        'same events, uuids included.',
+        'same events, uuids included. Progress goes to stderr: a bar on a terminal, otherwise a line every 5 s.',
     )
     .addOption(new Option('--project <id>', 'project id to import into').argParser(parsePositive).conflicts('output'))
     .option('--output <file>', 'write the events to this JSON Lines file (PostHog\'s export shape) instead of importing them')
@@ -204,14 +153,15 @@ export function registerEventCommands(program: Command): void {
     .option('--days <n>', 'length of the period in days', parsePositive, 30)
     .option('--now <timestamp>', 'end of the period, ISO 8601 (default: now)', (value: string) => {
       const ts = parseIsoTimestamp(value);
-      if (!ts) throw new InvalidArgumentError('an ISO 8601 timestamp, e.g. 2025-01-15T12:00:00Z');
+      if (!ts) throw new InvalidArgumentError('Expected an ISO 8601 timestamp, e.g. 2025-01-15T12:00:00Z.');
       return new Date(ts.value.slice(0, 23) + 'Z');
     })
     .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
     .addOption(new Option('--materialize', `first materialize the demo's hot event properties (${DEMO_HOT_PROPERTIES.join(', ')}) not materialized yet, as "events materialize" does`).conflicts('output'))
     .option('--json', 'print the summary as JSON')
-    .action(async (o: { project?: number; output?: string; events: number; seed?: number; days: number; now?: Date; batchSize: number; materialize?: boolean; json?: boolean }) => {
-      if (o.project === undefined && o.output === undefined) throw new CliError('name the project to import into (--project ID), or a file to write (--output FILE)');
+    .action(async (o: { project?: number; output?: string; events: number; seed?: number; days: number; now?: Date; batchSize: number; materialize?: boolean; json?: boolean }, cmd: Command) => {
+      // bad usage: commander prints it with the usage hint, exit 2 (index.ts)
+      if (o.project === undefined && o.output === undefined) cmd.error('error: name the project to import into (--project ID), or a file to write (--output FILE)', { exitCode: 2, code: 'envapi.usage' });
       const seed = o.seed ?? Math.floor(Math.random() * 1_000_000);
       const now = o.now ?? new Date();
       const repeat = `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`;
@@ -227,6 +177,7 @@ export function registerEventCommands(program: Command): void {
       const { importEvents } = await import('../events/import.js');
       await runImport(
         program,
+        project,
         !!o.json,
         (store, hooks) => importEvents(store, project, rows, { source: 'demo', total: o.events, batchSize: o.batchSize, ...hooks }),
         (summary) => out(!!o.json, { ...summary, project_id: project, seed, now: now.toISOString(), days: o.days }, () => [...summaryLines(summary, project), repeat]),
@@ -239,7 +190,7 @@ export function registerEventCommands(program: Command): void {
  * Writes `rows` to `file` as JSON Lines (one JSON object per line, UTF-8), reporting progress every
  * 1,000 rows; returns the number written. The file is replaced; on failure it is removed.
  */
-async function writeJsonLines(file: string, rows: Iterable<unknown>, total: number, progress: ReturnType<typeof importProgress>): Promise<number> {
+async function writeJsonLines(file: string, rows: Iterable<unknown>, total: number, progress: ProgressReporter): Promise<number> {
   const stream = fs.createWriteStream(file);
   let written = 0;
   try {

@@ -2,13 +2,15 @@
  * `envapi keys` (create, list, revoke): personal API keys. A new key is printed once, with its id
  * (what `keys revoke` takes) and a line saying it is not shown again; `--quiet` prints the bare key
  * only, for `KEY=$(envapi keys create … --quiet)`. The store keeps only its SHA-256 hash and a mask
- * (server/storage/repositories/api-keys.ts).
+ * (server/storage/repositories/api-keys.ts). `--user` is an e-mail address or a user id (a malformed
+ * address is bad usage, exit 2); every project of `--projects` must exist (else exit 1, naming the
+ * projects there are).
  */
 import type { Command } from 'commander';
 import { KNOWN_SCOPES } from '../domain/access.js';
 import type { ApiKeysRepository } from '../storage/repositories/api-keys.js';
 import type { Store } from '../storage/db.js';
-import { accountsOf, CliError, findUser, out, parseIdList, parseScopes, withStore } from './shared.js';
+import { accountsOf, CliError, findUser, out, parseIdList, parseScopes, parseUserRef, requireProjects, withStore } from './shared.js';
 
 /** The personal API keys repository over a store (loaded when a command needs it). */
 async function keysOf(store: Store): Promise<ApiKeysRepository> {
@@ -22,15 +24,17 @@ export function registerKeyCommands(program: Command): void {
   keys
     .command('create')
     .description('create a personal API key; the key is printed once (with its id) and stored only hashed')
-    .requiredOption('--user <email-or-id>', 'owner of the key')
-    .requiredOption('--scopes <list>', `comma-separated scopes (${KNOWN_SCOPES.join(', ')})`, parseScopes)
+    .requiredOption('--user <email-or-id>', 'owner of the key, by e-mail address or id', parseUserRef)
+    .requiredOption('--scopes <list>', `comma-separated scopes, e.g. plugin:read,query:read; known: ${KNOWN_SCOPES.join(', ')}`, parseScopes)
     .option('--projects <ids>', 'limit the key to these project ids, e.g. 1,2', parseIdList)
     .option('--label <label>', 'a name for the key', 'cli')
     .option('-q, --quiet', 'print only the key')
     .option('--json', 'print JSON (the record and the key)')
+    .addHelpText('after', '\nExample:\n  envapi keys create --user ana@example.com --scopes plugin:read,query:read --projects 1')
     .action(async (o: { user: string; scopes: string[]; projects?: number[]; label: string; quiet?: boolean; json?: boolean }) => {
       await withStore(program, async (store) => {
         const user = await findUser(await accountsOf(store), o.user);
+        if (o.projects) await requireProjects(store, o.projects);
         const { key, record } = await (await keysOf(store)).create({ user_id: user.id, label: o.label, scopes: o.scopes, scoped_teams: o.projects ?? null });
         if (o.quiet && !o.json) {
           console.log(key);
@@ -49,7 +53,7 @@ export function registerKeyCommands(program: Command): void {
   keys
     .command('list')
     .description('list keys (masked)')
-    .option('--user <email-or-id>', 'only this user’s keys')
+    .option('--user <email-or-id>', 'only this user’s keys, by e-mail address or id', parseUserRef)
     .option('--json', 'print JSON')
     .action(async (o: { user?: string; json?: boolean }) => {
       await withStore(program, async (store) => {

@@ -5,12 +5,12 @@
  * number in `level` and adds `level_name`.
  */
 import { Option, type Command } from 'commander';
-import { accountsOf, addListCommand, findOrg, findUser, levelName, ORG_OPTION_HELP, out, parseLevel, withStore } from './shared.js';
+import { accountsOf, addListCommand, findOrg, findUser, levelName, ORG_OPTION_HELP, out, parseLevel, parseUserRef, withStore } from './shared.js';
 
 /** Options and action of `orgs add-member` / `members add` on `cmd`. */
 function addMemberCommand(cmd: Command, program: Command): Command {
   return cmd
-    .requiredOption('--user <email-or-id>', 'the user')
+    .requiredOption('--user <email-or-id>', 'the user, by e-mail address or id', parseUserRef)
     .option('--org <name-or-id>', ORG_OPTION_HELP)
     .addOption(new Option('--level <level>', 'member, admin or owner').default(1, 'member').argParser(parseLevel))
     .option('--json', 'print JSON')

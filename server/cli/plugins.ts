@@ -1,7 +1,10 @@
-/** `envapi plugins` (catalog, install): the built-in plugin catalog (server/domain/plugin-catalog.ts). */
+/**
+ * `envapi plugins` (catalog, install): the built-in plugin catalog (server/domain/plugin-catalog.ts).
+ * `install` with nothing to install, or with a name not in the catalog, is bad usage (exit 2).
+ */
 import type { Command } from 'commander';
 import { PLUGIN_CATALOG, findCatalogPlugin } from '../domain/plugin-catalog.js';
-import { accountsOf, CliError, findOrg, ORG_OPTION_HELP, out, withStore } from './shared.js';
+import { accountsOf, findOrg, ORG_OPTION_HELP, out, withStore } from './shared.js';
 
 /** Adds `plugins` to `program`. */
 export function registerPluginCommands(program: Command): void {
@@ -20,11 +23,12 @@ export function registerPluginCommands(program: Command): void {
     .option('--all', 'install the whole catalog')
     .option('--org <name-or-id>', ORG_OPTION_HELP)
     .option('--json', 'print JSON')
-    .action(async (refs: string[], o: { all?: boolean; org?: string; json?: boolean }) => {
+    .action(async (refs: string[], o: { all?: boolean; org?: string; json?: boolean }, cmd: Command) => {
       const entries = o.all ? [...PLUGIN_CATALOG] : refs.map((r) => findCatalogPlugin(r) ?? r);
       const unknown = entries.filter((e): e is string => typeof e === 'string');
-      if (unknown.length) throw new CliError(`Not in the catalog: ${unknown.join(', ')} (see envapi plugins catalog)`);
-      if (!entries.length) throw new CliError('Name plugins to install, or pass --all');
+      // bad usage: commander prints it with the usage hint, exit 2 (index.ts)
+      if (unknown.length) cmd.error(`error: not in the catalog: ${unknown.join(', ')} (see envapi plugins catalog)`, { exitCode: 2, code: 'envapi.usage' });
+      if (!entries.length) cmd.error('error: name plugins to install, or pass --all', { exitCode: 2, code: 'envapi.usage' });
       const { installCatalogPlugin } = await import('../bootstrap.js');
       await withStore(program, async (store) => {
         const org = await findOrg(await accountsOf(store), o.org);

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CliError, openCliStore, out, parseInteger, storeLocation, withStore } from './shared.js';
+import { CliError, openCliStore, out, parseEmail, parseInteger, storeLocation, withStore } from './shared.js';
 
 /** Adds `migrate`, `serve`, `bootstrap` and `build` to `program`. */
 export function registerServerCommands(program: Command): void {
@@ -50,7 +50,7 @@ export function registerServerCommands(program: Command): void {
   program
     .command('bootstrap')
     .description('set up an empty store: default organization, project 1, owner user, plugin catalog, one key with scope *')
-    .option('--email <email>', 'email of the owner user', 'admin@envapi.local')
+    .option('--email <email>', 'e-mail address of the owner user', parseEmail, 'admin@envapi.local')
     .option('--json', 'print JSON')
     .action(async (o: { email: string; json?: boolean }) => {
       const { bootstrap } = await import('../bootstrap.js');

@@ -1,8 +1,10 @@
 /**
  * What the command groups of the `envapi` command line share: option parsers (commander's
- * `InvalidArgumentError` on bad input, which commander reports as bad usage, exit 2), the store of
- * the global options (`withStore`), `--json` output (`out`), user and organization look-ups, level
- * names, and `CliError` (a message for the user; `runCli` prints it on stderr and exits 1).
+ * `InvalidArgumentError` on bad input, which commander reports as bad usage, exit 2; e-mail
+ * addresses as `emailProblem` says), the store of the global options (`withStore`), `--json`
+ * output (`out`), user and organization look-ups, the check that projects exist
+ * (`requireProjects`), level names, and `CliError` (a message for the user; `runCli` prints it on
+ * stderr and exits 1).
  *
  * Start-up time: this module and the command modules import the store, the repositories and the
  * server only inside the actions that use them (`await import(…)`), so `envapi --help` loads
@@ -25,7 +27,7 @@ const LEVELS: Record<string, number> = { member: OrganizationLevel.MEMBER, admin
 /** `member`, `admin`, `owner` (or PostHog's numbers 1, 8, 15) → the organization level number. */
 export function parseLevel(value: string): number {
   const level = LEVELS[value.toLowerCase()] ?? Number(value);
-  if (![1, 8, 15].includes(level)) throw new InvalidArgumentError('use member, admin or owner (1, 8, 15)');
+  if (![1, 8, 15].includes(level)) throw new InvalidArgumentError('Use member, admin or owner (or 1, 8, 15).');
   return level;
 }
 
@@ -37,7 +39,7 @@ export function levelName(level: number): string {
 /** `1,2` → project ids `[1, 2]`. */
 export function parseIdList(value: string): number[] {
   const ids = value.split(',').map((s) => s.trim()).filter(Boolean);
-  if (!ids.length || ids.some((s) => !/^\d+$/.test(s))) throw new InvalidArgumentError('a comma-separated list of project ids, e.g. 1,2');
+  if (!ids.length || ids.some((s) => !/^\d+$/.test(s))) throw new InvalidArgumentError('Expected a comma-separated list of project ids, e.g. 1,2.');
   return ids.map(Number);
 }
 
@@ -45,20 +47,72 @@ export function parseIdList(value: string): number[] {
 export function parseScopes(value: string): string[] {
   const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = scopes.filter((s) => !(KNOWN_SCOPES as readonly string[]).includes(s));
-  if (!scopes.length || unknown.length) throw new InvalidArgumentError(`unknown scope ${unknown.join(', ')}; known: ${KNOWN_SCOPES.join(', ')}`);
+  if (!scopes.length || unknown.length) throw new InvalidArgumentError(`${unknown.length ? `Unknown scope ${unknown.join(', ')}` : 'No scope'}; known: ${KNOWN_SCOPES.join(', ')}.`);
   return scopes;
+}
+
+/** The local part (before the @) of an address: Django's EmailValidator `user_regex`, unquoted form (dot-atom). */
+const EMAIL_LOCAL_RE = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+/** One label of the domain: letters, digits, hyphens inside, at most 63 characters (Django's `domain_regex`). */
+const EMAIL_LABEL_RE = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/**
+ * Why `value` is not an e-mail address, or undefined when it is one. The rule is roughly Django's
+ * EmailValidator (what PostHog's user e-mail field runs) narrowed to what the contract's
+ * `format: email` accepts (ajv-formats, the server's request and response validator), so that any
+ * address the CLI stores is one the API serves: at most 254 characters (User.email's max_length),
+ * no blank, exactly one `@`, a non-empty dot-atom local part (letters, digits and
+ * ``!#$%&'*+/=?^_`{|}~-``, dots between them), and a domain of at least two dot-separated labels of
+ * letters, digits and inner hyphens. Unlike Django it refuses quoted local parts, IP literals
+ * (`[127.0.0.1]`), non-ASCII domains and the bare `localhost`; unlike Django it takes a one-letter
+ * top-level label (`x@y.z`), as ajv-formats does.
+ */
+export function emailProblem(value: string): string | undefined {
+  if (!value) return 'it is empty';
+  if (/\s/.test(value)) return 'it contains a space';
+  if (value.length > 254) return 'it is longer than 254 characters';
+  const parts = value.split('@');
+  if (parts.length === 1) return 'it has no @';
+  if (parts.length > 2) return 'it has more than one @';
+  const [local, domain] = parts as [string, string];
+  if (!local) return 'nothing comes before the @';
+  if (!domain) return 'no domain comes after the @';
+  if (!EMAIL_LOCAL_RE.test(local)) return `"${local}" before the @ has a character an address cannot have, or a dot at its start, its end or twice in a row`;
+  const labels = domain.split('.');
+  if (labels.length < 2) return `the domain "${domain}" has no dot (e.g. example.com)`;
+  if (!labels.every((l) => EMAIL_LABEL_RE.test(l))) return `"${domain}" is not a domain name (letters, digits and hyphens, between dots)`;
+  return undefined;
+}
+
+/** `--email`: an e-mail address (`emailProblem`); InvalidArgumentError (bad usage, exit 2) saying what is wrong. */
+export function parseEmail(value: string): string {
+  const why = emailProblem(value);
+  if (why) throw new InvalidArgumentError(`Not an e-mail address (like ana@example.com): ${why}.`);
+  return value;
+}
+
+/**
+ * `--user <email-or-id>`: a user id (decimal digits) or an e-mail address (`emailProblem`), as
+ * given; InvalidArgumentError (bad usage, exit 2) when it is neither, so a malformed address is
+ * refused as such before any look-up (which would only say there is no such user).
+ */
+export function parseUserRef(value: string): string {
+  if (/^\d+$/.test(value)) return value;
+  const why = emailProblem(value);
+  if (why) throw new InvalidArgumentError(`Neither a user id nor an e-mail address (like ana@example.com): ${why}.`);
+  return value;
 }
 
 /** A non-negative integer written in decimal digits. */
 export function parseInteger(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('an integer');
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('Expected an integer (decimal digits).');
   return Number(value);
 }
 
 /** A positive integer written in decimal digits. */
 export function parsePositive(value: string): number {
   const x = parseInteger(value);
-  if (x < 1) throw new InvalidArgumentError('a positive integer');
+  if (x < 1) throw new InvalidArgumentError('Expected a positive integer.');
   return x;
 }
 
@@ -133,6 +187,32 @@ export async function findUser(accounts: AccountsRepository, ref: string): Promi
   const user = /^\d+$/.test(ref) ? await accounts.findUserById(Number(ref)) : await accounts.findUserByEmail(ref);
   if (!user) throw new CliError(`No user ${ref}. Create one with: envapi users create --email ${ref.includes('@') ? ref : 'EMAIL'}`);
   return user;
+}
+
+/** How many projects a "does not exist" message names; beyond, it says how many more there are. */
+const PROJECTS_NAMED = 10;
+
+/**
+ * Checks that every project (team) id of `ids` exists in the store; CliError (exit 1) otherwise,
+ * naming the missing ids and what to do. On a store with no project at all (never started nor
+ * bootstrapped): `Project 1 does not exist: this store has no projects yet. Start the server once
+ * (npm start) or run \`envapi bootstrap\` to create the default organization and project 1.`;
+ * otherwise `Project 9 does not exist. This store has 2 projects: 1 "Default project", 2 "Web"
+ * (see envapi projects list).` (the first ten, then how many more).
+ */
+export async function requireProjects(store: Store, ids: readonly number[]): Promise<void> {
+  const rows = await store.db.selectFrom('teams').select(['id', 'name']).orderBy('id').execute();
+  const have = new Set(rows.map((r) => Number(r.id)));
+  const missing = [...new Set(ids)].filter((id) => !have.has(id));
+  if (!missing.length) return;
+  const what = missing.length === 1 ? `Project ${missing[0]} does not exist` : `Projects ${missing.join(', ')} do not exist`;
+  if (!rows.length) {
+    throw new CliError(`${what}: this store has no projects yet. Start the server once (npm start) or run \`envapi bootstrap\` to create the default organization and project 1.`);
+  }
+  const named = rows.slice(0, PROJECTS_NAMED).map((r) => `${r.id} "${r.name}"`).join(', ');
+  const more = rows.length > PROJECTS_NAMED ? ` and ${rows.length - PROJECTS_NAMED} more` : '';
+  const count = rows.length === 1 ? 'one project' : `${rows.length} projects`;
+  throw new CliError(`${what}. This store has ${count}: ${named}${more} (see envapi projects list).`);
 }
 
 /** The help text of every `--org` option. */

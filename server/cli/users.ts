@@ -1,6 +1,10 @@
-/** `envapi users` (create, list): users, optionally added to an organization (at a named level) when created. */
+/**
+ * `envapi users` (create, list): users, optionally added to an organization (at a named level) when
+ * created. `--email` must be an e-mail address (shared.ts `emailProblem`): a malformed one is bad
+ * usage (exit 2) and creates nothing.
+ */
 import { Option, type Command } from 'commander';
-import { accountsOf, addListCommand, CliError, findOrg, levelName, out, parseLevel, withStore } from './shared.js';
+import { accountsOf, addListCommand, CliError, findOrg, levelName, out, parseEmail, parseLevel, withStore } from './shared.js';
 
 /** Adds `users` to `program`. */
 export function registerUserCommands(program: Command): void {
@@ -8,7 +12,7 @@ export function registerUserCommands(program: Command): void {
   users
     .command('create')
     .description('create a user, optionally adding them to an organization')
-    .requiredOption('--email <email>', 'email address')
+    .requiredOption('--email <email>', 'e-mail address, e.g. ana@example.com', parseEmail)
     .option('--first-name <name>', 'first name', '')
     .option('--last-name <name>', 'last name', '')
     .option('--staff', 'staff user (may set staff-only job fields)')

@@ -2,7 +2,8 @@
  * The `envapi` administration commands as a user runs them (`node bin/envapi.js`, the compiled CLI
  * in dist/) on the store of a running server (test/helpers/cli.ts): `--version`, users, keys
  * (created, shown once, listed masked, revoked), organizations and their members, projects (with
- * their tokens, `--org` by name or id), the plugin catalog, the messages of refused commands, and
+ * their tokens, `--org` by name or id), the plugin catalog, the messages of refused commands
+ * (a malformed e-mail address is bad usage, exit 2), and
  * `npm run demo:plugins` against the server. Each command's effect is checked through the API.
  */
 import fs from 'node:fs';
@@ -57,6 +58,36 @@ describe('envapi administration commands', () => {
     const orgs = await cliJson<Array<{ id: string; name: string }>>(store, ['orgs', 'list']);
     expect(orgs.map((o) => o.name)).toEqual(['Default Organization']);
     org = orgs[0]!;
+  }, T);
+
+  it('users create refuses a malformed e-mail address as bad usage (exit 2) and creates nothing', async () => {
+    const before = await cliJson<unknown[]>(store, ['users', 'list']);
+    const refused: Array<[string, string]> = [
+      ['bad', 'it has no @'],
+      ['ana@example', 'the domain "example" has no dot (e.g. example.com)'],
+      ['ana @example.com', 'it contains a space'],
+      ['@example.com', 'nothing comes before the @'],
+      ['ana@@example.com', 'it has more than one @'],
+      ['ana..b@example.com', '"ana..b" before the @ has a character an address cannot have'],
+      ['ana@exa_mple.com', '"exa_mple.com" is not a domain name'],
+    ];
+    for (const [email, why] of refused) {
+      const r = await cli(['users', 'create', '--email', email], store);
+      expect(r.code, `${email}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`error: option '--email <email>' argument '${email}' is invalid. Not an e-mail address (like ana@example.com): ${why}`);
+      expect(r.stderr).toContain('Usage: envapi users create [options]');
+    }
+    expect(await cliJson<unknown[]>(store, ['users', 'list'])).toEqual(before);
+  }, T);
+
+  it('keys create, keys list and orgs add-member say a malformed --user is not an e-mail address (exit 2), not that no user has it', async () => {
+    for (const args of [['keys', 'create', '--user', 'ana', '--scopes', 'plugin:read'], ['keys', 'list', '--user', 'ana@'], ['orgs', 'add-member', '--user', 'ana']]) {
+      const r = await cli(args, store);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/^error: option '--user <email-or-id>' argument 'ana@?' is invalid\. Neither a user id nor an e-mail address \(like ana@example\.com\): /);
+      expect(r.stderr).not.toMatch(/No user/);
+      expect(r.stdout).not.toMatch(KEY_RE);
+    }
   }, T);
 
   it('keys create prints the key once with its id and “shown this once”; --quiet only the key; --json the record', async () => {
@@ -149,8 +180,7 @@ describe('envapi administration commands', () => {
     expect(catalog.map((p) => p.key)).toEqual(expect.arrayContaining(['customerio', 'notification-bar']));
     for (const p of catalog) expect(p.url).toMatch(/^https?:\/\//);
     const scope = await cli(['keys', 'create', '--user', 'x@y.z', '--scopes', 'plugin:read,bogus:scope', '--json'], store);
-    expect(scope.code).not.toBe(0);
-    expect(scope.code).not.toBeNull();
+    expect(scope.code).toBe(2);
     expect(scope.stderr).toContain('bogus:scope');
     const nobody = await cli(['keys', 'create', '--user', 'nobody@example.com', '--scopes', 'plugin:read'], store);
     expect(nobody.code).toBe(1);

@@ -2,9 +2,11 @@
  * `envapi import events` and `envapi demo --output` as a user runs them (`node bin/envapi.js`) on a
  * fresh store (test/helpers/cli.ts): the example file the README names imports with progress lines
  * on stderr (no terminal control sequences when stderr is not a terminal) and its summary on stdout,
- * idempotently; `demo --output` writes that same file from the README's command; `events
- * materialize`, `events materialized` and `events dematerialize` add, list and drop a column,
- * refusing a name no column can hold before adding any.
+ * idempotently; `demo --output` writes that same file from the README's command; progress lines,
+ * stderr piped, never repeat a count within the 5 s between two lines; a project that does not
+ * exist is refused with what to do (on a store never started: `npm start` or `envapi bootstrap`);
+ * `events materialize`, `events materialized` and `events dematerialize` add, list and drop a
+ * column, refusing a name no column can hold before adding any.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,8 +45,81 @@ describe('events: the example file, progress lines, demo --output', () => {
     expect(r.stdout).toMatch(/^Wrote 200 events to /);
     expect(fs.readFileSync(file, 'utf8')).toBe(fs.readFileSync(path.join(ROOT, EXAMPLE), 'utf8'));
     const refused = await cli(['demo', '--events', '5']);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--project ID\), or a file to write \(--output FILE\)/);
+  }, T);
+
+  /** One progress line: its phase, the count it says (none for Vacuuming) and its elapsed seconds. */
+  interface ProgressLine {
+    line: string;
+    phase: string;
+    count: number | undefined;
+    seconds: number;
+  }
+  /** The progress lines of `stderr` (PROGRESS_LINE_EVERY_MS apart when stderr is not a terminal, server/cli/progress.ts). */
+  function progressLines(stderr: string): ProgressLine[] {
+    const lines = stderr.split('\n').filter((l) => /^(Checking|Importing|Writing|Vacuuming) /.test(l));
+    return lines.map((line) => {
+      const time = /\| (?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?: elapsed|$)/.exec(line);
+      expect(time, line).not.toBeNull();
+      const [, h = '0', m = '0', sec = '0'] = time!;
+      const count = /^Checking {2}(\d+) rows/.exec(line)?.[1] ?? /^(?:Importing|Writing) (?:\d+% \| )?(\d+)/.exec(line)?.[1];
+      return { line, phase: line.split(' ')[0]!, count: count === undefined ? undefined : Number(count), seconds: Number(h) * 3600 + Number(m) * 60 + Number(sec) };
+    });
+  }
+  /**
+   * What holds whatever the machine's speed: within a phase, each line says a larger count than
+   * the one before, or the same count at least 5 s later (a long batch: a line every 5 s).
+   */
+  function expectNoRepeatedProgress(stderr: string): void {
+    const lines = progressLines(stderr);
+    expect(lines.length, stderr).toBeGreaterThan(0);
+    for (let i = 1; i < lines.length; i++) {
+      const [a, b] = [lines[i - 1]!, lines[i]!];
+      expect(b.line, stderr).not.toBe(a.line);
+      if (a.phase !== b.phase) continue;
+      if (b.count === a.count) expect(b.seconds - a.seconds, `the same count twice within 5 s:\n${stderr}`).toBeGreaterThanOrEqual(5);
+      else expect(b.count!, stderr).toBeGreaterThan(a.count!);
+    }
+  }
+
+  it('with stderr piped, no progress line repeats a count within 5 s: import events, demo, demo --output', async () => {
+    const project = await cliJson<{ id: number }>(store, ['projects', 'create', '--name', 'Progress']);
+    const imported = await ok(['import', 'events', EXAMPLE, '--project', String(project.id)], store);
+    expect(progressLines(imported.stderr).map((l) => l.phase)).toEqual(expect.arrayContaining(['Checking', 'Importing']));
+    expectNoRepeatedProgress(imported.stderr);
+    const demo = await ok(['demo', '--project', String(project.id), '--events', '3000', '--batch-size', '250', '--seed', '1'], store);
+    expectNoRepeatedProgress(demo.stderr);
+    expect(demo.stderr).toMatch(/^Importing 100% \| 3000\/3000 events \| \d+s elapsed, 0s left$/m);
+    const written = await ok(['demo', '--events', '3000', '--seed', '1', '--output', path.join(store.dir, 'progress.jsonl')]);
+    expectNoRepeatedProgress(written.stderr);
+    expect(written.stderr).toMatch(/^Writing 100% \| 3000\/3000 events/m);
+  }, T);
+});
+
+describe('a project that does not exist', () => {
+  it('on a store never started: says it has no projects yet and names npm start and envapi bootstrap (import events, demo)', async () => {
+    const store = await newStore();
+    const message = 'envapi: Project 1 does not exist: this store has no projects yet. Start the server once (npm start) or run `envapi bootstrap` to create the default organization and project 1.';
+    for (const args of [['demo', '--project', '1', '--events', '10'], ['import', 'events', EXAMPLE, '--project', '1']]) {
+      const r = await cli(args, store);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr.trim()).toBe(message);
+    }
+    expect(await cliJson<unknown[]>(store, ['projects', 'list'])).toEqual([]);
+  }, T);
+
+  it('on a store with projects: names the ones there are and envapi projects list; a key is not limited to a missing project', async () => {
+    const store = await newStore();
+    await ok(['bootstrap'], store);
+    const r = await cli(['import', 'events', EXAMPLE, '--project', '7'], store);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr.trim()).toBe('envapi: Project 7 does not exist. This store has one project: 1 "Default project" (see envapi projects list).');
+    const key = await cli(['keys', 'create', '--user', 'admin@envapi.local', '--scopes', 'plugin:read', '--projects', '1,7,8'], store);
+    expect(key.code, key.stderr).toBe(1);
+    expect(key.stderr).toContain('Projects 7, 8 do not exist. This store has one project: 1 "Default project"');
+    expect(key.stdout).not.toMatch(/phx_/);
+    expect(await cliJson<unknown[]>(store, ['keys', 'list'])).toHaveLength(1);
   }, T);
 });
 
