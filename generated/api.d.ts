@@ -353,8 +353,12 @@ export interface paths {
          * Create a frontend app config
          * @description Creates a plugin config in the project and answers 201 with it, `plugin_info` included.
          *
-         *     - `plugin` and `order` are required; `plugin` must be an existing plugin id, else 400
-         *       `does_not_exist` (`Invalid pk "<id>" - object does not exist.`, `attr` `plugin`).
+         *     - `plugin` and `order` are required; the smallest working body is `{"plugin": 7,
+         *       "order": 0}` (the `minimal` example: plugin 7 is Pineapple Mode on a freshly bootstrapped
+         *       envapi). `plugin` must be an existing plugin id, else 400 `does_not_exist` (`Invalid pk
+         *       "<id>" - object does not exist.`, `attr` `plugin`). Without `order` the answer is 400
+         *       `required`, `attr` `order`, as PostHog answers (the model's `order` has no default),
+         *       with a `detail` that says what to send instead of DRF's bare "This field is required.".
          *     - `enabled` defaults to false; `deleted` to false.
          *     - `config` is stored as sent (a JSON object; PostHog only accepts it as form data).
          *     - `name` and `description`, when empty, fall back to the plugin's in responses.
@@ -1655,6 +1659,14 @@ export interface paths {
          *     `Accept: application/json`, `application/vnd.oai.openapi+json` or `application/yaml` picks
          *     that media type. `format` wins over `Accept`. The `lang` and `version` parameters of
          *     drf-spectacular are not supported. The HTML reference built from this document is at `/docs`.
+         *
+         *     **In a browser** (an `Accept` that prefers `text/html`, as a browser's does: it names
+         *     `text/html` and reaches the types above only through `*\/*`) the document is answered in a
+         *     type the browser displays instead of saving it as a file named `download`: the YAML as
+         *     `text/plain; charset=utf-8` (the same bytes), and with `?format=json` the JSON as
+         *     `application/json`. drf-spectacular answers a browser `application/vnd.oai.openapi`;
+         *     tools (no `Accept`, `*\/*`, or any of the media types above) get exactly what they get from
+         *     PostHog. `Accept: text/plain` (or `text/*`) also answers the YAML as `text/plain`.
          */
         get: operations["schema_retrieve"];
         put?: never;
@@ -2310,8 +2322,12 @@ export interface paths {
          * Create a frontend app config
          * @description Creates a plugin config in the project and answers 201 with it, `plugin_info` included.
          *
-         *     - `plugin` and `order` are required; `plugin` must be an existing plugin id, else 400
-         *       `does_not_exist` (`Invalid pk "<id>" - object does not exist.`, `attr` `plugin`).
+         *     - `plugin` and `order` are required; the smallest working body is `{"plugin": 7,
+         *       "order": 0}` (the `minimal` example: plugin 7 is Pineapple Mode on a freshly bootstrapped
+         *       envapi). `plugin` must be an existing plugin id, else 400 `does_not_exist` (`Invalid pk
+         *       "<id>" - object does not exist.`, `attr` `plugin`). Without `order` the answer is 400
+         *       `required`, `attr` `order`, as PostHog answers (the model's `order` has no default),
+         *       with a `detail` that says what to send instead of DRF's bare "This field is required.".
          *     - `enabled` defaults to false; `deleted` to false.
          *     - `config` is stored as sent (a JSON object; PostHog only accepts it as form data).
          *     - `name` and `description`, when empty, fall back to the plugin's in responses.
@@ -3204,9 +3220,19 @@ export interface components {
          *     ignored, as Django REST Framework ignores them.
          */
         PluginConfigRequest: {
-            /** @description Id of an existing plugin. */
+            /**
+             * @description Id of an existing plugin. A freshly bootstrapped envapi has installed the built-in
+             *     catalog with ids 1 Customer.io, 2 Hubspot, 3 Webhook, 4 GeoIP, 5 Property Filter,
+             *     6 Notification Bar, 7 Pineapple Mode and 8 Github Star Sync (6 and 7 are frontend apps);
+             *     `plugin_info.id` of any retrieved config names its plugin too.
+             */
             plugin: number;
-            /** @description Position among the project's configs. */
+            /**
+             * @description Position among the project's configs: lists are ordered by it (lowest first), then by
+             *     plugin id. Required, as in PostHog (its model's `order` has no default); `0` is a fine
+             *     first value. Left out, the answer is 400 `required` with `attr` `order` and a `detail`
+             *     saying what to send.
+             */
             order: number;
             /** @description Defaults to false. */
             enabled?: boolean;
@@ -6684,7 +6710,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The OpenAPI 3.1 document, in YAML or JSON. */
+            /** @description The OpenAPI 3.1 document, in YAML (`text/plain` for a browser) or JSON. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6692,6 +6718,7 @@ export interface operations {
                 content: {
                     "application/vnd.oai.openapi": string;
                     "application/yaml": string;
+                    "text/plain": string;
                     "application/vnd.oai.openapi+json": {
                         [key: string]: unknown;
                     };

@@ -8,6 +8,18 @@
  *   node scripts/gen-docs-html.mjs           # write generated/api-docs.html (part of `npm run gen`)
  *   node scripts/gen-docs-html.mjs --check   # exit 1 when it is missing or stale (`npm run check:gen`)
  *
+ * The page documents `docsDocument(openapi.yaml)`, not the file as it is: each operation under
+ * `/api/environments/{project_id}/…` has a generated twin under `/api/projects/{project_id}/…`
+ * (scripts/gen-projects-paths.mjs, docs/contract-plan.md), the same operation with the same
+ * summary, so listing both would show every sidebar entry twice. The page lists the projects form
+ * only (PostHog's canonical prefix, the one its own clients use), in the place of the environments
+ * path it mirrors (so each tag keeps the hand-written order), and each such operation's
+ * description ends with a note naming its alias under `/api/environments/{project_id}/` and the
+ * alias's operationId. Operations without a twin are kept as they are. Only this page changes:
+ * openapi.yaml, generated/openapi.json (what the server loads) and `GET /api/schema/` keep both
+ * prefixes. test/server/schema-docs.test.ts reads the document embedded in the page back and
+ * checks it (each operation once, summaries unique within a tag, every alias named).
+ *
  * One change is made to Redocly's output: the sidebar's "API docs by Redocly" logo, the only
  * thing the page would still load from Redocly's CDN (cdn.redoc.ly), is an inline SVG (`data:`
  * URL) naming Redocly instead. Redoc's telemetry is off (`REDOCLY_TELEMETRY=off` at build time).
@@ -20,6 +32,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse, stringify } from 'yaml';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const target = path.join(root, 'generated', 'api-docs.html');
@@ -44,12 +57,68 @@ function withoutCdn(html) {
   return out;
 }
 
+const ENV_PREFIX = '/api/environments/{project_id}/';
+const PROJECTS_PREFIX = '/api/projects/{project_id}/';
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** The note ending a projects operation's description: its alias under the environments prefix. */
+function aliasNote(method, envPath, envOperationId) {
+  return (
+    `**Also served at** \`${method.toUpperCase()} ${envPath}\` (operationId \`${envOperationId}\`): the same ` +
+    'operation under PostHog\'s environments prefix, with the same parameters, body, answers, scopes and ' +
+    'rate limit. This reference lists it once, under `/api/projects/{project_id}/`.'
+  );
+}
+
+/**
+ * The document the page shows (module doc): `doc` with each environments path that has a projects
+ * twin replaced, at its place, by that twin, whose operations' descriptions name the alias. A
+ * paragraph at the end of `info.description` says so. `doc` is not modified.
+ */
+function docsDocument(doc) {
+  const paths = {};
+  const twins = new Set();
+  for (const p of Object.keys(doc.paths)) {
+    if (!p.startsWith(ENV_PREFIX)) continue;
+    const twin = PROJECTS_PREFIX + p.slice(ENV_PREFIX.length);
+    if (doc.paths[twin]) twins.add(twin);
+  }
+  for (const [p, item] of Object.entries(doc.paths)) {
+    if (twins.has(p)) continue;
+    const twinPath = p.startsWith(ENV_PREFIX) ? PROJECTS_PREFIX + p.slice(ENV_PREFIX.length) : undefined;
+    if (!twinPath || !twins.has(twinPath)) {
+      paths[p] = item;
+      continue;
+    }
+    const twin = structuredClone(doc.paths[twinPath]);
+    for (const method of METHODS) {
+      if (!twin[method]) continue;
+      const envOp = item[method];
+      if (!envOp) throw new Error(`${method.toUpperCase()} ${twinPath} has no twin under ${p}: revisit scripts/gen-projects-paths.mjs`);
+      twin[method].description = `${(twin[method].description ?? '').trimEnd()}\n\n${aliasNote(method, p, envOp.operationId)}\n`;
+    }
+    paths[twinPath] = twin;
+  }
+  const info = {
+    ...doc.info,
+    description:
+      `${(doc.info.description ?? '').trimEnd()}\n\n## This reference\n\n` +
+      'Each operation served under both `/api/projects/{project_id}/…` and `/api/environments/{project_id}/…` ' +
+      'is listed once, under `/api/projects/{project_id}/…`; its description names the alias. ' +
+      '`GET /api/schema/` answers the complete document, with both prefixes.\n',
+  };
+  return { ...doc, info, paths };
+}
+
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-docs-'));
 const out = path.join(dir, 'api-docs.html');
 try {
+  // the transformed document, under the same file name as the source (Redoc's download name)
+  const input = path.join(dir, 'openapi.yaml');
+  fs.writeFileSync(input, stringify(docsDocument(parse(fs.readFileSync(path.join(root, 'openapi.yaml'), 'utf8'))), { lineWidth: 0 }));
   execFileSync(
     process.execPath,
-    [path.join(root, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'build-docs', 'openapi.yaml', '--inlineBundle', '--title', 'envapi API reference', '-o', out],
+    [path.join(root, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'build-docs', input, '--inlineBundle', '--title', 'envapi API reference', '-o', out],
     { cwd: root, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const built = Buffer.from(withoutCdn(fs.readFileSync(out, 'utf8')), 'utf8');

@@ -3,12 +3,12 @@
  *
  * The request path, step by step, is drawn at the top of server/http/openapi-pipeline.ts: one
  * sequence of middlewares (`inSequence`) served without Express's router (`handleWithoutRouter`),
- * request log → health probes, the HTML API reference (`/docs`, server/http/docs.ts), the
- * capture endpoints (server/capture/: PostHog's ingestion paths, answered there), trailing slash
- * and JSON body → express-openapi-validator with the route memo and the per-key rate limit
- * (`validatorPipeline`) → one dispatch on the operationId the validator matched, to the handler
- * map (plus `schema_retrieve`, the contract itself, answered by server/http/schema.ts) →
- * PostHog-shaped errors. Operations whose success answer is also `text/csv` answer CSV for
+ * request log → health probes, the HTML API reference (`/docs`, server/http/docs.ts; `GET /` in a
+ * browser redirects there), the capture endpoints (server/capture/: PostHog's ingestion paths,
+ * answered there), trailing slash and JSON body → express-openapi-validator with the route memo
+ * and the per-key rate limit (`validatorPipeline`) → one dispatch on the operationId the
+ * validator matched, to the handler map (plus `schema_retrieve`, the contract itself, answered by
+ * server/http/schema.ts) → PostHog-shaped errors. Operations whose success answer is also `text/csv` answer CSV for
  * `Accept: text/csv` as for `format=csv` (`csvByAccept`). The spec is parsed once, here, not per
  * request. Routes are added to `openapi.yaml` and the handler map, never with `app.use`.
  */
@@ -21,7 +21,7 @@ import { handleWithoutRouter, inSequence } from './http/compose.js';
 import { ApiError, notFound, validationError } from './domain/errors.js';
 import { toApiError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
-import { docsRoute } from './http/docs.js';
+import { docsRoute, rootRedirect } from './http/docs.js';
 import { negotiate } from './http/negotiate.js';
 import { schemaHandlers } from './http/schema.js';
 import { JsonText } from './wire/json-text.js';
@@ -125,6 +125,17 @@ function isJsonMediaType(contentType: string): boolean {
   return media === 'application/json' || (media.startsWith('application/') && media.endsWith('+json'));
 }
 
+/** `node` with its `$ref`s (local, `#/…`) followed in `spec`, up to ten deep; undefined when one names nothing. */
+function resolveRef(spec: OpenApiDocument, node: unknown): Record<string, unknown> | undefined {
+  let cur = node as Record<string, unknown> | undefined;
+  for (let i = 0; i < 10 && cur && typeof cur.$ref === 'string'; i += 1) {
+    let target: unknown = spec;
+    for (const part of (cur.$ref as string).replace(/^#\//, '').split('/')) target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    cur = target as Record<string, unknown> | undefined;
+  }
+  return cur;
+}
+
 /**
  * True when `op` answers CSV as well as JSON: its 200 declares `text/csv` and it has a `format`
  * query parameter (the events list, retrieve and values). Those answer CSV for `Accept: text/csv`
@@ -134,15 +145,7 @@ function isJsonMediaType(contentType: string): boolean {
 function offersCsvByAccept(spec: OpenApiDocument, op: SpecOperation): boolean {
   const item = spec.paths[op.path] as Record<string, unknown> & { parameters?: unknown[] };
   const operation = item[op.method] as { parameters?: unknown[]; responses?: Record<string, unknown> } | undefined;
-  const resolve = (node: unknown): Record<string, unknown> | undefined => {
-    let cur = node as Record<string, unknown> | undefined;
-    for (let i = 0; i < 10 && cur && typeof cur.$ref === 'string'; i += 1) {
-      let target: unknown = spec;
-      for (const part of (cur.$ref as string).replace(/^#\//, '').split('/')) target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-      cur = target as Record<string, unknown> | undefined;
-    }
-    return cur;
-  };
+  const resolve = (node: unknown) => resolveRef(spec, node);
   const ok = resolve(operation?.responses?.['200']) as { content?: Record<string, unknown> } | undefined;
   if (!ok?.content || !('text/csv' in ok.content)) return false;
   const params = [...(item.parameters ?? []), ...(operation?.parameters ?? [])].map(resolve);
@@ -157,16 +160,23 @@ function csvByAccept(query: unknown, accept: string | undefined): unknown {
 }
 
 /**
- * A missing required query parameter answered with the operation's own message: the validator
- * says "This field is required."; a parameter declaring `x-required-detail` in openapi.yaml (the
- * events values' `key`: PostHog's "You must provide a key") has its 400 `required` say that instead.
+ * A missing required field answered with the operation's own message: the validator says "This
+ * field is required."; a query parameter declaring `x-required-detail` in openapi.yaml (the events
+ * values' `key`: PostHog's "You must provide a key"), or a top-level property of the JSON request
+ * body's schema declaring it (a plugin config's `order`, which newcomers leave out), has its 400
+ * `required` say that instead. A query parameter is looked up first, then the body.
  */
-function withRequiredDetail(error: ApiError, req: Request): ApiError {
+function withRequiredDetail(error: ApiError, req: Request, spec: OpenApiDocument): ApiError {
   if (error.status !== 400 || error.body.code !== 'required' || !error.body.attr) return error;
-  const params = openapiOf(req)?.schema.parameters;
-  if (!Array.isArray(params)) return error;
-  const param = (params as Array<Record<string, unknown> | undefined>).find((p) => p?.in === 'query' && p.name === error.body.attr);
-  const detail = param?.['x-required-detail'];
+  const operation = openapiOf(req)?.schema;
+  if (!operation) return error;
+  const attr = error.body.attr;
+  const params = Array.isArray(operation.parameters) ? (operation.parameters as unknown[]).map((p) => resolveRef(spec, p)) : [];
+  const param = params.find((p) => p?.in === 'query' && p.name === attr);
+  const body = resolveRef(spec, operation.requestBody) as { content?: Record<string, { schema?: unknown }> } | undefined;
+  const bodySchema = resolveRef(spec, body?.content?.['application/json']?.schema) as { properties?: Record<string, unknown> } | undefined;
+  const property = param ? undefined : resolveRef(spec, bodySchema?.properties?.[attr]);
+  const detail = (param ?? property)?.['x-required-detail'];
   return typeof detail === 'string' ? new ApiError(400, { ...error.body, detail }, error.headers) : error;
 }
 
@@ -250,6 +260,8 @@ export function createApp(deps: AppDeps): express.Express {
     const q = req.url.indexOf('?');
     const p = q === -1 ? req.url : req.url.slice(0, q);
     if (p === '/docs' || p === '/docs/') return docs(req, res);
+    // a browser opening the server's address is led to the reference; API clients get the JSON 404
+    if (p === '/') return rootRedirect(req, res, next);
     if (capture.handle(req, res)) return;
     // PostHog's paths end with a slash; accept the same path without it.
     if (p.startsWith('/api/') && !p.endsWith('/')) req.url = p + '/' + (q === -1 ? '' : req.url.slice(q));
@@ -298,6 +310,7 @@ export function createApp(deps: AppDeps): express.Express {
     const apiError: ApiError = withRequiredDetail(
       securityError ?? toApiError(err, { method: req.method, contentType: req.headers['content-type'], body: req.body, query: req.query, params: req.params }),
       req,
+      spec,
     );
     // 503 and 504 are answers the server chose (busy, a query past its budget), not faults
     if (apiError.status === 500) onServerError(err, req);

@@ -74,6 +74,15 @@ function printFirstStart(boot: BootstrapResult, print: Printer, url: string): vo
   print('');
 }
 
+/**
+ * The banner's second line, after `envapi listening on <url> (…)`: where the HTML API reference is
+ * (`GET /docs`, server/http/docs.ts; `GET /` in a browser leads there too). The listening line
+ * itself keeps its format: scripts and test/helpers/process.ts read the URL from it.
+ */
+export function docsLine(url: string): string {
+  return `API reference: ${url}/docs`;
+}
+
 /** Migrates and bootstraps the store, printing what a first start created (the one API key). */
 async function prepareStore(store: Store, print: Printer, url: string | undefined): Promise<void> {
   printFirstStart(await migrateAndBootstrap(store, print), print, url ?? 'http://HOST:PORT');
@@ -140,7 +149,10 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   if (boot) printFirstStart(boot, print, url);
   const limits = config.rateLimit ? (redis ? 'rate limits: redis' : 'rate limits: per process') : 'rate limits: off';
   if (opts.worker) print(`envapi worker ${process.pid} listening on ${url}`);
-  else print(`envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits}; events reads: ${config.eventsReadThreads ? `${config.eventsReadThreads} worker threads` : 'main thread'}, ${config.queryTimeoutMs} ms budget)`);
+  else {
+    print(`envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits}; events reads: ${config.eventsReadThreads ? `${config.eventsReadThreads} worker threads` : 'main thread'}, ${config.queryTimeoutMs} ms budget)`);
+    print(docsLine(url));
+  }
   return {
     server,
     store,
@@ -231,7 +243,9 @@ export async function serveCluster(config: ServerConfig, workers: number, print:
       if (!announced) {
         announced = true;
         const host = address.address && address.address.includes(':') ? `[${address.address}]` : (address.address ?? config.host);
-        print(`envapi listening on http://${host}:${address.port} (${workers} workers; store: ${config.databaseUrl ? 'postgres' : 'sqlite'})`);
+        const url = `http://${host}:${address.port}`;
+        print(`envapi listening on ${url} (${workers} workers; store: ${config.databaseUrl ? 'postgres' : 'sqlite'})`);
+        print(docsLine(url));
       }
     });
     worker.once('exit', (code, signal) => {

@@ -16,11 +16,18 @@
  * Answers: 200 `text/html` (gzip when the client accepts it; the ~2.9 MB page is ~0.8 MB
  * compressed, compressed once, on first use); `HEAD` the same without a body; other methods 405
  * with `Allow: GET, HEAD`; 503 naming `npm run gen` when the file is missing.
+ *
+ * `GET /` leads a browser here (`rootRedirect`): when `Accept` prefers `text/html`
+ * (negotiate.ts `prefersHtml`, DRF's choice between JSON and its browsable API), 302 with
+ * `Location: /docs`; any other client (no `Accept`, `*∕*`, `application/json`) gets the JSON 404
+ * it always got, from the validator, as PostHog's API answers a path it does not serve.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { gzip } from 'node:zlib';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import { prefersHtml } from './negotiate.js';
 import { PROJECT_ROOT } from './spec.js';
 
 /** Absolute path of the built reference page. */
@@ -86,4 +93,19 @@ export function docsRoute(file = DOCS_HTML_PATH): (req: IncomingMessage, res: Se
       () => send(req, res, 200, 'text/html; charset=utf-8', html, headers),
     );
   };
+}
+
+/** Where `GET /` sends a browser. */
+export const DOCS_PATH = '/docs';
+
+/**
+ * The `/` handler (see the module doc): a `GET` (or `HEAD`, which runs as a `GET`) whose `Accept`
+ * prefers `text/html` is answered 302 to `/docs` (Express's `res.redirect`, with `Vary: Accept`,
+ * since the answer depends on that header); every other request goes on (`next()`) to the
+ * validator, which answers the JSON 404. Mount before the validator, for the path `/`.
+ */
+export function rootRedirect(req: Request, res: Response, next: NextFunction): void {
+  res.vary('Accept');
+  if (req.method === 'GET' && prefersHtml(req.headers.accept)) return res.redirect(302, DOCS_PATH);
+  next();
 }

@@ -65,3 +65,16 @@ export function negotiate(accept: string | undefined, offered: readonly string[]
   }
   return undefined;
 }
+
+/**
+ * True when `accept` asks for a page rather than data: DRF's negotiation (`negotiate`) between
+ * `offered` (the data media types, in the server's order) and `text/html` offered after them picks
+ * `text/html`, as DRF picks its browsable API renderer (offered after `JSONRenderer`) for a
+ * browser. A browser's `Accept` (`text/html,application/xhtml+xml,…,*∕*;q=0.8`) names `text/html`
+ * as a full type, so it wins over the data types it reaches only through `*∕*`; no `Accept`,
+ * `*∕*` and `application/json` pick the data; a client naming both a data type and `text/html`
+ * gets the data type offered first (DRF ignores `q`).
+ */
+export function prefersHtml(accept: string | undefined, offered: readonly string[] = ['application/json']): boolean {
+  return negotiate(accept, [...offered, 'text/html']) === 'text/html';
+}

@@ -5,7 +5,8 @@
  * server/http/compose.ts, as one `inSequence` without Express's router):
  *
  *     request ─▶ handleWithoutRouter (HEAD runs as GET) ─▶ requestLogger (X-Request-Id, one log line)
- *       ─▶ beforeValidator: /_health, /_readyz answered here │ the capture endpoints (/batch/, /e/,
+ *       ─▶ beforeValidator: /_health, /_readyz, /docs answered here (and `GET /` from a browser:
+ *          302 to /docs; other clients go on to the 404) │ the capture endpoints (/batch/, /e/,
  *          /i/v0/e/, /capture/, /track/) answered here by server/capture/ (their own body reading,
  *          token and group commit) │ trailing slash added │ JSON body parsed
  *          (a parse error waits on the request until the key is accepted)

@@ -11,6 +11,12 @@
  * default is YAML, `?format=json` answers `application/vnd.oai.openapi+json`, and `Accept:
  * application/json` answers `application/json`.
  *
+ * A browser (an `Accept` that prefers `text/html`, negotiate.ts `prefersHtml`) is answered a type
+ * it displays rather than downloads: the YAML as `text/plain; charset=utf-8`, and with
+ * `?format=json` the JSON as `application/json`. drf-spectacular would answer the browser
+ * `application/vnd.oai.openapi`, which a browser saves as a file named `download`; the bytes are
+ * the same either way. `Accept: text/plain` (or `text/*`) picks the YAML as `text/plain` too.
+ *
  * The YAML is the bytes of `openapi.yaml` when the app serves that file's contract (its comments
  * kept), or the app's document printed as YAML when it was given another one; the JSON is the
  * parsed document. Both are built on first use and kept. This operation is answered by
@@ -20,17 +26,26 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import { JsonText } from '../wire/json-text.js';
-import { negotiate } from './negotiate.js';
+import { negotiate, prefersHtml } from './negotiate.js';
 import type { OpenApiDocument } from './spec.js';
 import type { HandlersFor } from './typed.js';
 
-const YAML_TYPES = ['application/vnd.oai.openapi', 'application/yaml'] as const;
+/** The YAML media types, in drf-spectacular's order, then `text/plain` (what a browser displays). */
+const YAML_TYPES = ['application/vnd.oai.openapi', 'application/yaml', 'text/plain'] as const;
 const JSON_TYPES = ['application/vnd.oai.openapi+json', 'application/json'] as const;
 
-/** The media type `schema_retrieve` answers for a `format` query value and an `Accept` header. */
-export function schemaMediaType(format: 'json' | 'yaml' | undefined, accept: string | undefined): (typeof YAML_TYPES)[number] | (typeof JSON_TYPES)[number] {
-  const offered = format === 'json' ? JSON_TYPES : format === 'yaml' ? YAML_TYPES : [...YAML_TYPES, ...JSON_TYPES];
-  return (negotiate(accept, offered) as (typeof offered)[number] | undefined) ?? offered[0];
+/** A media type `schema_retrieve` answers. */
+export type SchemaMediaType = (typeof YAML_TYPES)[number] | (typeof JSON_TYPES)[number];
+
+/**
+ * The media type `schema_retrieve` answers for a `format` query value and an `Accept` header (see
+ * the module doc): `format` keeps its family, a browser gets the family's displayable type, and
+ * otherwise DRF's negotiation picks, the family's first type when nothing is acceptable.
+ */
+export function schemaMediaType(format: 'json' | 'yaml' | undefined, accept: string | undefined): SchemaMediaType {
+  const offered: readonly SchemaMediaType[] = format === 'json' ? JSON_TYPES : format === 'yaml' ? YAML_TYPES : [...YAML_TYPES, ...JSON_TYPES];
+  if (prefersHtml(accept, offered)) return format === 'json' ? 'application/json' : 'text/plain';
+  return (negotiate(accept, offered) as SchemaMediaType | undefined) ?? offered[0]!;
 }
 
 /** What the schema handler serves: the document, and the YAML file it was read from (if any). */
@@ -54,7 +69,7 @@ export function schemaHandlers(source: SchemaSource): HandlersFor<'schema_retrie
     async schema_retrieve(ctx) {
       const media = schemaMediaType(ctx.query.format, ctx.accept);
       const headers = { Vary: 'Accept' };
-      if (media === 'application/vnd.oai.openapi' || media === 'application/yaml') return { status: 200, contentType: media, body: yaml(), headers };
+      if (media === 'application/vnd.oai.openapi' || media === 'application/yaml' || media === 'text/plain') return { status: 200, contentType: media, body: yaml(), headers };
       jsonText ??= new JsonText(JSON.stringify(source.document));
       return { status: 200, contentType: media, body: jsonText, headers };
     },

@@ -459,13 +459,19 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
-  it('when plugin or order is missing, answers 400 required with attr naming it', async () => {
+  it('when plugin or order is missing, answers 400 required with attr naming it (order: with a detail saying what to send)', async () => {
     const noPlugin = await raw('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { body: { order: 0 } });
     expect(noPlugin.status).toBe(400);
     expect(noPlugin.body).toEqual(required('plugin'));
-    const noOrder = await raw('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { body: { plugin: plugin['notification-bar'] } });
-    expect(noOrder.status).toBe(400);
-    expect(noOrder.body).toEqual(required('order'));
+    // PostHog's 400 (its model's order has no default), with the x-required-detail of openapi.yaml
+    for (const prefix of ['/api/environments/1/', '/api/projects/1/']) {
+      const noOrder = await raw('POST', `${prefix}pipeline_frontend_apps_configs/`, { body: { plugin: plugin['notification-bar'] } });
+      expect(noOrder.status).toBe(400);
+      expect(noOrder.body).toEqual({
+        ...required('order'),
+        detail: 'This field is required: send "order", an integer giving the config\'s position among the project\'s plugin configs (lowest first), e.g. {"plugin": 7, "order": 0}.',
+      });
+    }
   });
 
   it('when a field has the wrong type, answers 400 with attr naming the field', async () => {

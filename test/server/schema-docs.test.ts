@@ -1,13 +1,19 @@
 /**
- * The contract and its reference, served (issue 21): `GET /api/schema/` (`schema_retrieve`,
+ * The contract and its reference, served (issues 21 and 37): `GET /api/schema/` (`schema_retrieve`,
  * server/http/schema.ts) answers the contract without a key, YAML by default and JSON by `format`
- * or `Accept` as drf-spectacular negotiates; `GET /docs` (server/http/docs.ts) answers the page
- * built by `npm run gen`; and the events operations that answer CSV do so for `Accept: text/csv`
- * as for `format=csv` (DRF's content negotiation), `format` winning when both are given. Through
- * the real HTTP stack with response validation on, on both stores.
+ * or `Accept` as drf-spectacular negotiates, and in a type a browser displays when the client is
+ * a browser; `GET /docs` (server/http/docs.ts) answers the page built by `npm run gen`, whose
+ * document lists each operation once (scripts/gen-docs-html.mjs: the `/api/projects/` twins, their
+ * `/api/environments/` aliases named); `GET /` leads a browser there and answers other clients
+ * the JSON 404; the start banner names the reference's URL; and the events operations that answer
+ * CSV do so for `Accept: text/csv` as for `format=csv` (DRF's content negotiation), `format`
+ * winning when both are given. Through the real HTTP stack with response validation on, on both
+ * stores.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,10 +21,13 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../../server/app.js';
 import { createHttpServer } from '../../server/http/compose.js';
 import { DOCS_HTML_PATH } from '../../server/http/docs.js';
-import { negotiate } from '../../server/http/negotiate.js';
-import { loadSpec, SPEC_PATH } from '../../server/http/spec.js';
+import { negotiate, prefersHtml } from '../../server/http/negotiate.js';
+import { listCaptureOperations, listOperations, loadSpec, SPEC_PATH, type OpenApiDocument } from '../../server/http/spec.js';
+import { readConfig } from '../../server/config.js';
+import { startServer } from '../../server/main.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js';
+import { environmentsTwin, projectsCopies } from '../helpers/spec.js';
 
 let t: TestServer;
 const EVENT_ID = randomUUID();
@@ -38,6 +47,11 @@ afterAll(async () => {
 
 /** A request without any key. */
 const anonymous = (path: string, headers: Record<string, string> = {}) => fetch(t.url + path, { headers });
+
+/** What Chromium sends for a page it navigates to. */
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7';
+/** What Firefox sends. */
+const FIREFOX_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
 describe('GET /api/schema/', () => {
   it('without a key, answers the bytes of openapi.yaml as application/vnd.oai.openapi', async () => {
@@ -91,10 +105,168 @@ describe('GET /api/schema/', () => {
     expect(await head.text()).toBe('');
   });
 
+  it('in a browser (Accept prefers text/html), answers the same YAML as text/plain, and with ?format=json the JSON as application/json', async () => {
+    for (const accept of [BROWSER_ACCEPT, FIREFOX_ACCEPT, 'text/html']) {
+      for (const query of ['', '?format=yaml']) {
+        const yaml = await anonymous(`/api/schema/${query}`, { Accept: accept });
+        expect(yaml.status).toBe(200);
+        expect(yaml.headers.get('content-type'), `${accept} ${query}`).toBe('text/plain; charset=utf-8');
+        expect(yaml.headers.get('vary')).toMatch(/Accept/);
+        expect(await yaml.text()).toBe(fs.readFileSync(SPEC_PATH, 'utf8'));
+      }
+      const json = await anonymous('/api/schema/?format=json', { Accept: accept });
+      expect(json.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await json.json()).toEqual(loadSpec());
+    }
+    // HEAD from a browser: the same headers
+    const head = await fetch(`${t.url}/api/schema/`, { method: 'HEAD', headers: { Accept: BROWSER_ACCEPT } });
+    expect(head.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await head.text()).toBe('');
+  });
+
+  it('tools keep their media types: */* answers application/vnd.oai.openapi; Accept: text/plain (or text/*) answers the YAML as text/plain', async () => {
+    const any = await anonymous('/api/schema/', { Accept: '*/*' });
+    expect(any.headers.get('content-type')).toBe('application/vnd.oai.openapi; charset=utf-8');
+    await any.text();
+    const json = await anonymous('/api/schema/?format=json', { Accept: '*/*' });
+    expect(json.headers.get('content-type')).toBe('application/vnd.oai.openapi+json; charset=utf-8');
+    await json.json();
+    for (const accept of ['text/plain', 'text/*']) {
+      const text = await anonymous('/api/schema/', { Accept: accept });
+      expect(text.headers.get('content-type'), accept).toBe('text/plain; charset=utf-8');
+      expect(await text.text()).toBe(fs.readFileSync(SPEC_PATH, 'utf8'));
+    }
+  });
+
   it('answers 400 invalid_choice with attr format for a format other than yaml and json', async () => {
     const res = await anonymous('/api/schema/?format=xml');
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ type: 'validation_error', code: 'invalid_choice', detail: '"xml" is not a valid choice.', attr: 'format' });
+  });
+});
+
+describe('GET /', () => {
+  it('in a browser (Accept prefers text/html), answers 302 to /docs, with Vary: Accept; HEAD likewise', async () => {
+    for (const accept of [BROWSER_ACCEPT, FIREFOX_ACCEPT, 'text/html']) {
+      for (const method of ['GET', 'HEAD']) {
+        const res = await fetch(`${t.url}/`, { method, headers: { Accept: accept }, redirect: 'manual' });
+        expect(res.status, `${method} ${accept}`).toBe(302);
+        expect(res.headers.get('location')).toBe('/docs');
+        expect(res.headers.get('vary')).toMatch(/Accept/);
+        const body = await res.text();
+        if (method === 'HEAD') expect(body).toBe('');
+      }
+    }
+    // followed, it is the reference page
+    const followed = await anonymous('/', { Accept: BROWSER_ACCEPT });
+    expect(followed.url).toBe(`${t.url}/docs`);
+    expect(followed.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    await followed.text();
+  });
+
+  it("for an API client (no Accept, */*, application/json, or JSON named before HTML), answers PostHog's JSON 404 as before", async () => {
+    for (const accept of [undefined, '*/*', 'application/json', 'application/json, text/html']) {
+      for (const query of ['', '?x=1']) {
+        const res = await fetch(`${t.url}/${query}`, { headers: accept === undefined ? {} : { Accept: accept }, redirect: 'manual' });
+        expect(res.status, String(accept)).toBe(404);
+        expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(res.headers.get('location')).toBeNull();
+        expect(await res.json()).toEqual({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
+      }
+    }
+    // a method other than GET is not led anywhere
+    const post = await fetch(`${t.url}/`, { method: 'POST', headers: { Accept: BROWSER_ACCEPT }, redirect: 'manual' });
+    expect(post.headers.get('location')).toBeNull();
+    expect((await post.json()) as unknown).toMatchObject({ type: 'invalid_request' });
+  });
+});
+
+describe('the start banner', () => {
+  it('prints the API reference URL on the line after the listening line, which keeps its format', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-banner-'));
+    const lines: string[] = [];
+    const config = readConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, EVENTS_READ_THREADS: '0', LOG_LEVEL: 'silent' });
+    const running = await startServer(config, (line) => lines.push(line));
+    try {
+      const at = lines.findIndex((l) => l.startsWith('envapi listening on '));
+      expect(at, lines.join('\n')).toBeGreaterThanOrEqual(0);
+      // the pattern test/helpers/process.ts and scripts/contract-proxy.ts read the URL with
+      expect(/envapi listening on (http:\/\/\S+)/.exec(lines[at]!)?.[1]).toBe(running.url);
+      expect(lines[at + 1]).toBe(`API reference: ${running.url}/docs`);
+      const page = await fetch(`${running.url}/docs`);
+      expect(page.status).toBe(200);
+      await page.text();
+    } finally {
+      await running.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The document embedded in the built reference page (Redoc's `const __redoc_definition = {…};` line). */
+function pageDocument(): OpenApiDocument {
+  const marker = 'const __redoc_definition = ';
+  const line = fs
+    .readFileSync(DOCS_HTML_PATH, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l.startsWith(marker));
+  if (!line) throw new Error(`${DOCS_HTML_PATH} embeds no ${marker.trim()}: revisit this test for the @redocly/cli version`);
+  return JSON.parse(line.slice(marker.length).replace(/;$/, '')) as OpenApiDocument;
+}
+
+describe("the reference page's document (generated/api-docs.html)", () => {
+  type Op = { operationId: string; summary?: string; description?: string; tags?: string[] };
+  const contract = loadSpec();
+  const shown = pageDocument();
+  const opOf = (doc: OpenApiDocument, o: { path: string; method: string }) => (doc.paths[o.path] as Record<string, Op>)[o.method]!;
+  const all = (doc: OpenApiDocument) => [...listOperations(doc), ...listCaptureOperations(doc)];
+
+  it('lists each operation once: the /api/projects/ twin, naming its /api/environments/ alias; an operation without a twin as it is', () => {
+    const aliases = projectsCopies.map((copy) => ({ copy, alias: environmentsTwin(copy)! }));
+    expect(aliases.length).toBeGreaterThan(20);
+    for (const { copy, alias } of aliases) {
+      expect(shown.paths[alias.path], `${alias.path} is not listed`).toBeUndefined();
+      const op = opOf(shown, copy);
+      expect(op.operationId).toBe(copy.operationId);
+      expect(op.description, copy.operationId).toContain(`**Also served at** \`${alias.method.toUpperCase()} ${alias.path}\` (operationId \`${alias.operationId}\`)`);
+      // the rest of the operation is the contract's
+      expect({ ...op, description: undefined }).toEqual({ ...opOf(contract, copy), description: undefined });
+      expect(op.description!.startsWith(opOf(contract, copy).description!.trimEnd())).toBe(true);
+    }
+    const aliased = new Set(aliases.map((a) => a.alias.operationId));
+    const twins = new Set(aliases.map((a) => a.copy.operationId));
+    for (const o of all(contract)) {
+      if (aliased.has(o.operationId) || twins.has(o.operationId)) continue;
+      expect(opOf(shown, o), o.operationId).toEqual(opOf(contract, o));
+    }
+    const listed = all(shown).map((o) => o.operationId);
+    expect(new Set(listed).size).toBe(listed.length);
+    expect(listed.sort()).toEqual(all(contract).map((o) => o.operationId).filter((id) => !aliased.has(id)).sort());
+    // components, tags and servers as in the contract; the intro says how the page lists operations
+    expect(shown.components).toEqual(contract.components);
+    expect(shown.tags).toEqual(contract.tags);
+    expect((shown.info as { description: string }).description).toContain('## This reference');
+  });
+
+  it('gives no two operations of one tag the same summary (the sidebar label)', () => {
+    const byTag = new Map<string, string[]>();
+    for (const o of all(shown)) {
+      const op = opOf(shown, o);
+      expect(op.summary, o.operationId).toBeTruthy();
+      const tag = op.tags?.[0] ?? '';
+      byTag.set(tag, [...(byTag.get(tag) ?? []), op.summary!]);
+    }
+    for (const [tag, summaries] of byTag) expect(new Set(summaries).size, `${tag}: ${summaries.join(' | ')}`).toBe(summaries.length);
+  });
+
+  it("keeps openapi.yaml, what the server loads and GET /api/schema/ with both prefixes", async () => {
+    for (const { copy, alias } of projectsCopies.map((c) => ({ copy: c, alias: environmentsTwin(c)! }))) {
+      expect(contract.paths[alias.path], alias.path).toBeDefined();
+      expect(contract.paths[copy.path], copy.path).toBeDefined();
+    }
+    const served = (await (await anonymous('/api/schema/?format=json')).json()) as OpenApiDocument;
+    expect(served).toEqual(contract);
   });
 });
 
@@ -195,6 +367,30 @@ describe('x-required-detail on a required query parameter', () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+describe('prefersHtml (a browser, in DRF terms)', () => {
+  it.each([
+    [BROWSER_ACCEPT, true],
+    [FIREFOX_ACCEPT, true],
+    ['text/html', true],
+    ['TEXT/HTML;q=0.5', true],
+    [undefined, false],
+    ['', false],
+    ['*/*', false],
+    ['application/json', false],
+    ['application/json, text/html', false],
+    // of the offered types only text/html is a text/*; with text/plain offered before it, text/plain
+    ['text/*', true],
+  ])('Accept %j: %j', (accept, expected) => {
+    expect(prefersHtml(accept)).toBe(expected);
+  });
+
+  it('prefers a data type offered before text/html that the client names as well', () => {
+    expect(prefersHtml('text/*', ['application/yaml', 'text/plain'])).toBe(false);
+    expect(prefersHtml(BROWSER_ACCEPT, ['application/yaml', 'text/plain'])).toBe(true);
+    expect(prefersHtml('application/yaml, text/html', ['application/yaml'])).toBe(false);
   });
 });
 
