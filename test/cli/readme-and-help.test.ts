@@ -1,7 +1,8 @@
 /**
  * What the docs promise of the `envapi` command (`node bin/envapi.js`, test/helpers/cli.ts): every
  * `npx envapi …` line of README.md, in order, exits 0 on a fresh store; the help of every command
- * and subcommand exits 0 and prints its usage; an unknown command is refused.
+ * and subcommand exits 0 and prints its usage; bad usage (an unknown command or option, a missing
+ * option or argument, a bad value) exits 2 with the error and one line of usage, not the help.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,6 +29,8 @@ describe('the README’s envapi command lines, in order, on a fresh store', () =
     await ok(['bootstrap'], store);
     let lastKeyId = '';
     for (const line of lines) {
+      // `<id>` is the id of the key a line before created: the README must create one first
+      if (words(line).includes('<id>')) expect(lastKeyId, `npx envapi ${line}: no key created before it`).not.toBe('');
       const args = words(line).map((w) => (w === '<id>' ? lastKeyId : w === 'FILE' ? EXAMPLE : w === '100000' ? '2000' : w));
       const r = await cli(args, store);
       expect(r.code, `npx envapi ${line}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`).toBe(0);
@@ -60,9 +63,34 @@ describe('envapi --help', () => {
     expect(seen).toEqual(expect.arrayContaining(expected));
   }, 4 * T);
 
-  it('an unknown command exits non-zero', async () => {
+  it('an unknown command exits 2 with the error and one line of usage, not the whole help', async () => {
     const r = await cli(['no-such-command']);
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/unknown command/i);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toEqual(["error: unknown command 'no-such-command'", 'Usage: envapi [options] [command]', "Run 'envapi --help' for its commands and options."]);
+    expect(r.stdout).toBe('');
+  }, T);
+});
+
+describe('bad usage of a subcommand', () => {
+  /** Args, the error line commander prints, and the command whose usage follows. */
+  const cases: Array<[string, string[], RegExp, string]> = [
+    ['a missing required option', ['keys', 'create', '--scopes', 'plugin:read'], /^error: required option '--user <email-or-id>' not specified$/, 'envapi keys create'],
+    ['an unknown option', ['keys', 'create', '--user', 'ana@example.com', '--scopes', 'plugin:read', '--bogus'], /^error: unknown option '--bogus'$/, 'envapi keys create'],
+    ['a missing argument', ['keys', 'revoke'], /^error: missing required argument 'id'$/, 'envapi keys revoke'],
+    ['a bad option value', ['orgs', 'add-member', '--user', 'ana@example.com', '--level', 'boss'], /^error: option '--level <level>' argument 'boss' is invalid\. Use member, admin or owner/, 'envapi orgs add-member'],
+    ['an unknown subcommand', ['keys', 'no-such-command'], /^error: unknown command 'no-such-command'$/, 'envapi keys'],
+    ['an action’s own check (demo with neither --project nor --output)', ['demo', '--events', '5'], /^error: name the project to import into \(--project ID\), or a file to write \(--output FILE\)$/, 'envapi demo'],
+  ];
+  it.each(cases)('%s exits 2, printing the error, the usage line and where the help is (no help text)', async (_what, args, error, command) => {
+    const store = await newStore();
+    const r = await cli(args, store);
+    const what = `envapi ${args.join(' ')}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+    expect(r.code, what).toBe(2);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines[0], what).toMatch(error);
+    expect(lines.slice(-2), what).toEqual([expect.stringMatching(new RegExp(`^Usage: ${command} \\[options\\]`)), expect.stringMatching(new RegExp(`^Run '${command} --help' for `))]);
+    expect(lines.length, what).toBeLessThanOrEqual(4);
+    expect(r.stderr, what).not.toMatch(/^Options:/m);
+    expect(r.stdout, what).toBe('');
   }, T);
 });
