@@ -8,10 +8,14 @@
  * Domain code, handlers, storage and the read pool throw `ApiError` (made by the factories below:
  * `validationError`, `notFound`, `permissionDenied`, `notAuthenticated`, `authenticationFailed`,
  * `serverError`, `storeBusy`); `schemaProblemBody` words one JSON-schema problem as DRF would.
+ * HogQL (../hogql/) throws its own `HogQLError`, which knows no HTTP: the domain code that calls
+ * it turns it into an `ApiError` (`withHogQLErrors`, `fromHogQLError`) before anything else sees
+ * it, so the read pool's workers and http/ only ever meet `ApiError`.
  * Mapping anything else that is thrown (the validator's, body-parser's and the store's errors) onto
  * this shape is `http/errors.ts`'s job (`toApiError`).
  */
 import type { components } from '../../generated/api.js';
+import { HogQLError } from '../hogql/errors.js';
 import { clip } from './echo.js';
 
 /** PostHog's error `type` values (schema `ErrorTypeEnum`). */
@@ -33,6 +37,29 @@ export class ApiError extends Error {
     this.status = status;
     this.body = body;
     this.headers = headers;
+  }
+}
+
+/**
+ * A HogQL error (../hogql/errors.ts) as PostHog answers it: kind `invalid` → 400
+ * `validation_error` (code `invalid_input`), kind `timeout` → 504 `server_error` (code
+ * `query_timeout`, `attr` null: it names no field); `detail` as it is; an invalid query's `attr`
+ * its own, or `attrIfNone` when it has none (an EventsQuery's expressions are fields of `query`).
+ */
+export function fromHogQLError(err: HogQLError, attrIfNone: string | null = null): ApiError {
+  if (err.kind === 'timeout') return new ApiError(504, { type: 'server_error', code: err.code, detail: err.detail, attr: err.attr });
+  return new ApiError(400, { type: 'validation_error', code: err.code, detail: err.detail, attr: err.attr ?? attrIfNone });
+}
+
+/**
+ * Runs `call` (a call into ../hogql/) and throws what it throws, but a `HogQLError` as the
+ * `ApiError` of `fromHogQLError(err, attrIfNone)`.
+ */
+export async function withHogQLErrors<T>(call: () => Promise<T>, attrIfNone: string | null = null): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw err instanceof HogQLError ? fromHogQLError(err, attrIfNone) : err;
   }
 }
 

@@ -23,8 +23,8 @@ export type EventSelectResult = Awaited<ReturnType<EventsService['select']>>;
 /** The events reads the handlers call; in-process or in the pool, the same answers. */
 export interface EventsReads {
   /**
-   * A page of events, `where` included (see `EventsService.list`). Throws `ApiError` 400
-   * (`HogQLError` for a `where` outside the subset), `QueryTimeoutError`, `ReadPoolBusyError`.
+   * A page of events, `where` included (see `EventsService.list`). Throws `ApiError` 400 (also
+   * for a `where` outside the HogQL subset), `QueryTimeoutError`, `ReadPoolBusyError`.
    */
   list(team: Team, params: EventListParams, url: URL): Promise<EventListResult>;
   /** The events list with `select` (see `EventsService.select`). Same errors as `list`. */

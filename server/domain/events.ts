@@ -6,7 +6,7 @@
  * throw `ApiError` 400/404.
  */
 import type { components } from '../../generated/api.js';
-import { notFound, validationError } from './errors.js';
+import { notFound, validationError, withHogQLErrors } from './errors.js';
 import { JsonText, Utf8Builder } from '../wire/json-text.js';
 import type { Store } from '../storage/db.js';
 import { loadMaterializedColumns } from '../storage/materialized.js';
@@ -18,7 +18,7 @@ import { parseElementsChain } from './elements-chain.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { withQuery } from './pagination.js';
 import { parseEventDateParam } from './relative-dates.js';
-import { formatTimestamp } from './timestamps.js';
+import { formatTimestamp } from '../wire/timestamps.js';
 import { normalizeUuid } from './uuids.js';
 import { eventsWhereCondition, runEventsQuery } from '../hogql/index.js';
 
@@ -144,7 +144,8 @@ export class EventsService {
    * grouped when any aggregates, `where` before grouping or (with an aggregate) after it, newest
    * first without aggregates, else by `count()` or the first aggregate, descending; `limit`
    * (default 100, at most 10,000) and `offset` page it. Answers `{columns, types, results,
-   * hasMore}`. Throws `ApiError`/`HogQLError` 400 (attr `select`, `where` or the filter).
+   * hasMore}`. Throws `ApiError` 400 (attr `select`, `where` or the filter; HogQL's errors turned
+   * into `ApiError` by `withHogQLErrors`).
    */
   async select(team: Team, params: EventListParams): Promise<{ columns: string[]; types: string[]; results: unknown[][]; hasMore: boolean }> {
     const now = this.clock();
@@ -155,7 +156,7 @@ export class EventsService {
     const materialized = f.properties ? await loadMaterializedColumns(this.db) : undefined;
     const conditions = this.read.conditions({ teamId: team.id, ...f, event: params.event, distinctId: params.distinct_id, materialized });
     const parts = { select: hogqlList(params.select ?? '[]', 'select'), where: params.where !== undefined ? hogqlList(params.where, 'where') : undefined, limit, offset: params.offset ?? 0 };
-    const answer = await runEventsQuery(this.db, this.dialect, team.id, parts, conditions, now);
+    const answer = await withHogQLErrors(() => runEventsQuery(this.db, this.dialect, team.id, parts, conditions, now));
     return { columns: answer.columns, types: answer.types, results: answer.results, hasMore: answer.hasMore };
   }
 
@@ -175,7 +176,8 @@ export class EventsService {
     const cursor = params.cursor !== undefined ? decodeCursor(params.cursor) : undefined;
     // the store's materialized columns (storage/materialized.ts), read by property filters and `where`
     const materialized = properties || params.where !== undefined ? await loadMaterializedColumns(this.db) : undefined;
-    const where = params.where !== undefined ? await eventsWhereCondition(hogqlList(params.where, 'where'), this.dialect, now, materialized) : undefined;
+    const whereList = params.where !== undefined ? hogqlList(params.where, 'where') : undefined;
+    const where = whereList !== undefined ? await withHogQLErrors(() => eventsWhereCondition(whereList, this.dialect, now, materialized)) : undefined;
     const rows = await this.read.list({
       teamId: team.id,
       before,

@@ -1,13 +1,28 @@
 /**
  * The built-in plugin catalog: the plugins `npm start` installs for the seed organization and that
- * `envapi plugins install <url-or-key>` installs.
+ * `envapi plugins install <url-or-key>` installs. The entries are data, in ./plugin-catalog/; this
+ * module loads them (`loadPluginCatalog`, once, into `PLUGIN_CATALOG`), checks their shape and
+ * finds an entry by key or url (`findCatalogPlugin`).
+ *
+ * The folder ./plugin-catalog/ (read from the sources also when the server runs from dist/: tsc
+ * copies no JSON, and the build's freshness check reads only `.ts` files, so an edit of the data
+ * counts at the next start either way):
+ * - `catalog.json`: the plugins' keys in install order, e.g. `["customerio", "hubspot", …]`;
+ * - `<key>.json`: one entry, a `CatalogPlugin` whose `frontend_source` is null or
+ *   `{"file": "<key>.frontend.js"}`, a file next to it holding the transpiled source (its one final
+ *   newline is not part of the source); an optional `"$comment"` (text) is dropped;
+ * - nothing else: a JSON file that `catalog.json` does not list, a listed key without its file, a
+ *   key that is not its file's name, a field missing, unknown or of the wrong type each fail the
+ *   load with a `PluginCatalogError` naming the file and the field.
  *
  * Each entry holds what PostHog stores in its `posthog_plugin` row (posthog/models/plugin.py `Plugin`):
  * `config_schema` is the plugin.json `config` list, `public_jobs` is plugin.json `publicJobs` (or the
  * public jobs that PostHog's plugin server adds, e.g. "Export historical events V2"), `capabilities` is
  * what the plugin server reports for the plugin's exports (`{methods, jobs, scheduled_tasks}`; site and
  * frontend apps are never loaded by the plugin server, so theirs stays `{}`), and `frontend_source` is
- * the transpiled `frontend.tsx` (PostHog's `PluginSourceFile` with status TRANSPILED), served by
+ * the transpiled `frontend.tsx` (PostHog's `PluginSourceFile` with status TRANSPILED: the plugin
+ * transpiler wraps Babel's CommonJS output as `"use strict";\nexport function getFrontendApp
+ * (require) { let exports = {}; <code>; return exports; }`, common/plugin_transpiler), served by
  * `GET /pipeline_destination_configs/:id/frontend`.
  *
  * The config schemas, public jobs and urls follow the real plugin.json files of
@@ -21,11 +36,15 @@
  * Classification (see `isDestination` / `isFrontendApp` in ./plugin-jobs.ts):
  * - destinations (`methods` has onEvent or composeWebhook): customerio, hubspot, webhook
  * - transformations (`methods` has processEvent): geoip, property-filter
- * - site/frontend apps (`capabilities: {}`): notification-bar, pineapple-mode
+ * - site/frontend apps (`capabilities: {}`): notification-bar (exports a `scene` previewing the bar),
+ *   pineapple-mode (exports `inject`, which rains the configured emoji over allowed hosts)
  * - import app (`scheduled_tasks`, no onEvent): github-star-sync — in neither of our two lists
  *
  * Every entry is deeply frozen: copy it (e.g. `structuredClone`) before changing anything.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * One field of a plugin's `config_schema` (a plugin.json `config` entry). Markdown-only entries
@@ -99,113 +118,240 @@ export interface CatalogPlugin {
   migrator: HogFunctionMigrator | null;
 }
 
-/**
- * Transpiled frontend.tsx of the Notification Bar app: PostHog's plugin transpiler wraps Babel's CommonJS
- * output as `"use strict";\nexport function getFrontendApp (require) { let exports = {}; <code>; return exports; }`
- * (common/plugin_transpiler). Exports a `scene` previewing the bar with the config's colours.
- */
-const NOTIFICATION_BAR_FRONTEND = `"use strict";
-export function getFrontendApp (require) { let exports = {}; "use strict";
+/** The catalog's folder, relative to the project root. */
+const CATALOG_FOLDER = path.join('server', 'domain', 'plugin-catalog');
 
-Object.defineProperty(exports, "__esModule", {
-  value: true
-});
-exports.scene = void 0;
-var _react = _interopRequireDefault(require("react"));
-function _interopRequireDefault(obj) { return obj && obj.__esModule ? obj : { default: obj }; }
-function NotificationBarPreview(_ref) {
-  var config = _ref.config || {};
-  var sticky = config.position !== 'top-of-page';
-  return /*#__PURE__*/_react.default.createElement("div", {
-    className: "notification-bar-preview"
-  }, /*#__PURE__*/_react.default.createElement("h2", null, "Preview"), /*#__PURE__*/_react.default.createElement("div", {
-    style: {
-      width: '100%',
-      minHeight: 56,
-      display: 'flex',
-      alignItems: 'center',
-      justifyContent: 'center',
-      position: sticky ? 'sticky' : 'relative',
-      top: 0,
-      color: config.textColor || '#333',
-      background: config.backgroundColor || '#ebece8'
-    },
-    dangerouslySetInnerHTML: {
-      __html: config.notification || ''
+/**
+ * The catalog's folder: `server/domain/plugin-catalog/` of the nearest folder above this module
+ * that has one (the project root, whether this runs from `server/` or from `dist/server/`).
+ */
+function defaultCatalogDir(): string {
+  const start = path.dirname(fileURLToPath(import.meta.url));
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, CATALOG_FOLDER);
+    if (fs.existsSync(path.join(candidate, 'catalog.json'))) return candidate;
+    if (path.dirname(dir) === dir) throw new PluginCatalogError(CATALOG_FOLDER, `no ${path.join(CATALOG_FOLDER, 'catalog.json')} in ${start} or any folder above it`);
+  }
+}
+
+/** A catalog file that is missing or not of the catalog's shape; `file` is the path, `message` says what and where. */
+export class PluginCatalogError extends Error {
+  constructor(
+    readonly file: string,
+    problem: string,
+  ) {
+    super(`${file}: ${problem}`);
+    this.name = 'PluginCatalogError';
+  }
+}
+
+/**
+ * Loads the catalog from `dir` (default: the project's server/domain/plugin-catalog/, see the
+ * module doc): the entries of `catalog.json`'s keys, in its order, each checked and deeply frozen.
+ * Throws `PluginCatalogError` naming the file (relative to the working directory when it is below
+ * it, else absolute) and the field, for a file that is missing, not JSON, or not of the shape.
+ */
+export function loadPluginCatalog(dir: string = defaultCatalogDir()): readonly CatalogPlugin[] {
+  const shown = (name: string) => {
+    const full = path.resolve(dir, name);
+    const relative = path.relative(process.cwd(), full);
+    return relative.startsWith('..') || path.isAbsolute(relative) ? full : relative;
+  };
+  const readJson = (name: string): unknown => {
+    let text: string;
+    try {
+      text = fs.readFileSync(path.join(dir, name), 'utf8');
+    } catch (err) {
+      throw new PluginCatalogError(shown(name), `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
-  }), /*#__PURE__*/_react.default.createElement("p", null, sticky ? 'The bar stays at the top while scrolling.' : 'The bar scrolls away with the page.'));
-}
-const scene = {
-  title: 'Notification Bar',
-  component: NotificationBarPreview
-};
-exports.scene = scene;; return exports; }`;
-
-/**
- * Transpiled frontend.tsx of the Pineapple Mode app (same wrapper as above). Exports `inject`, which rains
- * the configured emoji over the page when the hostname is allowed by `domains`.
- */
-const PINEAPPLE_MODE_FRONTEND = `"use strict";
-export function getFrontendApp (require) { let exports = {}; "use strict";
-
-Object.defineProperty(exports, "__esModule", {
-  value: true
-});
-exports.inject = inject;
-var rainTimer;
-function allowedHere(config) {
-  if (!config.domains) {
-    return true;
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw new PluginCatalogError(shown(name), `is not JSON: ${(err as Error).message}`);
+    }
+  };
+  const order = readJson('catalog.json');
+  if (!Array.isArray(order) || order.some((k) => typeof k !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(k))) {
+    throw new PluginCatalogError(shown('catalog.json'), 'must be an array of plugin keys (lower-case letters, digits and "-"), e.g. ["customerio", "hubspot"]');
   }
-  var domains = config.domains.split(',').map(function (domain) {
-    return domain.trim();
-  }).filter(Boolean);
-  return domains.length === 0 || domains.indexOf(window.location.hostname) !== -1;
+  const keys = order as string[];
+  const duplicate = keys.find((k, i) => keys.indexOf(k) !== i);
+  if (duplicate !== undefined) throw new PluginCatalogError(shown('catalog.json'), `lists "${duplicate}" twice`);
+  const unlisted = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && f !== 'catalog.json' && !keys.includes(f.slice(0, -'.json'.length)))
+    .sort();
+  if (unlisted.length > 0) throw new PluginCatalogError(shown(unlisted[0]!), 'is not listed in catalog.json (add its key there, or remove the file)');
+  return deepFreeze(
+    keys.map((key) => {
+      const file = `${key}.json`;
+      const check = new ShapeCheck(shown(file));
+      const entry = checkEntry(check, readJson(file), key);
+      const source = entry.frontend_source;
+      if (source === null) return { ...entry, frontend_source: null };
+      let text: string;
+      try {
+        text = fs.readFileSync(path.join(dir, source.file), 'utf8');
+      } catch (err) {
+        throw new PluginCatalogError(shown(file), `frontend_source.file: ${source.file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      }
+      return { ...entry, frontend_source: text.endsWith('\n') ? text.slice(0, -1) : text };
+    }),
+  );
 }
-function dropEmoji(root, emoji) {
-  var drop = document.createElement('div');
-  Object.assign(drop.style, {
-    position: 'fixed',
-    top: '-24px',
-    left: Math.floor(Math.random() * Math.max(window.innerWidth - 24, 1)) + 'px',
-    fontSize: '24px',
-    pointerEvents: 'none',
-    zIndex: 2147483647
-  });
-  drop.textContent = emoji;
-  root.appendChild(drop);
-  var duration = 2500 + Math.random() * 2500;
-  drop.animate([{
-    transform: 'translateY(0)'
-  }, {
-    transform: 'translateY(' + (window.innerHeight + 48) + 'px)'
-  }], {
-    duration: duration,
-    iterations: 1
-  });
-  window.setTimeout(function () {
-    return drop.remove();
-  }, duration);
-}
-function inject(_ref) {
-  var config = _ref.config || {};
-  var posthog = _ref.posthog;
-  if (!allowedHere(config) || rainTimer) {
-    return;
+
+/** A catalog entry as its file holds it: `frontend_source` names a file. */
+type CatalogFileEntry = Omit<CatalogPlugin, 'frontend_source'> & { frontend_source: { file: string } | null };
+
+/** The checks of one file: each throws a `PluginCatalogError` naming the file and the field's path. */
+class ShapeCheck {
+  constructor(private readonly file: string) {}
+
+  fail(at: string, problem: string): never {
+    throw new PluginCatalogError(this.file, `${at} ${problem}`);
   }
-  var host = document.createElement('div');
-  var root = host.attachShadow({
-    mode: 'open'
+
+  /** `v` as an object whose keys are among `required` and `optional`, with every `required` one. */
+  object(at: string, v: unknown, required: readonly string[], optional: readonly string[] = []): Record<string, unknown> {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) this.fail(at, `must be an object, not ${describe(v)}`);
+    const o = v as Record<string, unknown>;
+    for (const k of required) if (!(k in o)) this.fail(at, `lacks "${k}"`);
+    for (const k of Object.keys(o)) if (!required.includes(k) && !optional.includes(k)) this.fail(at, `has an unknown field "${k}" (known: ${[...required, ...optional].join(', ')})`);
+    return o;
+  }
+
+  /** `v` as an object of any keys, each value checked by `each`. */
+  record<T>(at: string, v: unknown, each: (at: string, value: unknown) => T): Record<string, T> {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) this.fail(at, `must be an object, not ${describe(v)}`);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, each(`${at}.${k}`, x)]));
+  }
+
+  string(at: string, v: unknown): string {
+    return typeof v === 'string' ? v : this.fail(at, `must be a string, not ${describe(v)}`);
+  }
+
+  nullableString(at: string, v: unknown): string | null {
+    return v === null ? null : typeof v === 'string' ? v : this.fail(at, `must be a string or null, not ${describe(v)}`);
+  }
+
+  boolean(at: string, v: unknown): boolean {
+    return typeof v === 'boolean' ? v : this.fail(at, `must be true or false, not ${describe(v)}`);
+  }
+
+  oneOf<T extends string>(at: string, v: unknown, choices: readonly T[]): T {
+    return choices.includes(v as T) ? (v as T) : this.fail(at, `must be one of ${choices.map((c) => `"${c}"`).join(', ')}, not ${describe(v)}`);
+  }
+
+  strings(at: string, v: unknown): string[] {
+    if (!Array.isArray(v)) this.fail(at, `must be an array of strings, not ${describe(v)}`);
+    return v.map((x, i) => this.string(`${at}[${i}]`, x));
+  }
+
+  /**
+   * The fields of `o` (already checked by `object` to be among `checks`' keys), each checked by its
+   * checker, in the file's order: the order the answers that quote them (`config_schema`) keep.
+   */
+  fields<T extends object>(at: string, o: Record<string, unknown>, checks: { [K in keyof T]-?: (at: string, v: unknown) => T[K] }): T {
+    const out: Partial<T> = {};
+    for (const k of Object.keys(o) as (keyof T & string)[]) out[k] = checks[k](`${at}.${k}`, o[k]);
+    return out as T;
+  }
+}
+
+/** How a wrong value is named in a message: its JSON text when short, else what it is. */
+function describe(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  const text = JSON.stringify(v);
+  if (text.length <= 40) return text;
+  if (Array.isArray(v)) return 'an array';
+  return v !== null && typeof v === 'object' ? 'an object' : `${text.slice(0, 40)}…`;
+}
+
+const PLUGIN_TYPES = ['local', 'custom', 'repository', 'source', 'inline'] as const;
+const FIELD_TYPES = ['string', 'choice', 'attachment', 'json', 'dictionary', 'boolean'] as const;
+const PAYLOAD_TYPES = ['string', 'boolean', 'json', 'number', 'date', 'daterange'] as const;
+const ENTRY_FIELDS = ['key', 'url', 'name', 'description', 'icon', 'plugin_type', 'tag', 'latest_tag', 'capabilities', 'config_schema', 'public_jobs', 'frontend_source', 'migrator'] as const;
+
+/** One file's entry, checked against `CatalogPlugin` (its key must be `key`, the file's name). */
+function checkEntry(c: ShapeCheck, v: unknown, key: string): CatalogFileEntry {
+  const o = c.object('the entry', v, ENTRY_FIELDS, ['$comment']);
+  if (o.key !== key) c.fail('key', `must be "${key}", the file's name, not ${describe(o.key)}`);
+  if ('$comment' in o) c.string('$comment', o.$comment);
+  const url = c.string('url', o.url);
+  if (!/^https:\/\//.test(url)) c.fail('url', `must be an https:// url, not ${describe(url)}`);
+  const caps = c.object('capabilities', o.capabilities, [], ['methods', 'jobs', 'scheduled_tasks']);
+  const strings = (at: string, x: unknown) => c.strings(at, x);
+  return {
+    key,
+    url,
+    name: c.string('name', o.name),
+    description: c.string('description', o.description),
+    icon: c.nullableString('icon', o.icon),
+    plugin_type: c.oneOf('plugin_type', o.plugin_type, PLUGIN_TYPES),
+    tag: c.nullableString('tag', o.tag),
+    latest_tag: c.nullableString('latest_tag', o.latest_tag),
+    capabilities: c.fields<CatalogPlugin['capabilities']>('capabilities', caps, { methods: strings, jobs: strings, scheduled_tasks: strings }),
+    config_schema: Array.isArray(o.config_schema) ? o.config_schema.map((f, i) => checkField(c, `config_schema[${i}]`, f)) : c.fail('config_schema', `must be an array, not ${describe(o.config_schema)}`),
+    public_jobs: c.record('public_jobs', o.public_jobs, (at, job) => {
+      const j = c.object(at, job, [], ['payload']);
+      return 'payload' in j ? { payload: c.record(`${at}.payload`, j.payload, (pat, p) => checkPayloadField(c, pat, p)) } : {};
+    }),
+    frontend_source: o.frontend_source === null ? null : { file: checkFrontendFile(c, o.frontend_source) },
+    migrator: o.migrator === null ? null : checkMigrator(c, o.migrator),
+  };
+}
+
+/** One `config_schema` field (see `ConfigSchemaField`). */
+function checkField(c: ShapeCheck, at: string, v: unknown): ConfigSchemaField {
+  const o = c.object(at, v, [], ['key', 'name', 'type', 'default', 'required', 'secret', 'hint', 'choices', 'required_if', 'visible_if', 'markdown', 'site']);
+  const text = (a: string, x: unknown) => c.string(a, x);
+  const flag = (a: string, x: unknown) => c.boolean(a, x);
+  const any = (_a: string, x: unknown) => x;
+  return c.fields<ConfigSchemaField>(at, o, {
+    key: text,
+    name: text,
+    type: (a, x) => c.oneOf(a, x, FIELD_TYPES),
+    default: any,
+    required: flag,
+    secret: flag,
+    hint: text,
+    choices: (a, x) => c.strings(a, x),
+    required_if: any,
+    visible_if: any,
+    markdown: text,
+    site: flag,
   });
-  document.body.appendChild(host);
-  var emoji = config.emoji || '\\u{1F34D}';
-  rainTimer = window.setInterval(function () {
-    return dropEmoji(root, emoji);
-  }, 200);
-  posthog === null || posthog === void 0 ? void 0 : posthog.capture('Pineapple mode activated', {
-    emoji: emoji
+}
+
+/** One payload field of a public job (see `JobPayloadField`). */
+function checkPayloadField(c: ShapeCheck, at: string, v: unknown): JobPayloadField {
+  const o = c.object(at, v, ['type'], ['title', 'required', 'default', 'staff_only']);
+  return c.fields<JobPayloadField>(at, o, {
+    type: (a, x) => c.oneOf(a, x, PAYLOAD_TYPES),
+    title: (a, x) => c.string(a, x),
+    required: (a, x) => c.boolean(a, x),
+    default: (_a, x) => x,
+    staff_only: (a, x) => c.boolean(a, x),
   });
-}; return exports; }`;
+}
+
+/** `frontend_source`'s `{"file": "<name>"}`: a file name in the same folder (no path). */
+function checkFrontendFile(c: ShapeCheck, v: unknown): string {
+  const file = c.string('frontend_source.file', c.object('frontend_source', v, ['file']).file);
+  if (!/^[\w.-]+$/.test(file) || file.startsWith('.') || file.endsWith('.json')) c.fail('frontend_source.file', `must name a file next to the entry (e.g. "notification-bar.frontend.js"), not ${describe(file)}`);
+  return file;
+}
+
+/** `migrator` (see `HogFunctionMigrator`). */
+function checkMigrator(c: ShapeCheck, v: unknown): HogFunctionMigrator {
+  const o = c.object('migrator', v, ['template_id', 'name', 'description', 'inputs']);
+  return {
+    template_id: c.string('migrator.template_id', o.template_id),
+    name: c.string('migrator.name', o.name),
+    description: c.string('migrator.description', o.description),
+    inputs: c.record('migrator.inputs', o.inputs, (a, x) => c.string(a, x)),
+  };
+}
 
 /** Deep-freezes a JSON-like value so the shared catalog cannot be changed by accident. */
 function deepFreeze<T>(value: T): T {
@@ -219,376 +365,11 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * The built-in catalog (order = install order of `npm start`). See the module docstring for the kinds.
- * Entries are deeply frozen.
+ * The built-in catalog (order = install order of `npm start`), loaded from ./plugin-catalog/ when
+ * this module is first imported (a file of the wrong shape stops the start with its
+ * `PluginCatalogError`). See the module docstring for the kinds. Entries are deeply frozen.
  */
-export const PLUGIN_CATALOG: readonly CatalogPlugin[] = deepFreeze<CatalogPlugin[]>([
-  {
-    key: 'customerio',
-    url: 'https://github.com/PostHog/customerio-plugin',
-    name: 'Customer.io',
-    description: 'Send event data and emails into Customer.io.',
-    icon: 'https://raw.githubusercontent.com/PostHog/customerio-plugin/main/logo.png',
-    plugin_type: 'repository',
-    tag: 'ab4e836a3856dce240d653d72c0e305272a5cadc',
-    latest_tag: 'ab4e836a3856dce240d653d72c0e305272a5cadc',
-    // exportEvents plugins got onEvent plus the historical-export job and its runEveryMinute coordinator
-    // from the plugin server (worker/vm/upgrades/historical-export/export-historical-events-v2.ts).
-    capabilities: {
-      methods: ['setupPlugin', 'onEvent', 'exportEvents'],
-      jobs: ['Export historical events V2', 'exportHistoricalEvents'],
-      scheduled_tasks: ['runEveryMinute'],
-    },
-    config_schema: [
-      {
-        key: 'customerioSiteId',
-        name: 'Customer.io Site ID',
-        type: 'string',
-        hint: 'Provided during Customer.io setup.',
-        default: '',
-        required: true,
-        secret: true,
-      },
-      {
-        key: 'customerioToken',
-        name: 'Customer.io API Key',
-        type: 'string',
-        hint: 'Provided during Customer.io setup.',
-        default: '',
-        required: true,
-        secret: true,
-      },
-      {
-        key: 'host',
-        name: 'Tracking Endpoint',
-        type: 'choice',
-        hint: 'Use the EU variant if your Customer.io account is based in the EU region.',
-        default: 'track.customer.io',
-        choices: ['track.customer.io', 'track-eu.customer.io'],
-      },
-      {
-        key: 'identifyByEmail',
-        name: 'Identify by email',
-        type: 'choice',
-        hint: 'If enabled, the email address is used as the Customer.io identifier when a person has one.',
-        default: 'No',
-        choices: ['Yes', 'No'],
-      },
-      {
-        key: 'sendEventsFromAnonymousUsers',
-        name: 'Filtering of Anonymous Users',
-        type: 'choice',
-        hint:
-          "Customer.io pricing is based on the number of customers. This is an option to only send events from users that have been identified. Take into consideration that merging after identification won't work (as those previously anonymous events won't be there).",
-        default: 'Send all events',
-        choices: [
-          'Send all events',
-          'Only send events from users that have been identified',
-          'Only send events from users with emails',
-        ],
-      },
-      {
-        key: 'eventsToSend',
-        name: 'PostHog Event Allowlist',
-        type: 'string',
-        hint: 'If this is set, only the specified events (comma-separated) will be sent to Customer.io.',
-      },
-    ],
-    public_jobs: {
-      'Export historical events V2': {
-        payload: {
-          dateRange: { type: 'daterange', title: 'Export date range', required: true },
-          parallelism: { type: 'number', title: 'Parallelism', default: 1, staff_only: true },
-        },
-      },
-    },
-    frontend_source: null,
-    migrator: {
-      template_id: 'template-customerio',
-      name: 'Customer.io',
-      description: 'Identify or track events against customers in Customer.io',
-      inputs: { customerioSiteId: 'site_id', customerioToken: 'token', host: 'host' },
-    },
-  },
-  {
-    key: 'hubspot',
-    url: 'https://github.com/PostHog/hubspot-plugin',
-    name: 'Hubspot',
-    description: 'Send contact data to Hubspot on PostHog identify events.',
-    icon: 'https://raw.githubusercontent.com/PostHog/hubspot-plugin/main/logo.png',
-    plugin_type: 'repository',
-    tag: 'e050d22bed9384ff611f8cddafadd36615e5da54',
-    latest_tag: 'e050d22bed9384ff611f8cddafadd36615e5da54',
-    capabilities: { methods: ['setupPlugin', 'onEvent'] },
-    config_schema: [
-      {
-        key: 'hubspotAccessToken',
-        name: 'Hubspot Access Token',
-        type: 'string',
-        hint: 'Create a private app in HubSpot with the crm.objects.contacts.read and crm.objects.contacts.write scopes and paste its access token here.',
-        default: '',
-        required: true,
-        secret: true,
-      },
-      {
-        key: 'triggeringEvents',
-        name: 'Triggering events',
-        type: 'string',
-        hint: 'A comma-separated list of PostHog events you want to trigger Contact creation in HubSpot. By default, we recommend using the $identify event.',
-        default: '$identify',
-        required: true,
-      },
-      {
-        key: 'additionalPropertyMappings',
-        name: 'Additional PostHog to HubSpot property mappings',
-        type: 'string',
-        hint: 'A mapping of additional PostHog event or person properties to map to newly created Hubspot Contacts. Provide a comma-separated mapping of: personPropertyName:hubSpotPropertyName',
-        default: '',
-        required: false,
-      },
-      {
-        key: 'ignoredEmails',
-        name: 'Email domains to skip',
-        type: 'string',
-        hint: 'A comma-separated list of email domains to ignore and not create contacts for in Hubspot.',
-        default: '',
-        required: false,
-      },
-    ],
-    public_jobs: {},
-    frontend_source: null,
-    migrator: {
-      template_id: 'template-hubspot',
-      name: 'Hubspot',
-      description: 'Creates a new contact in Hubspot whenever an event is triggered.',
-      inputs: { hubspotAccessToken: 'access_token' },
-    },
-  },
-  {
-    key: 'webhook',
-    url: 'https://github.com/PostHog/webhook-plugin',
-    name: 'Webhook',
-    description: 'Send a webhook',
-    icon: 'https://raw.githubusercontent.com/PostHog/webhook-plugin/main/logo.png',
-    plugin_type: 'repository',
-    tag: '2a5929ea4b5ac7c00f4ed38ef85a0106ef6aa57f',
-    latest_tag: '2a5929ea4b5ac7c00f4ed38ef85a0106ef6aa57f',
-    capabilities: { methods: ['composeWebhook'] },
-    config_schema: [
-      {
-        key: 'url',
-        name: 'What is the webhook destination URL?',
-        type: 'string',
-        hint: 'e.g. https://webhooks.example.com/1234',
-        default: '',
-        required: true,
-      },
-      {
-        key: 'headers',
-        name: 'Headers',
-        type: 'dictionary',
-        hint: "Add any headers you want to include in the request. Authorization header is treated specially and will be base64 encoded if specified as 'Basic user:password'.",
-        required: false,
-        secret: true,
-      },
-      {
-        key: 'method',
-        name: 'HTTP Method',
-        type: 'choice',
-        default: 'POST',
-        choices: ['POST', 'GET', 'PUT', 'DELETE', 'PATCH'],
-        required: true,
-      },
-      {
-        key: 'payload',
-        name: 'JSON Payload',
-        type: 'json',
-        default: '{\n   "event": "{{event}}"\n}',
-        required: true,
-      },
-    ],
-    public_jobs: {},
-    frontend_source: null,
-    migrator: null,
-  },
-  {
-    key: 'geoip',
-    url: 'https://github.com/PostHog/posthog-plugin-geoip',
-    name: 'GeoIP',
-    description: 'Enrich PostHog events and persons with GeoIP location data',
-    icon: 'https://raw.githubusercontent.com/PostHog/posthog-plugin-geoip/main/logo.png',
-    plugin_type: 'repository',
-    tag: '4b4058bfbf4fe8cca3a45ad42d3e9c7ac2212e9d',
-    latest_tag: '4b4058bfbf4fe8cca3a45ad42d3e9c7ac2212e9d',
-    capabilities: { methods: ['processEvent'] },
-    config_schema: [],
-    public_jobs: {},
-    frontend_source: null,
-    migrator: null,
-  },
-  {
-    key: 'property-filter',
-    url: 'https://github.com/witty-works/posthog-property-filter-plugin',
-    name: 'Property Filter',
-    description: 'This plugin will set all configured properties to null inside an ingested event.',
-    icon: null,
-    plugin_type: 'custom',
-    tag: '47626579384751a4525620f10b71c02e4710c0d9',
-    latest_tag: '47626579384751a4525620f10b71c02e4710c0d9',
-    capabilities: { methods: ['setupPlugin', 'processEvent'] },
-    config_schema: [
-      {
-        markdown:
-          '# Important!\nThis plugin only changes events ingested **after** it was enabled; events that were ingested before keep their properties.',
-      },
-      {
-        key: 'properties',
-        name: 'List of properties to filter out:',
-        type: 'string',
-        hint: 'Separate properties with commas, without using spaces, like so: `foo,bar,baz`',
-        default: '',
-        required: true,
-      },
-      {
-        key: '$set_properties',
-        name: 'List of $set properties to filter out:',
-        type: 'string',
-        hint: 'Separate properties with commas, without using spaces, like so: `foo,bar,baz`',
-        default: '',
-        required: true,
-      },
-      {
-        key: '$set_once_properties',
-        name: 'List of $set_once properties to filter out:',
-        type: 'string',
-        hint: 'Separate properties with commas, without using spaces, like so: `foo,bar,baz`',
-        default: '',
-        required: true,
-      },
-    ],
-    public_jobs: {},
-    frontend_source: null,
-    migrator: null,
-  },
-  {
-    key: 'notification-bar',
-    url: 'https://github.com/PostHog/notification-bar-app',
-    name: 'Notification Bar',
-    description: 'Show a notification bar for your users through a feature flag',
-    icon: 'https://raw.githubusercontent.com/PostHog/notification-bar-app/main/logo.png',
-    plugin_type: 'repository',
-    tag: '33a63bf357005003cc727a1351446463aa5893a3',
-    latest_tag: '33a63bf357005003cc727a1351446463aa5893a3',
-    capabilities: {},
-    config_schema: [
-      {
-        key: 'notification',
-        name: 'HTML to show in the notification bar',
-        type: 'string',
-        default: "🚀 <strong>Product 2.0!</strong> is out! <a href='https://google.com'>Click here</a> to learn more.",
-        required: true,
-        site: true,
-      },
-      {
-        key: 'position',
-        name: 'Position of the notification bar',
-        type: 'choice',
-        choices: ['sticky', 'top-of-page'],
-        default: 'sticky',
-        required: true,
-        site: true,
-      },
-      { key: 'backgroundColor', name: 'Background color', type: 'string', default: '#ebece8', required: true, site: true },
-      { key: 'textColor', name: 'Text color', type: 'string', default: '#333', required: true, site: true },
-      { key: 'linkColor', name: 'Link color', type: 'string', default: '#f64e00', required: true, site: true },
-      {
-        key: 'cssOverride',
-        name: 'CSS override',
-        type: 'string',
-        default: '.notification-bar { }',
-        required: false,
-        site: true,
-      },
-      {
-        key: 'rememberClose',
-        name: 'Remember close',
-        type: 'choice',
-        choices: ['yes', 'no'],
-        default: 'yes',
-        hint: "Remember if the user has closed the notification bar, and don't show it again. This resets if you update the notification bar's text.",
-        site: true,
-      },
-    ],
-    public_jobs: {},
-    frontend_source: NOTIFICATION_BAR_FRONTEND,
-    migrator: null,
-  },
-  {
-    key: 'pineapple-mode',
-    url: 'https://github.com/PostHog/pineapple-mode-app',
-    name: 'Pineapple Mode',
-    description: 'Make any website better by adding pineapples',
-    icon: 'https://raw.githubusercontent.com/PostHog/pineapple-mode-app/main/logo.png',
-    plugin_type: 'repository',
-    tag: 'd8e2ab4b07a5431b3b81b465a76674f9d162812a',
-    latest_tag: 'd8e2ab4b07a5431b3b81b465a76674f9d162812a',
-    capabilities: {},
-    config_schema: [
-      {
-        markdown:
-          '## MANUAL STEP NOTICE: This app needs to inject code into your website through posthog-js. You need to **opt-in** on your site to enable this behaviour.\n\n```\nposthog.init("api_key", {\n  "api_host": "https://app.posthog.com",\n  "opt_in_site_apps": true,\n})\n```',
-      },
-      { key: 'emoji', name: 'Emoji to use', type: 'string', default: '🍍', required: true, site: true },
-      {
-        key: 'domains',
-        name: 'Domains',
-        type: 'string',
-        hint: 'Comma separated list of domains to activate on. Leave blank to enable all. For example: "localhost,app.posthog.com"',
-        default: '',
-        site: true,
-      },
-    ],
-    public_jobs: {},
-    frontend_source: PINEAPPLE_MODE_FRONTEND,
-    migrator: null,
-  },
-  {
-    key: 'github-star-sync',
-    url: 'https://github.com/PostHog/github-star-sync-plugin',
-    name: 'Github Star Sync',
-    description: 'Sync Github Stars to PostHog',
-    icon: 'https://raw.githubusercontent.com/PostHog/github-star-sync-plugin/main/logo.png',
-    plugin_type: 'repository',
-    tag: '719aa19e9002cc720dd104fb81bbd393f8b19557',
-    latest_tag: '719aa19e9002cc720dd104fb81bbd393f8b19557',
-    capabilities: { methods: ['setupPlugin'], scheduled_tasks: ['runEveryMinute'] },
-    config_schema: [
-      { key: 'user', name: 'Github Username', type: 'string', required: true },
-      { key: 'repo', name: 'Github Repository', type: 'string', required: true },
-      {
-        key: 'token',
-        name: 'Github API Token',
-        type: 'string',
-        hint: 'Create a new GitHub [personal access token](https://github.com/settings/tokens/new) with the `repo` scope. Then copy it here. This field is optional, though helps with Github API rate limits.',
-        required: false,
-        secret: true,
-      },
-      { key: 'eventName', name: 'Event name', type: 'string', required: false, default: 'GitHub Star' },
-      {
-        key: 'resetStorage',
-        name: 'Reset',
-        type: 'choice',
-        choices: ['No', 'Yes'],
-        hint: '**Advanced**',
-        required: false,
-        default: 'No',
-      },
-    ],
-    public_jobs: {},
-    frontend_source: null,
-    migrator: null,
-  },
-]);
+export const PLUGIN_CATALOG: readonly CatalogPlugin[] = loadPluginCatalog();
 
 /**
  * Normalizes a plugin url for comparison the way PostHog treats plugin urls: drops `?private_token=…`

@@ -4,44 +4,30 @@
  * posthog/hogql_queries/events_query_runner.py: `select`/`where`/`orderBy` expressions over the
  * events, with `after`, `before`, `event`, `properties`, `limit`, `offset`), run on the caller's
  * project through server/hogql/. Answers `{results, columns, types, hasMore, limit, offset, hogql}`;
- * throws `HogQLError`/`ApiError` 400 for a query outside the subset or a bad filter.
+ * throws `ApiError` 400 for a query outside the subset or a bad filter (HogQL's own errors turned
+ * into `ApiError` by `withHogQLErrors`), 504 `query_timeout` when the store's statement timeout
+ * stopped it. The request types are the contract's (`QueryRequest`, generated/api.d.ts).
  */
-import { sql } from 'kysely';
-import { runEventsQuery, runHogQLQuery, HogQLError, MAX_LIMIT, DEFAULT_LIMIT, type HogQLAnswer } from '../hogql/index.js';
+import { sql, type RawBuilder } from 'kysely';
+import type { components } from '../../generated/api.js';
+import { runEventsQuery, runHogQLQuery, MAX_LIMIT, DEFAULT_LIMIT, type HogQLAnswer } from '../hogql/index.js';
 import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { compilePropertyGroup, eventSources } from '../storage/repositories/events-read.js';
 import { loadMaterializedColumns } from '../storage/materialized.js';
-import { validationError } from './errors.js';
+import { validationError, withHogQLErrors } from './errors.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { parseEventDateParam } from './relative-dates.js';
 import { eventTimeIn } from '../storage/event-times.js';
 
-/** A `HogQLQuery` body's `query`. */
-export interface HogQLQueryInput {
-  kind: 'HogQLQuery';
-  query: string;
-  values?: Record<string, unknown> | undefined;
-}
+/** A `HogQLQuery` body's `query` (schema `HogQLQuery`). */
+export type HogQLQueryInput = components['schemas']['HogQLQuery'];
 
-/** An `EventsQuery` body's `query`. */
-export interface EventsQueryInput {
-  kind: 'EventsQuery';
-  select: string[];
-  where?: string[] | undefined;
-  orderBy?: string[] | undefined;
-  /** exclusive lower bound (ISO 8601 or relative, e.g. `-24h`); default `-24h`; `all` for none */
-  after?: string | undefined;
-  /** exclusive upper bound; default now + 5 s */
-  before?: string | undefined;
-  event?: string | null | undefined;
-  properties?: unknown;
-  limit?: number | undefined;
-  offset?: number | undefined;
-}
+/** An `EventsQuery` body's `query` (schema `EventsQuery`): `after` default `-24h` (`all` for none), `before` default now + 5 s. */
+export type EventsQueryInput = components['schemas']['EventsQuery'];
 
-/** Either kind of query. */
-export type QueryInput = HogQLQueryInput | EventsQueryInput;
+/** Either kind of query: the `query` of the operation's body (schema `QueryRequest`). */
+export type QueryInput = components['schemas']['QueryRequest']['query'];
 
 /** Ms added to now for the default `before` (PostHog's EventsQuery: now + 5 s). */
 const BEFORE_SLACK_MS = 5_000;
@@ -53,14 +39,14 @@ const BEFORE_SLACK_MS = 5_000;
 export class QueryService {
   constructor(private readonly store: Store) {}
 
-  /** Runs `query` for `team`. Throws `ApiError` 400 (PostHog's shape) for an invalid query. */
+  /** Runs `query` for `team`. Throws `ApiError` (PostHog's shape): 400 for an invalid query, 504 `query_timeout`. */
   async run(team: Team, query: QueryInput, now: Date = new Date()): Promise<HogQLAnswer> {
     if (query.kind === 'HogQLQuery') {
       if (query.values && Object.keys(query.values).length > 0) throw validationError('Placeholders ("values") are not supported: write the values into the query.', 'query__values');
-      return runHogQLQuery(this.store.db, this.store.dialect, team.id, query.query, now);
+      return withHogQLErrors(() => runHogQLQuery(this.store.db, this.store.dialect, team.id, query.query, now));
     }
     const opts = { now, timezone: team.timezone };
-    const conditions = [];
+    const conditions: RawBuilder<unknown>[] = [];
     const after = query.after ?? '-24h';
     if (after !== 'all') {
       const at = parseEventDateParam(after, opts);
@@ -81,12 +67,8 @@ export class QueryService {
       if (group) conditions.push(compilePropertyGroup(this.store.dialect, group, eventSources(this.store.dialect), await loadMaterializedColumns(this.store.db)));
     }
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
-    try {
-      return await runEventsQuery(this.store.db, this.store.dialect, team.id, { select: query.select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset }, conditions, now);
-    } catch (err) {
-      // an EventsQuery's expressions are fields of the body: name them as PostHog's attr does
-      if (err instanceof HogQLError && err.body.attr === null) err.body.attr = 'query';
-      throw err;
-    }
+    const parts = { select: query.select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset };
+    // an EventsQuery's expressions are fields of the body: an error that names none names `query`, as PostHog's attr does
+    return withHogQLErrors(() => runEventsQuery(this.store.db, this.store.dialect, team.id, parts, conditions, now), 'query');
   }
 }

@@ -1,10 +1,18 @@
 /**
- * HogQL's error: a query outside the subset this server runs, or one the parser refuses. It is a
- * domain error (`ApiError`, 400 `validation_error`, code `invalid_input`, `attr` the request field
- * that held the query), so http/ answers it in PostHog's shape; the detail names the construct and
- * where it is (line and column, both 1-based, counted in characters of the query text).
+ * HogQL's error: a query outside the subset this server runs, one the parser refuses, one the store
+ * refuses for its data, or one the store's statement timeout stopped. It carries PostHog's `code`,
+ * `detail` and `attr` and a `kind`, and knows nothing of HTTP: the domain, which calls HogQL,
+ * turns it into its own error (`fromHogQLError`, ../domain/errors.ts), which http/ answers in
+ * PostHog's shape:
+ *
+ * | kind | code | PostHog's answer |
+ * |---|---|---|
+ * | `invalid` | `invalid_input` | 400 `validation_error` (posthog/api/query.py answers an `ExposedHogQLError` as a DRF `ValidationError`) |
+ * | `timeout` | `query_timeout` | 504 `server_error` (posthog/errors.py `ClickHouseQueryTimeOut`) |
+ *
+ * An `invalid` error's detail names the construct and where it is (line and column, both 1-based,
+ * counted in characters of the query text); `attr` is the request field that held the query.
  */
-import { ApiError } from '../domain/errors.js';
 
 /** Where a node of PostHog's AST starts (`start`), as the parser reports it. */
 export interface AstPosition {
@@ -13,20 +21,37 @@ export interface AstPosition {
   offset: number;
 }
 
-/** A HogQL query this server refuses (400). `line`/`column` are 1-based, or undefined when unknown. */
-export class HogQLError extends ApiError {
+/** What went wrong (see the module doc's table). */
+export type HogQLErrorKind = 'invalid' | 'timeout';
+
+/** PostHog's `code` for each kind. */
+const CODES: Record<HogQLErrorKind, string> = { invalid: 'invalid_input', timeout: 'query_timeout' };
+
+/** A HogQL query this server refuses or could not finish. `line`/`column` are 1-based, or undefined when unknown. */
+export class HogQLError extends Error {
+  readonly kind: HogQLErrorKind;
+  /** PostHog's machine-readable code: `invalid_input` or `query_timeout` */
+  readonly code: string;
+  /** the message PostHog's `detail` carries, with " (line L, column C)" when the position is known */
+  readonly detail: string;
+  /** the request field that held the query (`query`, `select`, `where`, …), or null; callers that know the field better may set it */
+  attr: string | null;
   readonly line: number | undefined;
   readonly column: number | undefined;
 
   /**
    * `message` says what is wrong; `at` (a character offset into `source`) adds " (line L,
-   * column C)"; `attr` is the request field, `query` by default.
+   * column C)"; `attr` is the request field, `query` by default; `kind` is `invalid` by default.
    */
-  constructor(message: string, source?: string, at?: number, attr: string | null = 'query') {
+  constructor(message: string, source?: string, at?: number, attr: string | null = 'query', kind: HogQLErrorKind = 'invalid') {
     const where = source !== undefined && at !== undefined ? lineColumn(source, at) : undefined;
     const detail = where ? `${message} (line ${where.line}, column ${where.column})` : message;
-    super(400, { type: 'validation_error', code: 'invalid_input', detail, attr });
+    super(detail);
     this.name = 'HogQLError';
+    this.kind = kind;
+    this.code = CODES[kind];
+    this.detail = detail;
+    this.attr = attr;
     this.line = where?.line;
     this.column = where?.column;
   }

@@ -129,7 +129,7 @@ export async function compileEventsQuery(parts: EventsQueryParts, options: Omit<
     compiled = compileSelect(ast, { ...options, source, attr: null });
   } catch (err) {
     // each expression is one line of `source`: the line names the parameter that holds it
-    if (err instanceof HogQLError && err.line !== undefined && err.body.attr === null) err.body.attr = pieces[err.line - 1]?.attr ?? null;
+    if (err instanceof HogQLError && err.line !== undefined && err.attr === null) err.attr = pieces[err.line - 1]?.attr ?? null;
     throw err;
   }
   const hogql = `SELECT ${parts.select.join(', ')} FROM events${where.length + having.length ? ` WHERE ${(parts.where ?? []).join(' AND ')}` : ''}`;
@@ -147,7 +147,7 @@ async function parseOrThrow(text: string, attr: string, source: string, base: nu
     node = await parseExpr(text, attr);
   } catch (err) {
     if (err instanceof HogQLError) {
-      throw new HogQLError(`${err.body.detail.replace(/ \(line \d+, column \d+\)$/, '')} in "${text}"`, source, base + (err.column ?? 1) - 1, attr);
+      throw new HogQLError(`${err.detail.replace(/ \(line \d+, column \d+\)$/, '')} in "${text}"`, source, base + (err.column ?? 1) - 1, attr);
     }
     throw err;
   }

@@ -10,13 +10,13 @@
  * Anything else is a `HogQLError` naming the construct and its position.
  */
 import { sql } from 'kysely';
-import { re2Error } from '../storage/dialect.js';
 import { eventTimeFromText } from '../storage/event-times.js';
 import { asCondition, asDate, asDateTime, asValue, condition, shiftTimestamp } from './coerce.js';
 import type { Sql } from './dialect.js';
 import { tableField } from './fields.js';
 import { compileCall } from './functions.js';
 import type { AstNode } from './parser.js';
+import { likeToRegex, regexCondition } from './patterns.js';
 import { bindable, constant, fail, make, sqlNull, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type Interval } from './types.js';
 
@@ -193,35 +193,6 @@ function comparable(scope: Scope, l: Compiled, r: Compiled, node: AstNode): [Sql
 function constantStringOf(scope: Scope, node: AstNode, what: string): string {
   if (node.node !== 'Constant' || typeof node.value !== 'string') return fail(scope, node, `${what} must be a constant string`);
   return node.value;
-}
-
-/** RE2 pattern equivalent of a LIKE pattern (`%`, `_`, backslash escapes), anchored. */
-function likeToRegex(pattern: string): string {
-  let out = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\' && i + 1 < pattern.length) out += escapeRegex(pattern[++i]!);
-    else if (c === '%') out += '.*';
-    else if (c === '_') out += '.';
-    else out += escapeRegex(c);
-  }
-  return `^${out}$`;
-}
-
-function escapeRegex(c: string): string {
-  return /[\\^$.|?*+()[\]{}]/.test(c) ? `\\${c}` : c;
-}
-
-/** `text` matches `pattern` (RE2-checked), NULL-safe: false for NULL, or true when `negated`. */
-export function regexCondition(scope: Scope, text: Compiled, pattern: string, negated: boolean, node: AstNode, key: string, parts: Compiled[], ignoreCase = false): Compiled {
-  const d = scope.dialect;
-  const problem = re2Error(ignoreCase ? `(?i)${pattern}` : pattern);
-  if (problem !== undefined) return fail(scope, node, `Invalid regular expression: ${problem}`);
-  if (text.type === 'Null') return condition(negated ? d.trueSql : d.falseSql, key, parts);
-  if (!isText(text.type)) return fail(scope, node, `Pattern matching needs a String, not ${text.type}`);
-  const match = d.regexMatch(text.sql, pattern, ignoreCase);
-  const raw = negated ? sql`(not ${match})` : match;
-  return condition(text.nullable ? sql`coalesce(${raw}, ${negated ? d.trueSql : d.falseSql})` : raw, key, parts);
 }
 
 function compileCompare(scope: Scope, node: AstNode): Compiled {

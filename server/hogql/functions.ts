@@ -9,9 +9,9 @@
 import { sql } from 'kysely';
 import { asCondition, asDate, asDateTime, asText, asValue } from './coerce.js';
 import type { Sql } from './dialect.js';
-import { regexCondition } from './expr.js';
 import type { AstNode } from './parser.js';
 import { rowColumn } from './fields.js';
+import { regexCondition } from './patterns.js';
 import { eventTimeText, startOfMicros, type TimeUnit } from '../storage/event-times.js';
 import { bindable, fail, make, sqlNull, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interval } from './types.js';

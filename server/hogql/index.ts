@@ -3,11 +3,13 @@
  *
  * What comes in: a HogQL SELECT (`HogQLQuery`) or an EventsQuery's expressions, the caller's team,
  * and the store. What goes out: `{results, columns, types, hasMore, limit, offset, hogql}` as
- * PostHog's query endpoint answers, or a `HogQLError` (400, PostHog's error shape) naming the
- * construct outside the subset and its line/column.
+ * PostHog's query endpoint answers, or a `HogQLError` (./errors.ts: PostHog's `code`, `detail`
+ * and `attr`, kind `invalid` or `timeout`) naming the construct outside the subset and its
+ * line/column. HogQL knows no HTTP and imports nothing of the domain: the domain, which calls it,
+ * turns its errors into PostHog's answers (../domain/errors.ts `withHogQLErrors`).
  *
  * How: `./parser.ts` runs PostHog's own parser (`@posthog/hogql-parser`, WASM) to PostHog's AST;
- * `./select.ts`, `./expr.ts`, `./functions.ts`, `./fields.ts` compile that AST to one
+ * `./select.ts`, `./expr.ts`, `./functions.ts`, `./patterns.ts`, `./fields.ts` compile that AST to one
  * parameterized SQL statement through the store's dialect (`./dialect-sqlite.ts`,
  * `./dialect-postgres.ts`, with `./text-forms.ts` for the texts both must write alike: a Float's
  * `toString`, JSON numbers); `./run.ts` runs it and reads values back by HogQL type. Both stores

@@ -9,11 +9,10 @@
  * range; 42, e.g. a grouping PostgreSQL cannot prove; SQLite's SQLITE_ERROR, SQLITE_MISMATCH,
  * SQLITE_RANGE, SQLITE_TOOBIG) is answered as a `HogQLError` (400), never a 500; an Int64 overflow
  * with one detail on both stores (`INTEGER_OVERFLOW_DETAIL`). PostgreSQL's
- * statement timeout (57014, the server's QUERY_TIMEOUT_MS) is answered 504 `query_timeout`. Other
- * errors (lost connections) are thrown as they are.
+ * statement timeout (57014, the server's QUERY_TIMEOUT_MS) is a `HogQLError` of kind `timeout`
+ * (504 `query_timeout`, ./errors.ts). Other errors (lost connections) are thrown as they are.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '../domain/errors.js';
 import { StoreRangeError } from '../storage/sqlite-functions.js';
 import { setOwn } from '../storage/values.js';
 import { HogQLError } from './errors.js';
@@ -125,12 +124,13 @@ export async function runCompiled<DB>(db: Kysely<DB>, query: CompiledSelect): Pr
     if (isQueryRefused(err)) throw new HogQLError(`The query could not run: ${err.message}`, undefined, undefined, 'query');
     // PostgreSQL stopped it at the session's statement_timeout (QUERY_TIMEOUT_MS): 504, as the read pool answers
     if ((err as { code?: unknown } | null)?.code === '57014') {
-      throw new ApiError(504, {
-        type: 'server_error',
-        code: 'query_timeout',
-        detail: 'Query has hit the max execution time before completing and was cancelled. Narrow it: a shorter time range, an event name, fewer or simpler conditions.',
-        attr: null,
-      });
+      throw new HogQLError(
+        'Query has hit the max execution time before completing and was cancelled. Narrow it: a shorter time range, an event name, fewer or simpler conditions.',
+        undefined,
+        undefined,
+        null,
+        'timeout',
+      );
     }
     throw err;
   }

@@ -1,7 +1,8 @@
 /**
  * The one module that knows which SQL dialect is in use. Everything else is Kysely that runs on
  * SQLite and PostgreSQL alike; what differs (column types in migrations, and later JSON property
- * access and upserts) is answered here.
+ * access and upserts) is answered here. Text read as a number or a date-time alike on both stores
+ * is ./text-values.ts (which takes the `DialectName` from here).
  */
 import type { ColumnDataType, CreateTableBuilder, Kysely, RawBuilder } from 'kysely';
 import { PostgresAdapter, sql } from 'kysely';
@@ -258,9 +259,6 @@ export function re2Error(pattern: string): string | undefined {
 export function regexMatch(dialect: DialectName, text: RawBuilder<unknown>, pattern: string): RawBuilder<boolean> {
   return dialect === 'postgres' ? sql<boolean>`(${text} ~ ${pattern})` : sql<boolean>`(${text} regexp ${pattern})`;
 }
-
-/** Text read as a number or a date-time alike on both stores: ./text-values.ts. */
-export { textToNumber, textToTimestamp } from './text-values.js';
 
 /**
  * `text` compared byte by byte (code-point order for UTF-8), on both stores: PostgreSQL orders

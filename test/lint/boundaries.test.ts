@@ -45,6 +45,12 @@ const CASES: [string, string, boolean][] = [
   ['server/capture/x.ts', '../handlers/index.js', false],
   ['server/events/x.ts', '../capture/index.js', false],
   ['server/domain/x.ts', '../capture/index.js', false],
+  ['server/domain/x.ts', '../hogql/index.js', true],
+  ['server/hogql/x.ts', '../domain/errors.js', false],
+  ['server/hogql/x.ts', '../domain/query.js', false],
+  ['server/hogql/x.ts', '../storage/dialect.js', true],
+  ['server/hogql/x.ts', '../wire/timestamps.js', true],
+  ['server/storage/x.ts', '../wire/timestamps.js', true],
 ];
 
 describe('eslint.config.js: layer boundaries', () => {

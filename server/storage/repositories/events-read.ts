@@ -5,7 +5,8 @@
  */
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
-import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, textToNumber, textToTimestamp, type DialectName, type JsonSource } from '../dialect.js';
+import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, type DialectName, type JsonSource } from '../dialect.js';
+import { textToNumber, textToTimestamp } from '../text-values.js';
 import { elementsChainOf } from '../element-groups.js';
 import { eventTimeIn, eventTimeText } from '../event-times.js';
 import { eventUuidIn, eventUuidOut, type StoredEventUuid } from '../event-uuids.js';
