@@ -10,18 +10,10 @@
  * as an app would; the handler picks the captured reply by query string. Settings match envapi's
  * app (`x-powered-by` and ETag off), so both send the same headers and the same body bytes.
  * Prints `listening on http://HOST:PORT` once ready; exits on SIGTERM/SIGINT.
- *
- * With `--envapi-plumbing` (target A′): the same replies, served the way envapi serves its app
- * instead of through Express's router and `app.listen`: `express.json()` then a lookup by method
- * and path, in one `inSequence`, through `handleWithoutRouter` and `createHttpServer`
- * (server/http/compose.ts). It tells what envapi's own request path costs beyond what the same
- * plumbing costs bare.
  */
 import fs from 'node:fs';
-import type { Server } from 'node:http';
 import { Command } from 'commander';
-import express, { type NextFunction, type Request, type Response } from 'express';
-import { createHttpServer, handleWithoutRouter, inSequence } from '../server/http/compose.js';
+import express, { type Request, type Response } from 'express';
 
 /** One captured reply. */
 export interface CapturedRoute {
@@ -73,38 +65,15 @@ export function bareApp(routes: CapturedRoute[]): express.Express {
   return app;
 }
 
-/** The bare replies served as envapi serves its app (see the module docstring), not listening yet. */
-export function bareServerWithEnvapiPlumbing(routes: CapturedRoute[]): Server {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  const byRoute = replyTables(routes);
-  const reply = (req: Request, res: Response, next: NextFunction) => {
-    const replies = byRoute.get(`${req.method} ${req.path}`);
-    if (!replies) return next();
-    sendReply(req, res, replies);
-  };
-  const notFound = Object.assign(new Error('not found'), { status: 404 });
-  handleWithoutRouter(
-    app,
-    inSequence(express.json({ limit: '1mb' }), reply),
-    (err: unknown, _req: Request, res: Response, _next: NextFunction) => void res.status((err as { status?: number }).status ?? 500).end(),
-    () => notFound,
-    () => undefined,
-  );
-  return createHttpServer(app);
-}
-
 const program = new Command('bench-http-bare')
   .description('bare Express 5 app replaying captured envapi replies (target A of bench:http)')
   .requiredOption('--routes <file>', 'JSON file of captured replies')
   .requiredOption('--port <n>', 'port', (v) => Number(v))
   .option('--host <host>', 'interface', '127.0.0.1')
-  .option('--envapi-plumbing', 'serve as envapi serves its app (target A′): without the router, on createHttpServer', false)
-  .action((o: { routes: string; port: number; host: string; envapiPlumbing: boolean }) => {
+  .action((o: { routes: string; port: number; host: string }) => {
     const routes = JSON.parse(fs.readFileSync(o.routes, 'utf8')) as CapturedRoute[];
     const ready = () => console.log(`listening on http://${o.host}:${o.port}`);
-    const server = o.envapiPlumbing ? bareServerWithEnvapiPlumbing(routes).listen(o.port, o.host, ready) : bareApp(routes).listen(o.port, o.host, ready);
+    const server = bareApp(routes).listen(o.port, o.host, ready);
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => server.close(() => process.exit(0)));
   });
 

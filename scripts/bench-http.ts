@@ -5,13 +5,10 @@
  *                         [--connections 32] [--keep DIR] [--scenarios a,b] [--no-write]
  *                         [--cpu-prof DIR]
  *
- * Four targets, each in its own process pinned to core 0 (`taskset -c 0`, when taskset exists and
+ * Three targets, each in its own process pinned to core 0 (`taskset -c 0`, when taskset exists and
  * the machine has 2+ cores), loaded by autocannon in its own process pinned to core 1:
  * - **A** `scripts/bench-http-bare.ts`: bare Express 5 + `express.json()` answering each path with
  *   the bytes B returned for it (captured first), no validation, no storage;
- * - **A′** the same replies served with envapi's plumbing (`--envapi-plumbing`: no router,
- *   `createHttpServer`), which is cheaper than plain Express's: B/A′ is what envapi's own request
- *   path (validation, auth, storage, log) costs, B/A what it costs against Express as apps use it;
  * - **B** envapi as `npm start` runs it in production (`NODE_ENV=production`: response validation
  *   off; request log on, to /dev/null; SQLite; auth on with a real key; `RATE_LIMIT_ENABLED=off`);
  * - **C** `prism mock openapi.yaml` (static examples), with the same requests.
@@ -19,13 +16,13 @@
  * Scenarios (`--scenarios` picks by name): `retrieve` one frontend-app config; `list` frontend-app
  * configs; `events-latest` events list (latest 100) on a store of `--events` demo events;
  * `events-filter` events list with `properties=[{"key":"$browser","value":"Chrome"}]`; `patch` a
- * destination config (`{"name": …}`). For each scenario, repetitions are interleaved A A′ B C
- * A A′ B C … (`--reps` of each); every run is a `--warmup` s autocannon run (discarded) then a
+ * destination config (`{"name": …}`). For each scenario, repetitions are interleaved A B C
+ * A B C … (`--reps` of each); every run is a `--warmup` s autocannon run (discarded) then a
  * `--duration` s measured run at `--connections` connections. A run with any non-2xx answer or socket error is
  * reported as failed. Reported per target: median (min–max) req/s, p50 and p99 latency (ms, median
  * over repetitions, autocannon's histogram), server RSS after the scenario (MB, VmRSS from /proc),
  * and cold start (ms from spawn to the first 200 of `retrieve`, `--reps` times each, before the load
- * runs). Ratios B/A, B/C and B/A′ are computed pair by pair within each repetition.
+ * runs). Ratios B/A and B/C are computed pair by pair within each repetition.
  *
  * The store is a fresh SQLite data directory (or `--keep DIR`, reused when it already has events)
  * with `--events` demo events in project 1, imported like `envapi demo`. The table is printed and,
@@ -43,11 +40,11 @@ import { autocannon, canPin, freePorts, median, prepareStore, request, rssMb, po
 
 const PROJECT = 1;
 
-type TargetName = 'A' | 'A2' | 'B' | 'C';
-const TARGETS: TargetName[] = ['A', 'A2', 'B', 'C'];
-const TARGET_LABEL: Record<TargetName, string> = { A: 'A bare Express 5', A2: 'A′ bare, envapi’s plumbing', B: 'B envapi', C: 'C Prism mock' };
+type TargetName = 'A' | 'B' | 'C';
+const TARGETS: TargetName[] = ['A', 'B', 'C'];
+const TARGET_LABEL: Record<TargetName, string> = { A: 'A bare Express 5', B: 'B envapi', C: 'C Prism mock' };
 /** A record with one (fresh) value per target. */
-const perTarget = <T>(make: () => T): Record<TargetName, T> => ({ A: make(), A2: make(), B: make(), C: make() });
+const perTarget = <T>(make: () => T): Record<TargetName, T> => ({ A: make(), B: make(), C: make() });
 
 /** Replaces the text between the bench:http markers of docs/performance.md (appends them if absent). */
 function writeDoc(table: string): void {
@@ -82,8 +79,8 @@ async function run(o: Options): Promise<void> {
   try {
     const { key, imported } = await prepareStore(dataDir, o.events, o.seed);
     const auth = { Authorization: `Bearer ${key}` };
-    const [portA, portA2, portB, portC] = await freePorts(4);
-    const ports: Record<TargetName, number> = { A: portA!, A2: portA2!, B: portB!, C: portC! };
+    const [portA, portB, portC] = await freePorts(3);
+    const ports: Record<TargetName, number> = { A: portA!, B: portB!, C: portC! };
     const envB: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(ports.B), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off' };
     delete envB.DATABASE_URL;
     delete envB.REDIS_URL;
@@ -134,8 +131,6 @@ async function run(o: Options): Promise<void> {
 
     const launch: Record<TargetName, () => Promise<Running>> = {
       A: () => startTarget('A', [process.execPath, '--import', 'tsx', 'scripts/bench-http-bare.ts', '--routes', routesFile, '--port', String(ports.A)], process.env, ports.A, probe.url, auth, pin, TARGET_LABEL.A),
-      A2: () =>
-        startTarget('A2', [process.execPath, '--import', 'tsx', 'scripts/bench-http-bare.ts', '--envapi-plumbing', '--routes', routesFile, '--port', String(ports.A2)], process.env, ports.A2, probe.url, auth, pin, TARGET_LABEL.A2),
       B: () => startTarget('B', argvB, envB, ports.B, probe.url, auth, pin, TARGET_LABEL.B),
       C: () =>
         startTarget('C', [path.join(ROOT, 'node_modules/.bin/prism'), 'mock', 'openapi.yaml', '--port', String(ports.C), '--host', '127.0.0.1'], { ...process.env, NO_COLOR: '1' }, ports.C, probe.url, auth, pin, TARGET_LABEL.C),
@@ -171,7 +166,7 @@ async function run(o: Options): Promise<void> {
         }
       }
       results.set(s.name, res);
-      rss.set(s.name, { A: rssMb(byName.A.child.pid), A2: rssMb(byName.A2.child.pid), B: rssMb(byName.B.child.pid), C: rssMb(byName.C.child.pid) });
+      rss.set(s.name, { A: rssMb(byName.A.child.pid), B: rssMb(byName.B.child.pid), C: rssMb(byName.C.child.pid) });
     }
 
     // The report.
@@ -180,7 +175,7 @@ async function run(o: Options): Promise<void> {
     const lines: string[] = [
       `Measured ${date}: \`${command}\``,
       '',
-      `Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}); ${pin ? 'servers pinned to core 0, autocannon to core 1 (taskset)' : 'no pinning (taskset unavailable or one core)'}; ${o.connections} connections, ${o.warmup} s warm-up + ${o.duration} s per run, A A′ B C interleaved ×${o.reps}. Store: SQLite, ${imported}.`,
+      `Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? '?'}); ${pin ? 'servers pinned to core 0, autocannon to core 1 (taskset)' : 'no pinning (taskset unavailable or one core)'}; ${o.connections} connections, ${o.warmup} s warm-up + ${o.duration} s per run, A B C interleaved ×${o.reps}. Store: SQLite, ${imported}.`,
       '',
       '| scenario | target | req/s median (min–max) | p50 ms | p99 ms | bytes/response | RSS after, MB |',
       '|---|---|---|---|---|---|---|',
@@ -195,11 +190,11 @@ async function run(o: Options): Promise<void> {
         );
       }
     }
-    lines.push('', '| scenario | B/A median (min–max) | B/C median (min–max) | B/A′ median (min–max) |', '|---|---|---|---|');
+    lines.push('', '| scenario | B/A median (min–max) | B/C median (min–max) |', '|---|---|---|');
     const ratio = (num: RunResult[], den: RunResult[]) => num.map((r, i) => r.rps / den[i]!.rps);
     for (const s of scenarios) {
       const res = results.get(s.name)!;
-      lines.push(`| ${s.label} | ${spread(ratio(res.B, res.A), 2)} | ${spread(ratio(res.B, res.C), 2)} | ${spread(ratio(res.B, res.A2), 2)} |`);
+      lines.push(`| ${s.label} | ${spread(ratio(res.B, res.A), 2)} | ${spread(ratio(res.B, res.C), 2)} |`);
     }
     lines.push('', '| cold start (spawn → first 200 of `retrieve`), ms | median (min–max) |', '|---|---|');
     for (const t of TARGETS) lines.push(`| ${TARGET_LABEL[t]} | ${spread(cold[t])} |`);

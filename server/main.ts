@@ -8,14 +8,13 @@
  * Redis (closed on shutdown). `serveCluster` is `envapi serve --workers N` (node:cluster).
  */
 import cluster, { type Worker } from 'node:cluster';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import type { Redis as RedisClient } from 'ioredis';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
-import { createHttpServer } from './http/compose.js';
 import { createEventsReads } from './read-pool/index.js';
 import { trackConnections, type DrainStart } from './http/drain.js';
 import { defaultLogger, flushLogs } from './http/logging.js';
@@ -137,7 +136,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
     logger,
     capture: { maxQueuedEvents: config.captureMaxQueuedEvents },
   });
-  const httpServer = createHttpServer(app);
+  const httpServer = http.createServer(app);
   // before listening: the drain must know every connection (server/http/drain.ts)
   const connections = trackConnections(httpServer);
   const server = await new Promise<Server>((resolve, reject) => {

@@ -23,7 +23,6 @@ import { createApp } from '../server/app.js';
 import { bootstrap } from '../server/bootstrap.js';
 import { generateDemoEvents } from '../server/events/demo.js';
 import { importEvents, type LockWait } from '../server/events/import.js';
-import { createHttpServer } from '../server/http/compose.js';
 import { PLUGIN_CATALOG } from '../server/domain/plugin-catalog.js';
 import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
 import { freePort, ROOT, SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from './helpers/process.js';
@@ -219,7 +218,7 @@ describe.skipIf(usesPostgres())('SQLite: a write while another connection holds 
     const errors: unknown[] = [];
     const app = createApp({ store, validateResponses: true, rateLimit: false, logger: silentLogger(), onServerError: (err) => errors.push(err) });
     const s = await new Promise<Server>((resolve) => {
-      const listening = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(listening));
+      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
     });
     server = s;
     return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, errors };

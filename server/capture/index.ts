@@ -1,8 +1,10 @@
 /**
  * Capture: the endpoints PostHog's SDKs send events to, answered before the OpenAPI validator (a
- * gzip, base64 or form body is not something it can read). `createCaptureStage(deps)` is the one
- * entry; server/app.ts mounts its `handle` in its `beforeValidator` step. openapi.yaml declares the
- * operations (tag `capture`, `x-served-by: capture`), the server's handler map does not hold them.
+ * gzip, base64 or form body is not something it can read). `captureRouter(deps)` is the one entry:
+ * an Express router (`express.Router()`, case-sensitive, a trailing slash optional) that
+ * server/app.ts mounts before the API's steps; a request for any other path passes through it.
+ * openapi.yaml declares the operations (tag `capture`, `x-served-by: capture`), the server's
+ * handler map does not hold them.
  *
  * What comes in: `POST` (or `GET` with `?data=`) on `/batch/`, `/capture/`, `/e/`, `/i/v0/e/`,
  * `/track/`, each also without the trailing slash; `OPTIONS` (CORS preflight). Also the SDKs'
@@ -21,16 +23,17 @@
  * - queue.ts: group commit; the answer is sent once the events are committed.
  * What goes out: 200 `{"status": "Ok"}` (204 without a body with `?beacon=1`), or PostHog's error
  * as `text/plain` (400 malformed, 401 token, 413 too big, 503 busy with `Retry-After`). CORS as
- * PostHog's capture: the request's `Origin` echoed with credentials allowed; a preflight is
- * answered 200 with `GET,POST,OPTIONS` and the requested headers mirrored.
+ * PostHog's capture (http-io.ts, with the `cors` package): the request's `Origin` echoed with
+ * credentials allowed; a preflight is answered 200 with `GET,POST,OPTIONS` and the requested
+ * headers mirrored; another method 405 with `Allow`. HEAD is answered as GET, without a body.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { Store } from '../storage/db.js';
 import { AccountsRepository, TEAM_ID_BY_API_TOKEN } from '../storage/repositories/accounts.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import { decodePayload } from './decode.js';
 import { CaptureError } from './errors.js';
-import { answerPreflight, JSON_TYPE, readBody, send, setCors, TEXT_TYPE } from './http-io.js';
+import { captureCors, JSON_TYPE, methodNotAllowed, OK_BODY, optionsAnswer, queryOf, readBody, send, TEXT_TYPE, type BodyRequest } from './http-io.js';
 import { decideAnswer, flagsAnswer, parseFlagsRequest, remoteConfig, remoteConfigScript, unknownFlagsToken } from './sdk-config.js';
 import { parseCaptureRequest, parseJson } from './parse.js';
 import { processEvent, sentAtOf } from './process.js';
@@ -44,33 +47,40 @@ export const BATCH_BODY_LIMIT = 20 * 1024 * 1024;
 /** Payload limit of the single-event paths, bytes (PostHog's `EVENT_BODY_SIZE`). */
 export const EVENT_BODY_LIMIT = 2 * 1024 * 1024;
 
-/** The capture paths, without their trailing slash, and whether each is a legacy path. */
-const ROUTES = new Map<string, { legacy: boolean; limit: number }>([
+/** The capture paths (a trailing slash is optional), whether each is a legacy path, and its payload limit. */
+const ROUTES: ReadonlyArray<[path: string, route: CaptureRoute]> = [
   ['/batch', { legacy: false, limit: BATCH_BODY_LIMIT }],
   ['/capture', { legacy: true, limit: EVENT_BODY_LIMIT }],
   ['/e', { legacy: true, limit: EVENT_BODY_LIMIT }],
   ['/i/v0/e', { legacy: false, limit: EVENT_BODY_LIMIT }],
   ['/track', { legacy: true, limit: EVENT_BODY_LIMIT }],
-]);
+];
 
-/** What the capture stage is built from. */
+/** One capture path: a legacy path (`/e`, `/capture`, `/track`) decodes base64 inside base64; `limit` in bytes. */
+interface CaptureRoute {
+  legacy: boolean;
+  limit: number;
+}
+
+/** What the capture router is built from. */
 export interface CaptureDeps extends QueueOptions {
   store: Store;
   /** called with unexpected errors (answered 500) */
-  onServerError?: ((err: unknown, req: IncomingMessage) => void) | undefined;
+  onServerError?: ((err: unknown, req: Request) => void) | undefined;
 }
 
-/** The capture stage: `handle` answers a capture request and returns true, or returns false for any other path. */
-export interface CaptureStage {
-  handle(req: IncomingMessage, res: ServerResponse): boolean;
-  /** events accepted and not yet committed */
-  readonly queuedEvents: number;
-}
+const EMPTY = Buffer.alloc(0);
 
-const OK_BODY = '{"status":"Ok"}';
+/** PostHog's 404 body (DRF's `NotFound` through PostHog's exception handler). */
+const NOT_FOUND_BODY = JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });
 
-/** Builds the capture stage (module doc). */
-export function createCaptureStage(deps: CaptureDeps): CaptureStage {
+/**
+ * The capture router (module doc): the capture paths and the SDK start-up calls, each with its
+ * CORS, its `OPTIONS` answer and its 405; errors answered as PostHog's capture service answers
+ * them (`CaptureError`: plain text with its status; anything else 500, told to
+ * `deps.onServerError`). Requests for other paths pass through untouched.
+ */
+export function captureRouter(deps: CaptureDeps): express.Router {
   const queue = new GroupCommitQueue(deps.store, deps);
   const accounts = new AccountsRepository(deps.store.db);
   // SQLite: token → project kept while `teams` is unchanged (a query would wait behind the
@@ -79,112 +89,107 @@ export function createCaptureStage(deps: CaptureDeps): CaptureStage {
   const tokens = changeCounter ? new UnchangedStoreCache(changeCounter, TEAM_ID_BY_API_TOKEN, { max: 10_000 }) : undefined;
   const teamIdOf = (token: string) => (tokens ? tokens.get(token, accounts, token, undefined) : accounts.findTeamIdByApiToken(token));
 
-  const capture = async (req: IncomingMessage, res: ServerResponse, route: { legacy: boolean; limit: number }, query: URLSearchParams): Promise<void> => {
-    const nowMs = Date.now();
-    const body = req.method === 'POST' ? await readBody(req, route.limit) : Buffer.alloc(0);
-    const text = decodePayload({
-      query,
-      body,
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      legacyPath: route.legacy,
-      limit: route.limit,
-    });
-    const parsed = parseCaptureRequest(parseJson(text), query.get('token'));
-    const teamId = await teamIdOf(parsed.token);
-    if (teamId === undefined) throw new CaptureError(401, 'API key is not valid: no project has this project API key (phc_…)');
-    const ctx = { nowMs, sentAtMs: sentAtOf(parsed.sentAt, query) };
-    const rows: NormalizedEventRow[] = [];
-    for (const e of parsed.events) {
-      const row = processEvent(e, ctx);
-      if (row) rows.push(row);
-    }
-    await queue.submit(teamId, rows);
-    if (query.get('beacon') === '1') {
-      res.statusCode = 204;
-      res.end();
-    } else send(res, 200, OK_BODY, JSON_TYPE);
-  };
-
-  /** The SDK start-up calls (sdk-config.ts): flags, legacy decide, remote config. */
-  const startUp = async (req: IncomingMessage, res: ServerResponse, route: SdkRoute, query: URLSearchParams): Promise<void> => {
-    if (route.kind === 'config' || route.kind === 'config.js') {
-      const teamId = await teamIdOf(route.token);
-      if (teamId === undefined) {
-        send(res, 404, NOT_FOUND_BODY, JSON_TYPE);
-        return;
+  /** A capture: POST with a body, or GET (HEAD) with `?data=`. */
+  const capture =
+    (route: CaptureRoute): RequestHandler =>
+    async (request, res) => {
+      const req = request as BodyRequest;
+      const nowMs = Date.now();
+      const query = queryOf(req);
+      const text = decodePayload({
+        query,
+        body: req.body ?? EMPTY,
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        legacyPath: route.legacy,
+        limit: route.limit,
+      });
+      const parsed = parseCaptureRequest(parseJson(text), query.get('token'));
+      const teamId = await teamIdOf(parsed.token);
+      if (teamId === undefined) throw new CaptureError(401, 'API key is not valid: no project has this project API key (phc_…)');
+      const ctx = { nowMs, sentAtMs: sentAtOf(parsed.sentAt, query) };
+      const rows: NormalizedEventRow[] = [];
+      for (const e of parsed.events) {
+        const row = processEvent(e, ctx);
+        if (row) rows.push(row);
       }
-      if (route.kind === 'config') send(res, 200, JSON.stringify(remoteConfig(route.token)), JSON_TYPE);
-      else send(res, 200, remoteConfigScript(route.token), 'application/javascript');
-      return;
-    }
-    const nowMs = Date.now();
-    const body = await readBody(req, EVENT_BODY_LIMIT);
-    const text = decodePayload({ query, body, contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], legacyPath: false, limit: EVENT_BODY_LIMIT });
-    const { token } = parseFlagsRequest(parseJson(text), query.get('token'));
-    if ((await teamIdOf(token)) === undefined) throw unknownFlagsToken();
-    send(res, 200, JSON.stringify(route.kind === 'flags' ? flagsAnswer(token, query, nowMs) : decideAnswer(token, query)), JSON_TYPE);
-  };
+      await queue.submit(teamId, rows);
+      if (query.get('beacon') === '1') {
+        res.statusCode = 204;
+        res.end();
+      } else send(res, 200, OK_BODY, JSON_TYPE);
+    };
 
-  const fail = (req: IncomingMessage, res: ServerResponse) => (err: unknown) => {
-    if (res.headersSent) return;
+  /** `POST /flags/` and the legacy `POST /decide/` (sdk-config.ts). */
+  const flags =
+    (kind: 'flags' | 'decide'): RequestHandler =>
+    async (request, res) => {
+      const req = request as BodyRequest;
+      const nowMs = Date.now();
+      const query = queryOf(req);
+      const text = decodePayload({ query, body: req.body ?? EMPTY, contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], legacyPath: false, limit: EVENT_BODY_LIMIT });
+      const { token } = parseFlagsRequest(parseJson(text), query.get('token'));
+      if ((await teamIdOf(token)) === undefined) throw unknownFlagsToken();
+      send(res, 200, JSON.stringify(kind === 'flags' ? flagsAnswer(token, query, nowMs) : decideAnswer(token, query)), JSON_TYPE);
+    };
+
+  /** `GET /array/<token>/config` and `…/config.js` (sdk-config.ts); 404 for a token no project has. */
+  const config =
+    (kind: 'config' | 'config.js'): RequestHandler =>
+    async (req, res) => {
+      const token = String(req.params.token);
+      if ((await teamIdOf(token)) === undefined) return send(res, 404, NOT_FOUND_BODY, JSON_TYPE);
+      if (kind === 'config') send(res, 200, JSON.stringify(remoteConfig(token)), JSON_TYPE);
+      else send(res, 200, remoteConfigScript(token), 'application/javascript');
+    };
+
+  const router = express.Router({ caseSensitive: true });
+  const ALL = 'GET,POST,OPTIONS';
+  for (const [path, route] of ROUTES) {
+    router
+      .route(path)
+      .all(captureCors(ALL))
+      .get(capture(route))
+      .post(readBody(route.limit), capture(route))
+      .options(optionsAnswer)
+      .all(methodNotAllowed(ALL));
+  }
+  for (const kind of ['flags', 'decide'] as const) {
+    router
+      .route(`/${kind}`)
+      .all(captureCors('POST,OPTIONS'))
+      .post(readBody(EVENT_BODY_LIMIT), flags(kind))
+      .options(optionsAnswer)
+      .all(methodNotAllowed('POST,OPTIONS'));
+  }
+  for (const kind of ['config', 'config.js'] as const) {
+    router
+      .route(`/array/:token/${kind}`)
+      .all(captureCors('GET,OPTIONS'))
+      .get(config(kind))
+      .options(optionsAnswer)
+      .all(methodNotAllowed('GET,OPTIONS'));
+  }
+  router.use(captureErrors(deps));
+  return router;
+}
+
+/**
+ * The capture router's error handler: a `CaptureError` is answered as PostHog's capture service
+ * answers it (its status, its text, `Retry-After` when it has one); a path parameter that is not
+ * UTF-8 once percent-decoded (a remote-config token, `URIError` from the router) names no project,
+ * so 404 as for an unknown token; anything else 500 `internal server error`, told to `onServerError`.
+ */
+function captureErrors(deps: CaptureDeps): ErrorRequestHandler {
+  return function captureError(err: unknown, req: Request, res: Response, next: (err?: unknown) => void) {
+    if (res.headersSent) return next(err);
     if (err instanceof CaptureError) {
       send(res, err.status, err.message, TEXT_TYPE, err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : {});
+    } else if (err instanceof URIError) {
+      send(res, 404, NOT_FOUND_BODY, JSON_TYPE);
     } else {
       deps.onServerError?.(err, req);
       send(res, 500, 'internal server error', TEXT_TYPE);
     }
   };
-
-  return {
-    get queuedEvents() {
-      return queue.queuedEvents;
-    },
-    handle(req, res) {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const rawPath = q === -1 ? url : url.slice(0, q);
-      const path = rawPath.endsWith('/') && rawPath.length > 1 ? rawPath.slice(0, -1) : rawPath;
-      const route = ROUTES.get(path);
-      const sdkRoute = route ? undefined : sdkRouteOf(path);
-      if (!route && !sdkRoute) return false;
-      setCors(req, res);
-      const method = req.method ?? 'GET';
-      const allowed = route ? 'GET,POST,OPTIONS' : sdkRoute!.kind === 'flags' || sdkRoute!.kind === 'decide' ? 'POST,OPTIONS' : 'GET,OPTIONS';
-      if (method === 'OPTIONS') {
-        if (!answerPreflight(req, res, allowed)) send(res, 200, OK_BODY, JSON_TYPE);
-        return true;
-      }
-      if (!allowed.split(',').includes(method) && !(method === 'HEAD' && allowed.includes('GET'))) {
-        send(res, 405, 'method not allowed', TEXT_TYPE, { Allow: allowed.replaceAll(',', ', ') });
-        return true;
-      }
-      const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-      (route ? capture(req, res, route, query) : startUp(req, res, sdkRoute!, query)).catch(fail(req, res));
-      return true;
-    },
-  };
 }
-
-/** An SDK start-up path (sdk-config.ts). */
-type SdkRoute = { kind: 'flags' | 'decide' } | { kind: 'config' | 'config.js'; token: string };
-
-const REMOTE_CONFIG_PATH = /^\/array\/([^/]+)\/(config|config\.js)$/;
-
-/** The SDK start-up route of a path without its trailing slash, or undefined. */
-function sdkRouteOf(path: string): SdkRoute | undefined {
-  if (path === '/flags') return { kind: 'flags' };
-  if (path === '/decide') return { kind: 'decide' };
-  const m = REMOTE_CONFIG_PATH.exec(path);
-  if (!m) return undefined;
-  let token: string;
-  try {
-    token = decodeURIComponent(m[1]!);
-  } catch {
-    token = '';
-  }
-  return { kind: m[2] === 'config' ? 'config' : 'config.js', token };
-}
-
-/** PostHog's 404 body (DRF's `NotFound` through PostHog's exception handler). */
-const NOT_FOUND_BODY = JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null });

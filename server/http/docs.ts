@@ -58,7 +58,8 @@ function acceptsGzip(header: string | undefined): boolean {
 
 /**
  * The `/docs` handler (see the module doc) over `file` (default `DOCS_HTML_PATH`); the file is read
- * on first use and kept. Mount before the validator, for the paths `/docs` and `/docs/`.
+ * on first use and kept. It answers every method itself (405 but for GET and HEAD): mount it before
+ * the validator with `app.all('/docs', …)`, which also serves `/docs/`.
  */
 export function docsRoute(file = DOCS_HTML_PATH): (req: IncomingMessage, res: ServerResponse) => void {
   let page: Buffer | undefined;
@@ -99,13 +100,13 @@ export function docsRoute(file = DOCS_HTML_PATH): (req: IncomingMessage, res: Se
 export const DOCS_PATH = '/docs';
 
 /**
- * The `/` handler (see the module doc): a `GET` (or `HEAD`, which runs as a `GET`) whose `Accept`
- * prefers `text/html` is answered 302 to `/docs` (Express's `res.redirect`, with `Vary: Accept`,
- * since the answer depends on that header); every other request goes on (`next()`) to the
- * validator, which answers the JSON 404. Mount before the validator, for the path `/`.
+ * The `/` handler (see the module doc): a `GET` or `HEAD` whose `Accept` prefers `text/html` is
+ * answered 302 to `/docs` (Express's `res.redirect`, with `Vary: Accept`, since the answer depends
+ * on that header); every other request goes on (`next()`) to the validator, which answers the
+ * JSON 404. Mount before the validator, for the path `/` and every method (`app.all('/', …)`).
  */
 export function rootRedirect(req: Request, res: Response, next: NextFunction): void {
   res.vary('Accept');
-  if (req.method === 'GET' && prefersHtml(req.headers.accept)) return res.redirect(302, DOCS_PATH);
+  if ((req.method === 'GET' || req.method === 'HEAD') && prefersHtml(req.headers.accept)) return res.redirect(302, DOCS_PATH);
   next();
 }

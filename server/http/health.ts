@@ -10,24 +10,30 @@
  *   shares that Redis, so taking them out of rotation would turn a lost throttle store into an
  *   outage of the whole API. The check also serves as the limiters' recovery probe.
  */
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import type { ReadinessService } from '../domain/readiness.js';
 
+/** The handlers of `GET /_health` and `GET /_readyz`. */
+export interface HealthHandlers {
+  health: RequestHandler;
+  readyz: RequestHandler;
+}
+
 /**
- * The `/_health` and `/_readyz` routes (see the module doc) over the app's readiness check
- * (domain/readiness.ts: the store, and the rate limiter's Redis link when there is one); mount
- * before the validator.
+ * The `/_health` and `/_readyz` handlers (see the module doc) over the app's readiness check
+ * (domain/readiness.ts: the store, and the rate limiter's Redis link when there is one); mount them
+ * before the validator, each with `app.get(path, …)` (which also answers HEAD).
  */
-export function healthRoutes(readiness: ReadinessService): Router {
-  const router = Router();
-  router.get('/_health', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  router.get('/_readyz', async (_req, res) => {
-    const { ready, redis } = await readiness.check();
-    const extra = redis ? { redis } : {};
-    if (ready) res.json({ status: 'ok', ...extra });
-    else res.status(503).json({ status: 'unavailable', ...extra });
-  });
-  return router;
+export function healthHandlers(readiness: ReadinessService): HealthHandlers {
+  return {
+    health: (_req, res) => {
+      res.json({ status: 'ok' });
+    },
+    readyz: async (_req, res) => {
+      const { ready, redis } = await readiness.check();
+      const extra = redis ? { redis } : {};
+      if (ready) res.json({ status: 'ok', ...extra });
+      else res.status(503).json({ status: 'unavailable', ...extra });
+    },
+  };
 }

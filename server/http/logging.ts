@@ -51,8 +51,9 @@ export function flushLogs(logger: Logger): Promise<void> {
 /**
  * The request-logging middleware; also sets `X-Request-Id` on every response and `req.id`.
  *
- * One pino call per request, when the response is closed: at level `info` below 400, `warn` for
- * 4xx and `error` for 5xx; skipped entirely when that level is off. A response whose connection
+ * The method logged is the one the request arrived with (HEAD stays HEAD, though the API path
+ * runs it as GET). One pino call per request, when the response is closed: at level `info`
+ * below 400, `warn` for 4xx and `error` for 5xx; skipped entirely when that level is off. A response whose connection
  * closed before it was completely sent is logged at `warn` (or `error` for a 5xx) with
  * `aborted: true`: its status code was set but the client did not get the whole answer.
  * One `close` listener a request: Node emits `close` on every response, after `finish` when it
@@ -66,6 +67,8 @@ export function requestLogger(logger: Logger): RequestHandler {
     res.setHeader('X-Request-Id', id);
     (req as IncomingMessage & { id?: string }).id = id;
     const started = performance.now();
+    // as the client sent it: a later step runs HEAD as GET (before-validator.ts `normaliseRequest`)
+    const method = req.method;
     res.once('close', () => {
       const statusCode = res.statusCode;
       const aborted = !res.writableFinished;
@@ -73,8 +76,8 @@ export function requestLogger(logger: Logger): RequestHandler {
       if (!logger.isLevelEnabled(level)) return;
       const responseTime = Math.round(performance.now() - started);
       const path = loggablePath(req);
-      const line = { req: { id, method: req.method, path }, res: { statusCode }, responseTime };
-      const msg = `${req.method} ${path} ${statusCode} ${responseTime}ms`;
+      const line = { req: { id, method, path }, res: { statusCode }, responseTime };
+      const msg = `${method} ${path} ${statusCode} ${responseTime}ms`;
       if (aborted) logger[level]({ ...line, aborted: true }, `${msg} (aborted)`);
       else logger[level](line, msg);
     });

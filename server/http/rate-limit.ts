@@ -2,8 +2,9 @@
  * PostHog's API throttles (posthog/rate_limit.py), per personal API key, with express-rate-limit.
  *
  * The counter's key is the sha256 of the bearer token (never the token itself). Only requests that
- * authenticated with a personal API key are counted: the middleware runs right after the
- * validator's security step, so an unknown key has already answered 401. Each operation belongs
+ * authenticated with a personal API key are counted: the limiters run in the security handler once
+ * the key and its scopes are accepted, before request validation (rate-limit/limiter.ts), so an
+ * unknown key has already answered 401 and an invalid request counts. Each operation belongs
  * to one class, the `x-rate-limit-class` it declares in `openapi.yaml` (read at start-up,
  * rate-limit/classes.ts):
  *
@@ -31,7 +32,8 @@
  * - `rate-limit/redis-link.ts`: the Redis connection state (one per app), its probes, its readiness
  *   check and warnings, the ioredis options;
  * - `rate-limit/counter-store.ts`: the store that counts in Redis or, while Redis is down, in memory;
- * - `rate-limit/middleware.ts`: the middleware, the app's Redis link (`createRedisLink`), the 429.
+ * - `rate-limit/limiter.ts`: the limiters, where they run (inside the security handler, and why),
+ *   the app's Redis link (`createRedisLink`), the 429.
  */
 export {
   DEFAULT_RATE_LIMITS,
@@ -44,5 +46,5 @@ export {
   type RedisCounters,
 } from './rate-limit/config.js';
 export { RATE_CLASS_EXTENSION, RATE_CLASSES, RateClassError, rateClassesOf } from './rate-limit/classes.js';
-export { createRedisLink, rateKeyOf, rateLimitMiddleware, throttled, type RateLimitDeps } from './rate-limit/middleware.js';
+export { createRedisLink, rateKeyOf, rateLimitCheck, throttled, type RateLimitCheck, type RateLimitDeps } from './rate-limit/limiter.js';
 export { redisClientOptions, RedisLink, type RedisReadiness } from './rate-limit/redis-link.js';

@@ -120,7 +120,7 @@ function findInQuery(name: string, value: unknown, json: boolean): ApiError | un
 
 /** What `assertRequestText` reads of a request, after validation. */
 export interface RequestText {
-  /** the operation the validator matched (`openapiOf(req).schema`, openapi-pipeline.ts): its declared parameters and body */
+  /** the operation the validator matched (`openapiOf(req).schema`, validator.ts): its declared parameters and body */
   operation?: { parameters?: unknown; requestBody?: unknown } | undefined;
   /** the parsed query (`req.query`) */
   query?: unknown;

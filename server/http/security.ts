@@ -3,10 +3,11 @@
  * passes the scopes the operation declares in `openapi.yaml` (there is no second table of scopes in
  * code); this handler authenticates the bearer key, checks those scopes, and resolves the project.
  *
- * Order of checks (PostHog: authentication, then APIScopePermission, then team access):
- * 401 no/invalid key → 403 missing scope → 400/413 unparsable body → 404 malformed project id →
- * 403 key limited to other projects → 404 no such project → 403 no access to the project (except
- * on explicit members, which answer PostHog's own permission message in their handlers).
+ * Order of checks (PostHog: authentication, then APIScopePermission, then team access, then the
+ * throttles): 401 no/invalid key → 403 missing scope → 400/413 unparsable body → 404 malformed
+ * project id → 403 key limited to other projects → 404 no such project → 403 no access to the
+ * project (except on explicit members, which answer PostHog's own permission message in their
+ * handlers) → 429 over the key's rate limit (rate-limit/limiter.ts explains why it runs here).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
@@ -21,23 +22,18 @@ import {
 import type { AuthenticationService } from '../domain/authentication.js';
 import { ApiError, authenticationFailed, notAuthenticated, notFound, storeBusy } from '../domain/errors.js';
 import { isTransientStoreError } from '../storage/errors.js';
-import { openapiOf } from './openapi-pipeline.js';
+import type { DeferredBodyRequest } from './before-validator.js';
+import { bearerToken } from './bearer.js';
+import type { RateLimitCheck } from './rate-limit.js';
+import { openapiOf } from './validator.js';
+
+export { bearerToken };
 
 /** A request after authentication; `auth` is set by the security handler. */
-export interface AuthedRequest extends Request {
+export interface AuthedRequest extends DeferredBodyRequest {
   auth?: AuthContext;
   /** the PostHog error the security handler refused with (the validator keeps only a message) */
   securityError?: ApiError;
-  /** a body parse error (malformed JSON, too large), raised after the key and scope checks pass */
-  deferredBodyError?: ApiError;
-}
-
-/** Reads `Authorization: Bearer <key>`; undefined when absent or not a bearer header. */
-export function bearerToken(req: Request): string | undefined {
-  const header = req.headers.authorization;
-  if (!header) return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m?.[1];
 }
 
 /** The last bearer token of each connection (UTF-8) and its hash, dropped with the connection. */
@@ -74,40 +70,43 @@ function checksOwnAccess(req: Request): boolean {
  * Builds the handler over the app's authentication service (domain/authentication.ts, which keeps
  * keys and project access on SQLite). It resolves to `true` with `req.auth` set, or throws an
  * `ApiError` (also kept on `req.securityError` so the error handler can send PostHog's exact body).
+ * `rateLimit` (rate-limit/limiter.ts), when given, runs last, once every check has passed: a
+ * request over its key's limit throws the 429.
  */
-export function personalApiKeyHandler(authentication: AuthenticationService) {
+export function personalApiKeyHandler(authentication: AuthenticationService, rateLimit?: RateLimitCheck) {
   // the hash is needed only where keys are kept by it (SQLite)
   const keepsKeys = authentication.keepsKeys;
+  /** `req.auth` for an accepted key (the order of checks is the module doc's), or throws. */
+  const authorize = async (req: AuthedRequest, scopes: string[]): Promise<AuthContext> => {
+    const token = bearerToken(req);
+    if (!token) throw notAuthenticated();
+    const found = await authentication.authenticate(token, keepsKeys ? hashOnConnection(req, token, authentication) : undefined);
+    if (!found) throw authenticationFailed();
+    assertScopes(found.key.scopes, scopes);
+    if (req.deferredBodyError) throw req.deferredBodyError;
+    const rawProjectId = openapiOf(req)?.pathParams.project_id as string | undefined;
+    if (rawProjectId === undefined) return { user: found.user, key: found.key, project: null };
+    const teamId = parseProjectId(String(rawProjectId), found.user);
+    assertKeyMayUseProject(found.key, teamId);
+    const access = await authentication.projectAccess(teamId, found.user.id);
+    if (!access) throw notFound('Project not found.');
+    const { team, membership, organization } = access;
+    const level = effectiveProjectLevel(team, membership, membership ? access.explicitLevel : null);
+    if (!organization) throw noProjectAccess();
+    if (!membership || level === null) {
+      // Explicit members use PostHog's TeamMemberStrictManagementPermission instead of project
+      // access (ee/api/explicit_team_member.py): their handlers refuse with its message, and
+      // anyone may try to leave a project.
+      if (!checksOwnAccess(req)) throw noProjectAccess();
+      return { user: found.user, key: found.key, project: { team, organization, membership: membership ?? null, level: null } };
+    }
+    return { user: found.user, key: found.key, project: { team, organization, membership, level } };
+  };
   return async (request: Request, scopes: string[]): Promise<true> => {
     const req = request as AuthedRequest;
     try {
-      const token = bearerToken(req);
-      if (!token) throw notAuthenticated();
-      const found = await authentication.authenticate(token, keepsKeys ? hashOnConnection(req, token, authentication) : undefined);
-      if (!found) throw authenticationFailed();
-      assertScopes(found.key.scopes, scopes);
-      if (req.deferredBodyError) throw req.deferredBodyError;
-      const rawProjectId = openapiOf(req)?.pathParams.project_id as string | undefined;
-      if (rawProjectId === undefined) {
-        req.auth = { user: found.user, key: found.key, project: null };
-        return true;
-      }
-      const teamId = parseProjectId(String(rawProjectId), found.user);
-      assertKeyMayUseProject(found.key, teamId);
-      const access = await authentication.projectAccess(teamId, found.user.id);
-      if (!access) throw notFound('Project not found.');
-      const { team, membership, organization } = access;
-      const level = effectiveProjectLevel(team, membership, membership ? access.explicitLevel : null);
-      if (!organization) throw noProjectAccess();
-      if (!membership || level === null) {
-        // Explicit members use PostHog's TeamMemberStrictManagementPermission instead of project
-        // access (ee/api/explicit_team_member.py): their handlers refuse with its message, and
-        // anyone may try to leave a project.
-        if (!checksOwnAccess(req)) throw noProjectAccess();
-        req.auth = { user: found.user, key: found.key, project: { team, organization, membership: membership ?? null, level: null } };
-        return true;
-      }
-      req.auth = { user: found.user, key: found.key, project: { team, organization, membership, level } };
+      req.auth = await authorize(req, scopes);
+      if (rateLimit) await rateLimit(req, openapiOf(req)?.schema.operationId);
       return true;
     } catch (err) {
       // a store too busy to record the key's use answers 503 (retry), not 401 (the key is fine)
@@ -123,17 +122,14 @@ export function personalApiKeyHandler(authentication: AuthenticationService) {
  * token anyway must carry a valid one, as DRF authenticates every request that has credentials
  * before its permission checks (`APIView.initial` → `perform_authentication`), whatever the view's
  * permissions: an unknown or revoked key answers 401 `authentication_failed`, a request without a
- * key is served. Other operations are left to the validator's security step. Mount after the
- * validator, before the dispatch.
+ * key is served. A valid key is counted by `rateLimit` as on any other operation. The returned
+ * check resolves (with `req.auth` set when a key was sent) or rejects with the `ApiError`; the
+ * dispatch (dispatch.ts) runs it before the handler of each such operation. Other operations are
+ * left to the validator's security step.
  */
-export function keyOnPublicOperations(authentication: AuthenticationService): (req: Request, res: unknown, next: (err?: unknown) => void) => void {
-  const check = personalApiKeyHandler(authentication);
-  return (req, _res, next) => {
-    const security = openapiOf(req)?.schema.security;
-    if (!Array.isArray(security) || security.length !== 0 || bearerToken(req) === undefined) return next();
-    check(req, []).then(
-      () => next(),
-      (err: unknown) => next(err),
-    );
+export function publicOperationKeyCheck(authentication: AuthenticationService, rateLimit?: RateLimitCheck): (req: Request) => Promise<void> {
+  const check = personalApiKeyHandler(authentication, rateLimit);
+  return async (req) => {
+    if (bearerToken(req) !== undefined) await check(req, []);
   };
 }

@@ -3,14 +3,13 @@
  * pass a fresh PostgreSQL schema, see `usesPostgres`), with response validation on, bootstrapped
  * like a first start, and helpers to make keys, users and projects.
  */
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp, type AppDeps } from '../../server/app.js';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
-import { createHttpServer } from '../../server/http/compose.js';
 import { createEventsReads, type ReadPoolOptions } from '../../server/read-pool/index.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
 import { AccountsRepository, OrganizationLevel, type Organization, type Team, type User } from '../../server/storage/repositories/accounts.js';
@@ -87,7 +86,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, logger: silentLogger(), onServerError: (err) => errors.push(err), eventsReads, capture: opts.capture });
   const server = await new Promise<Server>((resolve) => {
     // the server `npm start` uses (server/main.ts)
-    const s = createHttpServer(app).listen(0, '127.0.0.1', () => resolve(s));
+    const s = http.createServer(app).listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const accounts = new AccountsRepository(store.db);

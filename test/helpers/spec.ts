@@ -119,7 +119,7 @@ export const UNSCOPED_OPERATIONS: readonly string[] = ['personal_api_keys_retrie
 /**
  * Operations that need no key at all (`security: []`), as in PostHog: the contract itself
  * (`/api/schema/`, drf-spectacular's `SpectacularAPIView`, served to anyone). They declare no 403;
- * their 401 is for a key that is sent and invalid (server/http/security.ts `keyOnPublicOperations`).
+ * their 401 is for a key that is sent and invalid (server/http/security.ts `publicOperationKeyCheck`).
  */
 export const PUBLIC_OPERATIONS: readonly string[] = ['schema_retrieve'];
 

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -19,7 +20,6 @@ import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../server/app.js';
-import { createHttpServer } from '../../server/http/compose.js';
 import { DOCS_HTML_PATH } from '../../server/http/docs.js';
 import { negotiate, prefersHtml } from '../../server/http/negotiate.js';
 import { listCaptureOperations, listOperations, loadSpec, SPEC_PATH, type OpenApiDocument } from '../../server/http/spec.js';
@@ -354,7 +354,7 @@ describe('x-required-detail on a required query parameter', () => {
     const op = (spec.paths['/api/environments/{project_id}/events/values/'] as Record<string, { parameters: Array<Record<string, unknown>> }>).get!;
     const key = op.parameters.find((p) => p.name === 'key')!;
     Object.assign(key, { required: true, 'x-required-detail': 'You must provide a key' });
-    const server = createHttpServer(createApp({ store: t.store, spec, rateLimit: false, logger: silentLogger() }));
+    const server = http.createServer(createApp({ store: t.store, spec, rateLimit: false, logger: silentLogger() }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/environments/${t.boot.team.id}/events/values/`;

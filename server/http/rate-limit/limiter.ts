@@ -1,20 +1,35 @@
 /**
- * The throttling middleware: one express-rate-limit limiter per window of each class, chosen per
+ * The per-key throttle: one express-rate-limit limiter per window of each class, chosen per
  * request by the `x-rate-limit-class` its operation declares in the spec (classes.ts), counted per
- * sha256 of the bearer token, answering PostHog's 429 `throttled_error` with `Retry-After`
+ * sha256 of the bearer token, refusing with PostHog's 429 `throttled_error` and `Retry-After`
  * (seconds). With `config.redis`, each limiter counts through a `SharedCounterStore` on one
  * `RedisLink` (counter-store.ts, redis-link.ts), made per app by `createRedisLink` and shared with
  * `/_readyz`.
+ *
+ * Where it runs: inside the `PersonalAPIKeyAuth` security handler that express-openapi-validator
+ * calls (security.ts), once the key is authenticated, its scopes checked and the project resolved,
+ * and before the validator's request validation. That is PostHog's order: DRF's `APIView.initial`
+ * runs `check_permissions`, then `check_throttles`, and the serializer validates later, so an
+ * invalid request counts and a request refused by authentication or scopes does not. The
+ * validator offers no place between its security step and its request validation, but it awaits
+ * the security handler there; so the limiters are run from the handler, each as the Express
+ * middleware express-rate-limit documents (`limiter(req, res, next)`, `res` being `req.res`),
+ * with its documented `keyGenerator` (the key's hash, computed once per request) and `handler`
+ * (which passes the 429 to `next` instead of answering). The other way considered, two validator
+ * instances (one with only the security step, the limiter between them, one with request and
+ * response validation), matches every request to its route and loads the spec twice. The
+ * operations that need no key (`security: []`, the schema) have no security step; a key sent to
+ * one is checked, and counted, by the same handler from the dispatch (security.ts
+ * `publicOperationKeyCheck`), after request validation.
  */
 import { createHash } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import { RedisStore } from 'rate-limit-redis';
 import { ApiError } from '../../domain/errors.js';
 import { defaultLogger } from '../logging.js';
-import { openapiOf } from '../openapi-pipeline.js';
-import { bearerToken } from '../security.js';
+import { bearerToken } from '../bearer.js';
 import { DEFAULT_REDIS_TIMEOUT_MS, type RateClass, type RateLimitConfig } from './config.js';
 import { SharedCounterStore } from './counter-store.js';
 import { reasonOf, RedisLink } from './redis-link.js';
@@ -54,7 +69,7 @@ function rateLimitLog(config: RateLimitConfig): Logger {
 
 /**
  * The Redis link of one app's limiters when `config.redis` is set, else undefined. `createApp`
- * makes one per app and hands it to `rateLimitMiddleware` and to the readiness check of `/_readyz`
+ * makes one per app and hands it to `rateLimitCheck` and to the readiness check of `/_readyz`
  * (domain/readiness.ts), so there is no process-wide link.
  */
 export function createRedisLink(config: RateLimitConfig): RedisLink | undefined {
@@ -70,17 +85,24 @@ export interface RateLimitDeps {
   link?: RedisLink | undefined;
 }
 
+/** The throttle of one request (`rateLimitCheck`): resolves when it may go on, rejects with the 429 (`throttled`). */
+export type RateLimitCheck = (req: Request, operationId: string | undefined) => Promise<void>;
+
 /**
- * The throttling middleware. Put it after the validator's metadata and security steps:
- * `req.openapi.schema.operationId` chooses the class in `deps.classes`. With `config.redis`,
- * counters are shared through Redis on `deps.link` and fall back to per-process counting while
- * Redis does not answer (redis-link.ts).
+ * The per-key throttle (module doc). Call it once a request has authenticated with a personal API
+ * key: `operationId` (the matched operation) chooses the class in `deps.classes`, the bearer token
+ * is the counter's key (a request without one is not counted). It resolves when every window of
+ * the class allows the request, and rejects with `throttled(seconds)` when one does not. With
+ * `config.redis`, counters are shared through Redis on `deps.link` and fall back to per-process
+ * counting while Redis does not answer (redis-link.ts).
  */
-export function rateLimitMiddleware(config: RateLimitConfig, deps: RateLimitDeps): RequestHandler {
+export function rateLimitCheck(config: RateLimitConfig, deps: RateLimitDeps): RateLimitCheck {
   const limiters = {} as Record<RateClass, RequestHandler[]>;
   const { classes } = deps;
   const link = config.redis ? (deps.link ?? createRedisLink(config)) : undefined;
   const log = link ? rateLimitLog(config) : undefined;
+  // the counter key of each request being checked (sha256 of its token, once per request)
+  const keys = new WeakMap<Request, string>();
   for (const cls of Object.keys(config.classes) as RateClass[]) {
     limiters[cls] = config.classes[cls].map((w) =>
       rateLimit({
@@ -105,8 +127,7 @@ export function rateLimitMiddleware(config: RateLimitConfig, deps: RateLimitDeps
         legacyHeaders: false,
         requestPropertyName: PROPERTY,
         // the class is part of the key as well: a limiter instance only ever sees its own class
-        keyGenerator: (req) => `${cls}:${rateKeyOf(req) ?? ''}`,
-        skip: (req) => rateKeyOf(req) === undefined,
+        keyGenerator: (req) => `${cls}:${keys.get(req) ?? ''}`,
         handler: (req, _res, next) => {
           const info = (req as Request & { [PROPERTY]?: { resetTime?: Date } })[PROPERTY];
           const wait = info?.resetTime ? (info.resetTime.getTime() - Date.now()) / 1000 : w.windowMs / 1000;
@@ -115,16 +136,21 @@ export function rateLimitMiddleware(config: RateLimitConfig, deps: RateLimitDeps
       }),
     );
   }
-  return (req: Request, res: Response, next: NextFunction) => {
-    const operationId = openapiOf(req)?.schema.operationId;
+  return (req, operationId) => {
+    const key = rateKeyOf(req);
+    const res = req.res;
+    if (key === undefined || !res) return Promise.resolve();
+    keys.set(req, key);
     const chain = limiters[(operationId !== undefined && classes.get(operationId)) || 'default'];
-    let i = 0;
-    const step = (err?: unknown): void => {
-      if (err) return next(err);
-      const limiter = chain[i++];
-      if (!limiter) return next();
-      void limiter(req, res, step);
-    };
-    step();
+    return new Promise<void>((resolve, reject) => {
+      let i = 0;
+      const step = (err?: unknown): void => {
+        if (err) return reject(err);
+        const limiter = chain[i++];
+        if (!limiter) return resolve();
+        void limiter(req, res, step);
+      };
+      step();
+    });
   };
 }
