@@ -1027,7 +1027,7 @@ export interface paths {
          * Capture events (GET with ?data= /batch/)
          * @description posthog-node, posthog-python and the other server SDKs send batches here (`{"api_key", "batch": [...], "sent_at"}`, usually gzip with `Content-Encoding: gzip`). Payload limit 20 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1063,7 +1063,7 @@ export interface paths {
          * Capture events (POST /batch/)
          * @description posthog-node, posthog-python and the other server SDKs send batches here (`{"api_key", "batch": [...], "sent_at"}`, usually gzip with `Content-Encoding: gzip`). Payload limit 20 MiB.
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1111,7 +1111,7 @@ export interface paths {
          * Capture events (GET with ?data= /capture/)
          * @description One event or a batch; the path n8n and older integrations send to. Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1147,7 +1147,7 @@ export interface paths {
          * Capture events (POST /capture/)
          * @description One event or a batch; the path n8n and older integrations send to. Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB.
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1195,7 +1195,7 @@ export interface paths {
          * Capture events (GET with ?data= /e/)
          * @description posthog-js's default path (gzip bodies sent as `text/plain` without any hint, or the form `data=<base64>`). Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1231,7 +1231,7 @@ export interface paths {
          * Capture events (POST /e/)
          * @description posthog-js's default path (gzip bodies sent as `text/plain` without any hint, or the form `data=<base64>`). Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB.
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1279,7 +1279,7 @@ export interface paths {
          * Capture events (GET with ?data= /i/v0/e/)
          * @description The path PostHog's remote config tells posthog-js to use (`analytics.endpoint`), and Activepieces' PostHog piece. Payload limit 2 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1315,7 +1315,7 @@ export interface paths {
          * Capture events (POST /i/v0/e/)
          * @description The path PostHog's remote config tells posthog-js to use (`analytics.endpoint`), and Activepieces' PostHog piece. Payload limit 2 MiB.
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1363,7 +1363,7 @@ export interface paths {
          * Capture events (GET with ?data= /track/)
          * @description An alias PostHog keeps for older clients. Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB. With `GET`, the payload is the query's `data` (base64 or URL-encoded JSON).
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
@@ -1399,7 +1399,7 @@ export interface paths {
          * Capture events (POST /track/)
          * @description An alias PostHog keeps for older clients. Legacy path: base64 text inside the payload is decoded once more. Payload limit 2 MiB.
          *
-         *     Served by the capture stage (server/capture/), before the OpenAPI validator, with PostHog's
+         *     Served by the capture router (server/capture/), mounted before the OpenAPI validator, with PostHog's
          *     wire behaviour (rust/capture/ in PostHog/posthog: router.rs, v0_request.rs, payload/,
          *     token.rs, api.rs). The path is also accepted without its trailing slash; `OPTIONS` answers
          *     the CORS preflight (the request's `Origin` echoed, credentials allowed, methods
