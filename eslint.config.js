@@ -12,11 +12,10 @@ import tseslint from 'typescript-eslint';
 const elements = [
   { type: 'client', pattern: 'client' },
   { type: 'generated', pattern: 'generated' },
-  { type: 'wire', pattern: 'server/wire' },
   { type: 'storage', pattern: 'server/storage' },
   { type: 'domain', pattern: 'server/domain' },
   { type: 'read-pool', pattern: 'server/read-pool' },
-  { type: 'events', pattern: 'server/events' },
+  { type: 'ingest', pattern: 'server/ingest' },
   { type: 'capture', pattern: 'server/capture' },
   { type: 'hogql', pattern: 'server/hogql' },
   { type: 'handlers', pattern: 'server/handlers' },
@@ -32,24 +31,23 @@ const files = [{ category: 'errors', pattern: 'server/*/errors.ts' }];
 const allowed = {
   client: ['generated'],
   generated: [],
-  wire: [],
-  storage: ['wire', 'generated'],
+  storage: ['generated'],
   // the query service and the events list's select/where run HogQL (server/hogql/)
-  domain: ['storage', 'wire', 'generated', 'hogql'],
+  domain: ['storage', 'generated', 'hogql'],
   // the read pool runs the domain's events reads in worker threads
-  'read-pool': ['domain', 'storage', 'wire'],
+  'read-pool': ['domain', 'storage'],
   // import and demo data: application services over the domain and the store
-  events: ['domain', 'storage', 'wire'],
-  // the capture endpoints: decoding, PostHog's event processing, group commit through events/' write path
-  capture: ['events', 'domain', 'storage', 'wire'],
+  ingest: ['domain', 'storage'],
+  // the capture endpoints: decoding, PostHog's event processing, group commit through ingest/'s write path
+  capture: ['ingest', 'domain', 'storage'],
   // HogQL: PostHog's parser and the compiler to each store's SQL. The domain calls it, so it never
   // imports the domain: it throws its own HogQLError, which the domain turns into an ApiError
-  hogql: ['storage', 'wire', 'generated'],
-  handlers: ['domain', 'http', 'wire', 'generated'],
-  http: ['domain', 'wire', 'generated'],
+  hogql: ['storage', 'generated'],
+  handlers: ['domain', 'http', 'generated'],
+  http: ['domain', 'generated'],
   // the CLI starts the server (server/main.ts) and reads its configuration
-  cli: ['root', 'domain', 'storage', 'events', 'wire', 'generated'],
-  root: ['wire', 'storage', 'domain', 'read-pool', 'events', 'capture', 'hogql', 'handlers', 'http', 'generated'],
+  cli: ['root', 'domain', 'storage', 'ingest', 'generated'],
+  root: ['storage', 'domain', 'read-pool', 'ingest', 'capture', 'hogql', 'handlers', 'http', 'generated'],
 };
 
 const policies = [

@@ -60,7 +60,7 @@ interface EventRow {
   created_at: string;
 }
 
-/** Properties of the demo's events (server/events/demo/sessions.ts) that are the same for every event of a session. */
+/** Properties of the demo's events (server/ingest/demo/sessions.ts) that are the same for every event of a session. */
 const SESSION_KEYS = new Set([
   '$os', '$os_version', '$browser', '$browser_version', '$device_type', '$screen_width', '$screen_height', '$lib', '$lib_version',
   '$session_id', '$window_id', '$referrer', '$referring_domain', '$geoip_country_code', '$geoip_country_name', '$host',

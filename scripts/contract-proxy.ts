@@ -535,8 +535,8 @@ async function setUpFixtures(dataDir: string): Promise<Fixtures> {
   const { AccountsRepository, OrganizationLevel } = await import('../server/storage/repositories/accounts.js');
   const { ApiKeysRepository } = await import('../server/storage/repositories/api-keys.js');
   const { PLUGIN_CATALOG } = await import('../server/domain/plugin-catalog.js');
-  const { importEvents } = await import('../server/events/import.js');
-  const { generateDemoEvents } = await import('../server/events/demo.js');
+  const { importEvents } = await import('../server/ingest/import.js');
+  const { generateDemoEvents } = await import('../server/ingest/demo.js');
   const store = openStore({ dataDir });
   try {
     const accounts = new AccountsRepository(store.db);

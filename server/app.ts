@@ -46,7 +46,7 @@ import { createRedisLink, rateClassesOf, rateLimitCheck, readRateLimitConfig, ty
 import { schemaHandlers } from './http/schema.js';
 import { personalApiKeyHandler, publicOperationKeyCheck } from './http/security.js';
 import { loadSpec, SPEC_PATH, type OpenApiDocument } from './http/spec.js';
-import type { HandlerMap } from './http/typed.js';
+import type { HandlerMap } from './http/handler-types.js';
 import { openapiValidator } from './http/validator.js';
 import type { EventsReads } from './domain/events-reads.js';
 import type { Store } from './storage/db.js';
@@ -92,7 +92,7 @@ export const BODY_LIMIT = '1mb';
 export function createApp(deps: AppDeps): express.Express {
   const spec = deps.spec ?? loadSpec();
   const validateResponses = deps.validateResponses !== false;
-  // the handler map, plus the operations server/http/ answers itself (typed.ts `HttpOperationId`)
+  // the handler map, plus the operations server/http/ answers itself (handler-types.ts `HttpOperationId`)
   const handlers = { ...(deps.handlers ?? defaultHandlers), ...schemaHandlers({ document: spec, yamlPath: deps.spec ? undefined : SPEC_PATH }) };
   const logger = deps.logger ?? defaultLogger();
   const onServerError = deps.onServerError ?? ((err: unknown) => logger.error({ err }, 'unexpected error'));

@@ -16,7 +16,7 @@ import { openSqlite } from '../server/storage/sqlite-driver.js';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_BATCH_SIZE } from '../server/events/import.js';
+import { DEFAULT_BATCH_SIZE } from '../server/ingest/import.js';
 import { migrateToLatest } from '../server/storage/db.js';
 import { childEnv, createTestStoreLocation, type TestStoreLocation } from './helpers/store.js';
 

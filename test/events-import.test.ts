@@ -1,6 +1,6 @@
 /**
- * The event import pipeline (server/events/import.ts), the Hedgebox demo generator
- * (server/events/demo.ts) and their commands (`envapi import events`, `envapi demo`), on a fresh
+ * The event import pipeline (server/ingest/import.ts), the Hedgebox demo generator
+ * (server/ingest/demo.ts) and their commands (`envapi import events`, `envapi demo`), on a fresh
  * store per test with project 1 from `bootstrap`: a SQLite store in a temporary directory, or in
  * the PostgreSQL pass a fresh PostgreSQL schema (the commands reach it through DATABASE_URL).
  */
@@ -12,8 +12,8 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { bootstrap } from '../server/bootstrap.js';
-import { generateDemoEvents, type DemoEventRow } from '../server/events/demo.js';
-import { ImportError, importEvents, importEventsFile, type RawEventRow } from '../server/events/import.js';
+import { generateDemoEvents, type DemoEventRow } from '../server/ingest/demo.js';
+import { ImportError, importEvents, importEventsFile, type RawEventRow } from '../server/ingest/import.js';
 import { migrateToLatest, type Store } from '../server/storage/db.js';
 import { eventPropertiesOut } from '../server/storage/dialect.js';
 import { elementsChainOf } from '../server/storage/element-groups.js';

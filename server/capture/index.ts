@@ -19,7 +19,7 @@
  *   an unknown well-formed token with 200 and drops its events later; envapi answers **401**
  *   instead (a server that stores events should not silently drop them), as issue 19 asks;
  * - process.ts: each event → the stored row (uuid, clock-skew-corrected timestamp, elements chain,
- *   person update; PostHog's person rules in server/events/person-rules.ts);
+ *   person update; PostHog's person rules in server/ingest/person-rules.ts);
  * - queue.ts: group commit; the answer is sent once the events are committed.
  * What goes out: 200 `{"status": "Ok"}` (204 without a body with `?beacon=1`), or PostHog's error
  * as `text/plain` (400 malformed, 401 token, 413 too big, 503 busy with `Retry-After`). CORS as
@@ -38,7 +38,7 @@ import { decideAnswer, flagsAnswer, parseFlagsRequest, remoteConfig, remoteConfi
 import { parseCaptureRequest, parseJson } from './parse.js';
 import { processEvent, sentAtOf } from './process.js';
 import { GroupCommitQueue, type QueueOptions } from './queue.js';
-import type { NormalizedEventRow } from '../events/write-events.js';
+import type { NormalizedEventRow } from '../ingest/write-events.js';
 
 export { DEFAULT_MAX_QUEUED_EVENTS, RETRY_AFTER_SECONDS } from './queue.js';
 

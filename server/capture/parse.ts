@@ -10,7 +10,7 @@
  * events must agree. distinct_id: `distinct_id` / `$distinct_id`, else `properties.distinct_id`;
  * strings as they are, numbers and containers as JSON text; NUL → U+FFFD; cut to 200 characters.
  */
-import { canonicalJson, isPlainObject } from '../events/import/normalize.js';
+import { canonicalJson, isPlainObject } from '../ingest/import/normalize.js';
 import { CaptureError } from './errors.js';
 
 /** One event as sent, checked for shape. */

@@ -1,5 +1,5 @@
 /**
- * One captured event → the row the shared write path stores (server/events/write-events.ts), with
+ * One captured event → the row the shared write path stores (server/ingest/write-events.ts), with
  * the processing PostHog does between capture and storage:
  *
  * - uuid: the one sent, else a new UUIDv7 (rust/capture events/analytics.rs).
@@ -14,27 +14,25 @@
  * - `elements_chain`: `properties.$elements_chain` when a non-empty string, else built from
  *   `properties.$elements` (PostHog's `extractElements` + `elementsToString`,
  *   nodejs/src/utils/db/elements-chain.ts); both keys are removed from the stored properties.
- * - persons: server/events/person-rules.ts (`$process_person_profile: false` → no person update,
+ * - persons: server/ingest/person-rules.ts (`$process_person_profile: false` → no person update,
  *   `$set` / `$set_once` / `$unset` removed from the stored properties, and person-only events
  *   dropped; otherwise the flag itself is removed).
  * - text PostgreSQL cannot store (NUL, lone UTF-16 surrogates) becomes U+FFFD in keys and values,
  *   so both stores keep the same event.
  */
-import { randomBytes } from 'node:crypto';
+import { v7 } from 'uuid';
 import { writeElementsChain, type ChainElement } from '../domain/elements-chain.js';
-import { formatTimestamp, parseIsoTimestamp, timestampToMs } from '../domain/timestamps.js';
-import { uuidv7From } from '../events/demo/random.js';
-import { isPlainObject } from '../events/import/normalize.js';
-import { dropsEvent, personUpdateOf, personlessEvent } from '../events/person-rules.js';
-import type { NormalizedEventRow } from '../events/write-events.js';
+import { formatTimestamp, parseIsoTimestamp, timestampToMs } from '../storage/timestamps.js';
+import { isPlainObject } from '../ingest/import/normalize.js';
+import { dropsEvent, personUpdateOf, personlessEvent } from '../ingest/person-rules.js';
+import type { NormalizedEventRow } from '../ingest/write-events.js';
 import type { RawCaptureEvent } from './parse.js';
 
 const HOUR_MS = 3_600_000;
 
-/** A new UUIDv7 for `ms` (48-bit time, random rest). */
+/** A new UUIDv7 (the `uuid` package's) for Unix milliseconds `ms`: 48-bit time, random rest. */
 export function newUuidv7(ms: number): string {
-  const b = randomBytes(12);
-  return uuidv7From(ms, b.readUInt32BE(0), b.readUInt32BE(4), b.readUInt32BE(8));
+  return v7({ msecs: ms });
 }
 
 /** A stored timestamp from ms since the epoch, or undefined outside years 1–9999. */

@@ -1,7 +1,7 @@
 /**
  * Group commit of captured events: a request's rows wait in a queue, and one writer takes
  * everything queued so far (it starts on the event loop's next turn, so the requests received
- * meanwhile join) and writes it in ONE transaction (server/events/write-events.ts, the
+ * meanwhile join) and writes it in ONE transaction (server/ingest/write-events.ts, the
  * import's write path, once per project of the group); each request is answered only after that
  * transaction has committed (a 200 means durable). While a group is being written the next
  * requests queue up, so the busier the server, the bigger the groups and the fewer the commits.
@@ -19,7 +19,7 @@
  */
 import type { Store } from '../storage/db.js';
 import { isTransientStoreError } from '../storage/errors.js';
-import { writeEventRows, type NormalizedEventRow } from '../events/write-events.js';
+import { writeEventRows, type NormalizedEventRow } from '../ingest/write-events.js';
 import { CaptureError } from './errors.js';
 
 /** Default of `maxQueuedEvents`: events accepted and not yet committed. */

@@ -1,7 +1,7 @@
 /**
  * `envapi import events` and `envapi demo`: events into a project through the import pipeline
- * (server/events/import.ts), from a PostHog export file or from the Hedgebox demo generator
- * (server/events/demo.ts); `demo --output FILE` writes the generated events as a JSON Lines export
+ * (server/ingest/import.ts), from a PostHog export file or from the Hedgebox demo generator
+ * (server/ingest/demo.ts); `demo --output FILE` writes the generated events as a JSON Lines export
  * file instead (examples/hedgebox-events.jsonl was made so).
  *
  * Progress goes to stderr (not with `--json`; progress.ts): on a terminal a bar redrawn in place;
@@ -14,8 +14,8 @@
 import fs from 'node:fs';
 import { once } from 'node:events';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseIsoTimestamp } from '../domain/timestamps.js';
-import type { ImportFormat, ImportSummary, LockWaitCallback, ProgressCallback } from '../events/import.js';
+import { parseIsoTimestamp } from '../storage/timestamps.js';
+import type { ImportFormat, ImportSummary, LockWaitCallback, ProgressCallback } from '../ingest/import.js';
 import type { Store } from '../storage/db.js';
 import { out, parseInteger, parsePositive, requireProjects, withStore } from './shared.js';
 import { DEMO_HOT_PROPERTIES, materializeAll } from './materialize.js';
@@ -127,7 +127,7 @@ export function registerEventCommands(program: Command): void {
     .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
     .option('--json', 'print the summary as JSON')
     .action(async (file: string, o: { project: number; format?: ImportFormat; batchSize: number; json?: boolean }) => {
-      const { importEventsFile } = await import('../events/import.js');
+      const { importEventsFile } = await import('../ingest/import.js');
       await runImport(
         program,
         o.project,
@@ -166,7 +166,7 @@ export function registerEventCommands(program: Command): void {
       const now = o.now ?? new Date();
       const repeat = `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`;
       // the importer and the demo generator (faker's data) load only when these commands run
-      const { generateDemoEvents } = await import('../events/demo.js');
+      const { generateDemoEvents } = await import('../ingest/demo.js');
       const rows = generateDemoEvents({ count: o.events, seed, now, days: o.days });
       if (o.output !== undefined) {
         const written = await writeJsonLines(o.output, rows, o.events, importProgress(!!o.json));
@@ -174,7 +174,7 @@ export function registerEventCommands(program: Command): void {
         return;
       }
       const project = o.project!;
-      const { importEvents } = await import('../events/import.js');
+      const { importEvents } = await import('../ingest/import.js');
       await runImport(
         program,
         project,

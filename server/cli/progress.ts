@@ -15,7 +15,7 @@
  * tick just before the end printed the last line again, its ETA turned to `?`.
  */
 import cliProgress from 'cli-progress';
-import type { ImportPhase } from '../events/import.js';
+import type { ImportPhase } from '../ingest/import.js';
 
 /** When stderr is not a terminal: one progress line every this many ms while a phase runs. */
 export const PROGRESS_LINE_EVERY_MS = 5_000;

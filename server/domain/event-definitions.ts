@@ -23,7 +23,7 @@ import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { EventDefinitionsRepository, type DefinitionOrder, type EventDefinitionRow } from '../storage/repositories/event-definitions.js';
 import { DEFAULT_LIMIT, limitOffsetLinks } from './pagination.js';
-import { formatTimestamp } from '../wire/timestamps.js';
+import { formatTimestamp } from '../storage/timestamps.js';
 
 type Schemas = components['schemas'];
 /** An event definition on the wire (schema `EventDefinition`). */

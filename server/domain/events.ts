@@ -7,7 +7,7 @@
  */
 import type { components } from '../../generated/api.js';
 import { notFound, validationError, withHogQLErrors } from './errors.js';
-import { JsonText, Utf8Builder } from '../wire/json-text.js';
+import { JsonText, Utf8Builder } from './json-text.js';
 import type { Store } from '../storage/db.js';
 import { loadMaterializedColumns } from '../storage/materialized.js';
 import { EventsReadRepository, type EventPerson, type EventRow, type ListedEventRow } from '../storage/repositories/events-read.js';
@@ -18,7 +18,7 @@ import { parseElementsChain } from './elements-chain.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { withQuery } from './pagination.js';
 import { parseEventDateParam } from './relative-dates.js';
-import { formatTimestamp } from '../wire/timestamps.js';
+import { formatTimestamp } from '../storage/timestamps.js';
 import { normalizeUuid } from './uuids.js';
 import { eventsWhereCondition, runEventsQuery } from '../hogql/index.js';
 

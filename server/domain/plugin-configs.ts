@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { validationError, notFound } from './errors.js';
-import { JsonText } from '../wire/json-text.js';
+import { JsonText } from './json-text.js';
 import type { Store } from '../storage/db.js';
 import { cachedLoad } from '../storage/cached-loads.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';

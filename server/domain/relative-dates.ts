@@ -1,7 +1,7 @@
 /**
  * PostHog's reading of dates given by users: the events list's `after` / `before`, and the value of
  * an `is_date_exact` / `is_date_after` / `is_date_before` property filter. Results are instants in
- * the stored timestamp form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (server/wire/timestamps.ts).
+ * the stored timestamp form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (server/storage/timestamps.ts).
  *
  * Sources: posthog/api/event.py `parse_timestamp`; posthog/utils.py
  * `relative_date_parse_with_delta_mapping` and `get_delta_mapping_for`; dateutil's
@@ -62,7 +62,7 @@
  */
 import { IANAZone } from 'luxon';
 import { echo } from './echo.js';
-import { parseIsoTimestamp } from '../wire/timestamps.js';
+import { parseIsoTimestamp } from '../storage/timestamps.js';
 
 /** What relative dates are counted from, and where wall-clock times are read. */
 export interface DateParseOptions {

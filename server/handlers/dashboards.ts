@@ -5,7 +5,7 @@
  */
 import { DEFAULT_LIMIT } from '../domain/pagination.js';
 import { moveTileTarget } from '../domain/dashboards.js';
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 import { projectUserOf } from './context.js';
 
 type DashboardsOperationId =

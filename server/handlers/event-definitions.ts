@@ -2,7 +2,7 @@
  * Handlers of the `event_definitions` tag: the list, under `/api/projects/{project_id}/` only (as
  * PostHog registers it). They call `EventDefinitionsService` (server/domain/event-definitions.ts).
  */
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 import { projectOf } from './context.js';
 
 /** The event definitions handlers. */

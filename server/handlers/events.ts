@@ -4,7 +4,7 @@
  * in-process), answer JSON or CSV as `format` asks. A list with `select` answers HogQL columns
  * (`EventsReads.select`); `where` filters the ordinary list.
  */
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 import { projectOf } from './context.js';
 
 type EventsOperationId = 'environments_events_list' | 'environments_events_retrieve' | 'environments_events_values_retrieve';

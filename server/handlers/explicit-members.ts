@@ -2,7 +2,7 @@
  * Handlers of the `explicit_members` tag (operations 16–19 and the delete PostHog also has): read
  * the validated input and call `ExplicitMembersService` (server/domain/explicit-members.ts).
  */
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 import { projectUserOf } from './context.js';
 
 type ExplicitMembersOperationId =

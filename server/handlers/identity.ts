@@ -7,7 +7,7 @@
  * domain/project-details.ts; these only page and wrap.
  */
 import { DEFAULT_LIMIT, limitOffsetLinks } from '../domain/pagination.js';
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 
 /** The identity and discovery operations, by operationId. */
 export type IdentityOperation =

@@ -5,7 +5,7 @@
  * are PostHog's: `environments_dashboards_list` ↔ `dashboards_list`; scripts/gen-projects-paths.mjs).
  */
 import type { operations } from '../../generated/api.js';
-import type { HandlerMap, HandlersFor, OperationId } from '../http/typed.js';
+import type { HandlerMap, HandlersFor, OperationId } from '../http/handler-types.js';
 import { dashboardHandlers } from './dashboards.js';
 import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';

@@ -3,7 +3,7 @@
  * `/api/environments/{project_id}/` and, through server/handlers/index.ts, `/api/projects/{project_id}/`.
  * They call `PersonsService` (server/domain/persons.ts).
  */
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 import { projectOf } from './context.js';
 
 type PersonsOperationId = 'environments_persons_list' | 'environments_persons_retrieve';

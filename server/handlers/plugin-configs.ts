@@ -4,7 +4,7 @@
  * `PluginConfigService` (server/domain/plugin-configs.ts), where PostHog's rules live.
  */
 import { DEFAULT_LIMIT } from '../domain/pagination.js';
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 import { callerOf, projectOf } from './context.js';
 
 type PluginConfigOperationId =

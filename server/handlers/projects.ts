@@ -3,7 +3,7 @@
  * can find a `project_id`.
  */
 import { limitOffsetLinks, DEFAULT_LIMIT } from '../domain/pagination.js';
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 
 /**
  * `projects_list`: one limit/offset page (limit default `DEFAULT_LIMIT`, 100) of the teams in the user's

@@ -3,7 +3,7 @@
  * through the events reads (`services.events.query`: `QueryService`, server/domain/query.ts and
  * server/hogql/, in a read-pool worker under the time budget, or in-process) and answers its rows.
  */
-import type { HandlersFor } from '../http/typed.js';
+import type { HandlersFor } from '../http/handler-types.js';
 import { projectOf } from './context.js';
 
 /** The query handler. */

@@ -4,7 +4,7 @@
  * folds at compile time when its operands are constants (`now() - interval 7 day`).
  */
 import { sql } from 'kysely';
-import { parseIsoTimestamp, formatTimestamp } from '../wire/timestamps.js';
+import { parseIsoTimestamp, formatTimestamp } from '../storage/timestamps.js';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { fail, make, type Scope } from './scope.js';

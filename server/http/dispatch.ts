@@ -5,7 +5,7 @@
  * - `dispatch(opts)`: one middleware for every operation of the spec. The validator has already
  *   matched the request to one operation (`req.openapi`, server/http/validator.ts; unknown paths
  *   and methods were answered 404/405 there), so the handler is found by that operationId in the
- *   handler map (server/handlers/, typed by server/http/typed.ts), not by matching the path a
+ *   handler map (server/handlers/, typed by server/http/handler-types.ts), not by matching the path a
  *   second time. It builds the handler's context (path parameters as the validator coerced them,
  *   query, body, `req.auth`, services), sends the reply, and passes any failure on. Operations
  *   whose success answer is also `text/csv` answer CSV for `Accept: text/csv` as for `format=csv`.
@@ -19,14 +19,14 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError, notFound, validationError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
-import { JsonText } from '../wire/json-text.js';
+import { JsonText } from '../domain/json-text.js';
 import { requestMethod } from './before-validator.js';
 import { toApiError } from './errors.js';
 import { negotiate } from './negotiate.js';
 import { assertRequestText } from './request-text.js';
 import type { AuthedRequest } from './security.js';
 import { listOperations, type OpenApiDocument, type SpecOperation } from './spec.js';
-import type { HandlerContext, OperationId } from './typed.js';
+import type { HandlerContext, OperationId } from './handler-types.js';
 import { openapiOf } from './validator.js';
 
 /** The absolute URL of a request as the client sent it (for pagination links). */

@@ -20,15 +20,15 @@
  * The YAML is the bytes of `openapi.yaml` when the app serves that file's contract (its comments
  * kept), or the app's document printed as YAML when it was given another one; the JSON is the
  * parsed document. Both are built on first use and kept. This operation is answered by
- * server/http/, not by a tag's handler object (typed.ts `HttpOperationId`).
+ * server/http/, not by a tag's handler object (handler-types.ts `HttpOperationId`).
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
-import { JsonText } from '../wire/json-text.js';
+import { JsonText } from '../domain/json-text.js';
 import { negotiate, prefersHtml } from './negotiate.js';
 import type { OpenApiDocument } from './spec.js';
-import type { HandlersFor } from './typed.js';
+import type { HandlersFor } from './handler-types.js';
 
 /** The YAML media types, in drf-spectacular's order, then `text/plain` (what a browser displays). */
 const YAML_TYPES = ['application/vnd.oai.openapi', 'application/yaml', 'text/plain'] as const;

@@ -46,7 +46,7 @@ import { EventsService, type EventListParams, type EventValuesParams } from '../
 import { inProcessEventsReads, type EventsReads } from '../domain/events-reads.js';
 import type { QueryInput } from '../domain/query.js';
 import { ApiError } from '../domain/errors.js';
-import { JsonText } from '../wire/json-text.js';
+import { JsonText } from '../domain/json-text.js';
 import type { Store } from '../storage/db.js';
 import { QueryTimeoutError, ReadPoolBusyError } from './errors.js';
 import { workerExecArgv } from '../storage/worker-threads.js';

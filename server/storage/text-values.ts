@@ -11,7 +11,7 @@
  * fraction, optionally `Z` or an offset `±HH:MM` / `±HHMM` of at most 14:59 (SQLite's limit; real
  * offsets are −12:00 to +14:00). The date must exist (`2024-02-30` does not), hours 00–23,
  * minutes and seconds 00–59, and the year in UTC 0001–9999. The rule follows
- * ../wire/timestamps.ts `parseIsoTimestamp` (the import's and HogQL constants'), which allows
+ * ./timestamps.ts `parseIsoTimestamp` (the import's and HogQL constants'), which allows
  * offsets up to 23:59.
  */
 import { sql, type RawBuilder } from 'kysely';

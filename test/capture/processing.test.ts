@@ -1,6 +1,6 @@
 /**
  * What the capture endpoints do to events and persons before answering (server/capture/process.ts,
- * server/events/person-rules.ts, the shared write path), read back through the events and persons
+ * server/ingest/person-rules.ts, the shared write path), read back through the events and persons
  * APIs: uuid given or made and stored once, clock skew, `$set` / `$set_once` / `$unset`,
  * `$identify` and `$create_alias` merges with PostHog's refusals, `$process_person_profile: false`,
  * `elements_chain` from `$elements_chain` or `$elements`.

@@ -161,7 +161,7 @@ describe('@posthog/agent-toolkit against envapi', () => {
 
   it('event-definitions-list lists the project\'s event names, and filters them with q', async () => {
     const project = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Defined events' })).id;
-    const { importEvents } = await import('../../server/events/import.js');
+    const { importEvents } = await import('../../server/ingest/import.js');
     const at = '2026-11-20T10:00:00.000Z';
     const event = (name: string, i: number) => ({ uuid: `0193${String(i).padStart(4, '0')}-0000-7000-8000-000000000000`, event: name, distinct_id: 'u1', properties: {}, timestamp: at, elements_chain: '' });
     await importEvents(t.store, project, [event('$pageview', 1), event('signed_up', 2), event('signed_up', 3), event('upgraded_plan', 4)]);

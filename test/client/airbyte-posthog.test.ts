@@ -32,8 +32,8 @@
  * `properties` filter (`{"type": "hogql", ...}`) that this server does not run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateDemoEvents } from '../../server/events/demo.js';
-import { importEvents } from '../../server/events/import.js';
+import { generateDemoEvents } from '../../server/ingest/demo.js';
+import { importEvents } from '../../server/ingest/import.js';
 import { sql } from 'kysely';
 import { eventTimeText } from '../../server/storage/event-times.js';
 import { eventUuidOut } from '../../server/storage/event-uuids.js';

@@ -28,7 +28,7 @@ import { invalid, NOT_FOUND } from '../helpers/errors.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
 import type { PropertyFilter, PropertyGroup } from '../../server/storage/event-filter-tree.js';
-import { formatTimestamp } from '../../server/domain/timestamps.js';
+import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { usesPostgres } from '../helpers/server.js';
 
 

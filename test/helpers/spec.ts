@@ -123,5 +123,5 @@ export const UNSCOPED_OPERATIONS: readonly string[] = ['personal_api_keys_retrie
  */
 export const PUBLIC_OPERATIONS: readonly string[] = ['schema_retrieve'];
 
-/** Operations answered by server/http/ itself, not by server/handlers/ (server/http/typed.ts `HttpOperationId`). */
+/** Operations answered by server/http/ itself, not by server/handlers/ (server/http/handler-types.ts `HttpOperationId`). */
 export const HTTP_OPERATIONS: readonly string[] = ['schema_retrieve'];

@@ -5,7 +5,7 @@
  * Event 12 holds an object and an array property, and numbers JSON writes as `1.5e-7` and
  * `0.3333333333333333`.
  */
-import { importEvents } from '../../server/events/import.js';
+import { importEvents } from '../../server/ingest/import.js';
 import type { Store } from '../../server/storage/db.js';
 
 /** The uuid of the dataset's event `n` (1–14). */

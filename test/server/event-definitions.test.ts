@@ -6,7 +6,7 @@
  * `{count, next, previous, results}` envelope. PostHog has no `/api/environments/` route for it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importEvents } from '../../server/events/import.js';
+import { importEvents } from '../../server/ingest/import.js';
 import { eventDefinitionId } from '../../server/domain/event-definitions.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { invalid, missingScope, NOT_AUTHENTICATED } from '../helpers/errors.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCatalogPlugin } from '../../server/bootstrap.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
-import { importEvents } from '../../server/events/import.js';
+import { importEvents } from '../../server/ingest/import.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';

@@ -19,7 +19,7 @@ import { startTestServer, usesPostgres, type TestServer } from '../helpers/serve
 import { timeIndexColumns } from '../helpers/store.js';
 import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
-import { formatTimestamp } from '../../server/domain/timestamps.js';
+import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/materialized.js';
 import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
 

@@ -7,7 +7,7 @@
  * Persons are made the way the events store makes them: by importing events.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importEvents } from '../../server/events/import.js';
+import { importEvents } from '../../server/ingest/import.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { invalid, missingScope, NOT_AUTHENTICATED, NOT_FOUND } from '../helpers/errors.js';
 import type { components } from '../../client/index.js';

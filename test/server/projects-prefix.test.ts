@@ -7,8 +7,8 @@
  * prefix is seen under the other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateDemoEvents } from '../../server/events/demo.js';
-import { importEvents } from '../../server/events/import.js';
+import { generateDemoEvents } from '../../server/ingest/demo.js';
+import { importEvents } from '../../server/ingest/import.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;

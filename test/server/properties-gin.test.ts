@@ -26,7 +26,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
 import { compilePropertyGroup, EventsReadRepository, jsonFilterSource, type FilterSource } from '../../server/storage/repositories/events-read.js';
 import { eventUuidIn, eventUuidOut, type StoredEventUuid } from '../../server/storage/event-uuids.js';
-import { formatTimestamp } from '../../server/domain/timestamps.js';
+import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { parsePropertiesParam } from '../../server/domain/event-filters.js';
 import { dematerializeProperty, loadMaterializedColumns, materializeProperty } from '../../server/storage/materialized.js';
 import type { PropertyGroup } from '../../server/storage/event-filter-tree.js';

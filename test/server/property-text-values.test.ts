@@ -7,7 +7,7 @@
  * the whole request for such a value.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTimestamp } from '../../server/domain/timestamps.js';
+import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

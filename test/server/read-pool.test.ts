@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { BroadcastChannel } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { formatTimestamp } from '../../server/domain/timestamps.js';
+import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { readsFewRows } from '../../server/read-pool/index.js';
 import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
 import { BLOCK_CHANNEL, BLOCK_EVENT } from '../helpers/blocking-read-worker.js';

@@ -11,7 +11,7 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
-import { formatTimestamp } from '../../server/domain/timestamps.js';
+import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
 import { eventPropertiesIn, jsonTextLiteral } from '../../server/storage/dialect.js';
 import { loadMaterializedColumns, materializedColumnName } from '../../server/storage/materialized.js';

@@ -22,7 +22,7 @@ import { capture } from '../capture/helpers.js';
 import { deploySqlBlock } from '../helpers/docs.js';
 import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { formatTimestamp } from '../../server/domain/timestamps.js';
+import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { eventPropertiesIn } from '../../server/storage/dialect.js';
 import { eventTimeIn } from '../../server/storage/event-times.js';
 import { eventUuidIn, eventUuidText } from '../../server/storage/event-uuids.js';

@@ -22,7 +22,7 @@ import { dialectOf } from '../dialect.js';
  * a page load or session (posthog-js src/utils/event-utils.ts `getEventProperties`: device,
  * browser, screen, library, referrer; src/sessionid.ts: session and window; the `$geoip_…` keys
  * PostHog's GeoIP transformation adds from the client's address), and the demo's session keys
- * (server/events/demo/sessions.ts). Part of the storage format (storage/property-sets.ts reads by
+ * (server/ingest/demo/sessions.ts). Part of the storage format (storage/property-sets.ts reads by
  * it): changing it takes a migration that moves the keys between the sets and the events.
  */
 export const SHARED_PROPERTY_KEYS_0011: ReadonlySet<string> = new Set([

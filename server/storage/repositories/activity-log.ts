@@ -2,7 +2,7 @@
  * The activity log (PostHog posthog/models/activity_logging/activity_log.py): who changed what,
  * scoped by (team, scope, item_id), read newest first.
  */
-import { uuid7 } from '../ids.js';
+import { v7 as uuid7 } from 'uuid';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { boolValue, fromJson, jsonValue, nowIso, toBool, toInt, toIso } from '../values.js';

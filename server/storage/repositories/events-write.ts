@@ -57,7 +57,7 @@ export class EventsWriteRepository {
   /**
    * Which of `uuids` are stored already, in any project: uuid → the project (`team_id`) that holds
    * it; uuids not stored are absent. The import's look-up before writing a batch that met stored
-   * uuids (events/import/write.ts). Reads `ITEMS_PER_STATEMENT` ids per query (storage/chunks.ts).
+   * uuids (ingest/import/write.ts). Reads `ITEMS_PER_STATEMENT` ids per query (storage/chunks.ts).
    */
   async storedUuids(uuids: readonly string[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();

@@ -3,7 +3,7 @@
  * members API shows them (ee/api/explicit_team_member.py). Only active users are listed.
  */
 import type { Kysely } from 'kysely';
-import { uuid7 } from '../ids.js';
+import { v7 as uuid7 } from 'uuid';
 import type { Database } from '../schema.js';
 import { nowIso, toIso } from '../values.js';
 import { toUser, type User } from './accounts.js';

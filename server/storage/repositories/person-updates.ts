@@ -3,7 +3,7 @@
  * ingestion/persons/: person-update.ts for `$set` / `$set_once` / `$unset`, person-merge-service.ts
  * for `$identify` / `$create_alias`), on the rows of one team, inside the caller's transaction.
  * The one code path for persons of every way events come in (`envapi import`, the capture
- * endpoints): events/write-events.ts calls it.
+ * endpoints): ingest/write-events.ts calls it.
  *
  * Per update, in order:
  * 1. Merge (`merge`: `$identify` with `$anon_distinct_id`, `$create_alias` with `alias`; the

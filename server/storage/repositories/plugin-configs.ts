@@ -3,7 +3,7 @@
  * destination functions `migrate` creates. Lists are ordered by (order, plugin_id), as PostHog's
  * PluginConfigViewSet orders them.
  */
-import { uuid7 } from '../ids.js';
+import { v7 as uuid7 } from 'uuid';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, PluginConfigTable } from '../schema.js';
 import { boolValue, fromJson, jsonValue, nowIso, toBool, toInt, toIso } from '../values.js';

@@ -1,6 +1,6 @@
 /**
  * The one write path of events and persons, whatever brought them in (`envapi import`,
- * server/events/import/write.ts; the capture endpoints, server/capture/): normalised rows of one
+ * server/ingest/import/write.ts; the capture endpoints, server/capture/): normalised rows of one
  * project written inside the caller's transaction, through `EventsWriteRepository` — events
  * inserted idempotently on uuid, then the person updates of the rows actually inserted
  * (person-updates.ts: `$set` / `$set_once` / `$unset`, `$identify` / `$create_alias` merges). A

@@ -5,7 +5,7 @@
  * error that names where a bad row came from (`ImportError`, `<source>:<line>: <reason>`).
  */
 import { createHash } from 'node:crypto';
-import { parseIsoTimestamp } from '../../domain/timestamps.js';
+import { parseIsoTimestamp } from '../../storage/timestamps.js';
 import { personUpdateOf } from '../person-rules.js';
 import type { NormalizedEventRow } from '../write-events.js';
 

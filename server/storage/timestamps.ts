@@ -5,9 +5,9 @@
  *
  * The form every layer hands the others: capture and import normalise incoming times to it
  * (`parseIsoTimestamp`), the domain and HogQL compute bounds and constants in it
- * (`formatTimestamp`), and the store writes it (PostgreSQL as it is; SQLite as integer
- * microseconds, converted in ../storage/event-times.ts, which owns that layout). Here, in
- * `wire/`, because `domain/` and `hogql/` both need it and `hogql/` may not import `domain/`.
+ * (`formatTimestamp`), and the events store takes and gives it (PostgreSQL keeps it as it is;
+ * SQLite as integer microseconds, converted by the events store, which owns that layout). Here in
+ * `storage/`, the lowest layer that capture, import, HogQL and the domain may all import.
  * Pure functions of their arguments; nothing here reads the clock or the store.
  */
 

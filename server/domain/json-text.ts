@@ -1,6 +1,6 @@
 /**
  * A JSON response body that is already serialized: `JsonText<T>` holds the text of a value of type
- * `T`, so a handler may answer it wherever it may answer a `T` (see `Reply` in typed.ts) and the
+ * `T`, so a handler may answer it wherever it may answer a `T` (see `Reply` in ../http/handler-types.ts) and the
  * type checker still ties it to the contract. `createApp` sends the text as it is when response
  * validation is off (production), and parses it back and sends it through `res.json` when it is on
  * (tests and development), so the response validator checks exactly these bytes' meaning.

@@ -4,6 +4,7 @@
  * draws, so the same seed gives the same rows, uuids included. Nothing here reads the clock or
  * `Math.random`.
  */
+import { v4, v7 } from 'uuid';
 
 /** sfc32 seeded through splitmix32 from any number: a small, fast, good 32-bit generator. */
 export class Rng {
@@ -100,30 +101,30 @@ export function hex32(n: number): string {
   return HEX[(n >>> 24) & 255]! + HEX[(n >>> 16) & 255]! + HEX[(n >>> 8) & 255]! + HEX[n & 255]!;
 }
 
-/** A UUIDv7 (RFC 9562) from Unix milliseconds and three random 32-bit draws. */
-export function uuidv7From(ms: number, r1: number, r2: number, r3: number): string {
-  const hi = Math.floor(ms / 4_294_967_296) & 0xffff;
-  const lo = ms >>> 0;
-  return (
-    HEX[hi >>> 8]! + HEX[hi & 255]! + HEX[lo >>> 24]! + HEX[(lo >>> 16) & 255]! + '-' +
-    HEX[(lo >>> 8) & 255]! + HEX[lo & 255]! + '-7' + HEX[(r1 >>> 8) & 15]!.charAt(1) + HEX[r1 & 255]! + '-' +
-    HEX[((r2 >>> 24) & 0x3f) | 0x80]! + HEX[(r2 >>> 16) & 255]! + '-' + HEX[(r2 >>> 8) & 255]! + HEX[r2 & 255]! + hex32(r3)
-  );
+/** 16 bytes from four draws of the seeded generator: the random part of a UUID. */
+export function seededBytes(rng: Rng): Uint8Array {
+  const bytes = new Uint8Array(16);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < 16; i += 4) view.setUint32(i, rng.u32());
+  return bytes;
 }
 
-/** A UUIDv7 of `ms` with seeded random bits (three draws). */
+/**
+ * A UUIDv7 (RFC 9562) of Unix milliseconds `ms`, its random bits drawn from the seeded generator
+ * (four draws), so that a demo run with one seed repeats its ids. Made by the `uuid` package.
+ */
 export function uuidv7(rng: Rng, ms: number): string {
-  return uuidv7From(Math.floor(ms), rng.u32(), rng.u32(), rng.u32());
+  return uuidv7Of(ms, seededBytes(rng));
 }
 
-/** A random (version 4) UUID from the seeded generator. */
+/** A UUIDv7 of Unix milliseconds `ms` (floored) with the random bits `random` (16 bytes, as `seededBytes` draws them). */
+export function uuidv7Of(ms: number, random: Uint8Array): string {
+  return v7({ msecs: Math.floor(ms), random });
+}
+
+/** A random (version 4) UUID from the seeded generator (four draws), made by the `uuid` package. */
 export function uuidv4(rng: Rng): string {
-  const a = hex32(rng.u32());
-  const b = hex32(rng.u32());
-  const c = rng.u32();
-  const d = hex32(rng.u32());
-  const variant = HEX[((c >>> 24) & 0x3f) | 0x80]! + HEX[(c >>> 16) & 255]!;
-  return `${a}-${b.slice(0, 4)}-4${b.slice(5, 8)}-${variant}-${hex32(c).slice(4, 8)}${d}`;
+  return v4({ random: seededBytes(rng) });
 }
 
 /** A 32-bit seed from several integers (FNV-1a steps with a murmur finaliser). */

@@ -23,7 +23,7 @@
  * strings (over the JSON column). Unknown columns are ignored. A `.gz` suffix is decompressed.
  *
  * Person updates follow PostHog's person processing, the same for imported and captured events
- * (server/events/person-rules.ts, server/storage/repositories/person-updates.ts):
+ * (server/ingest/person-rules.ts, server/storage/repositories/person-updates.ts):
  * `properties.$set` / `$set_once` / `$unset` apply to the person of `distinct_id`; `$identify`
  * (with `properties.$anon_distinct_id`) and `$create_alias` (with `properties.alias`) merge the
  * other id's person into it unless that person is identified already; `$process_person_profile:

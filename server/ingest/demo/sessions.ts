@@ -23,7 +23,7 @@ import {
   type ClickTarget,
   type Device,
 } from './hedgebox.js';
-import { hex32, uuidv4, uuidv7, uuidv7From, type Rng } from './random.js';
+import { hex32, seededBytes, uuidv4, uuidv7, uuidv7Of, type Rng } from './random.js';
 import type { EventInput } from '../../storage/repositories/events-write.js';
 
 /**
@@ -112,12 +112,10 @@ export function session(
     }
     const ms = Math.floor(t);
     // Drawn in both runs, to keep the random sequence the same.
-    const r1 = rng.u32();
-    const r2 = rng.u32();
-    const r3 = rng.u32();
+    const random = seededBytes(rng);
     count += 1;
     if (dry) return;
-    const uuid = uuidv7From(ms, r1, r2, r3);
+    const uuid = uuidv7Of(ms, random);
     // One object literal of a fixed shape (fast to build and to serialise), then the extras.
     const properties: Record<string, unknown> = {
       $os: device.os,

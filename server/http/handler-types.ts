@@ -9,7 +9,7 @@
 import type { operations } from '../../generated/api.js';
 import type { AuthContext } from '../domain/access.js';
 import type { Services } from '../domain/services.js';
-import type { JsonText } from '../wire/json-text.js';
+import type { JsonText } from '../domain/json-text.js';
 
 /**
  * The capture endpoints' operationIds (tag `capture`, `x-served-by: capture`): served by the capture
