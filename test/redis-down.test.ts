@@ -23,6 +23,8 @@ import { reportSkip } from './helpers/skips.js';
 const REDIS_SERVER = process.env.TEST_REDIS_SERVER || 'redis-server';
 const APPS = '/api/environments/1/pipeline_frontend_apps_configs/';
 const VALUES = '/api/environments/1/events/values/?key=$browser';
+/** Hang guard of each request (ms): far past any answer on a loaded machine, far below RATE_LIMIT_REDIS_TIMEOUT_MS. */
+const HANG_MS = 30_000;
 
 const redisServerFound = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' }).status === 0;
 const reason = redisServerFound ? '' : `${REDIS_SERVER} not found (set TEST_REDIS_SERVER to its path)`;
@@ -118,11 +120,10 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
   let p2: Proc;
   let key: string;
 
-  async function call(p: Proc, pathAndQuery: string): Promise<{ status: number; ms: number; body: string }> {
-    const t0 = performance.now();
-    const res = await fetch(p.url + pathAndQuery, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+  async function call(p: Proc, pathAndQuery: string): Promise<{ status: number; body: string }> {
+    const res = await fetch(p.url + pathAndQuery, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(HANG_MS) });
     const body = await res.text();
-    return { status: res.status, ms: performance.now() - t0, body };
+    return { status: res.status, body };
   }
 
   async function readyz(p: Proc): Promise<{ status: number; body: { status: string; redis?: string } }> {
@@ -153,8 +154,10 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
       RATE_LIMIT_EVENT_VALUES: '4/minute,100/hour',
       LOG_LEVEL: 'info',
       SHUTDOWN_TIMEOUT_MS: '5000',
-      // a live but slow Redis (the whole suite runs beside this file) must not count as down
-      RATE_LIMIT_REDIS_TIMEOUT_MS: '3000',
+      // Far past every request's hang guard (HANG_MS): a request that waited on the dead Redis
+      // would be aborted and fail the test, so no assertion bounds how fast an answer is; and a
+      // live but slow Redis (the whole suite runs beside this file) never counts as down
+      RATE_LIMIT_REDIS_TIMEOUT_MS: '600000',
     };
     p1 = await startServer(env);
     const m = /^ {2}(phx_\S+)$/m.exec(p1.output());
@@ -183,7 +186,6 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
       for (let i = 0; i < 3; i++) {
         const r = await call(p, APPS);
         expect(r.status, r.body).toBe(200);
-        expect(r.ms).toBeLessThan(4_000);
       }
     }
     // per-process counting: process 1 reaches its own 4/minute, process 2 has its own count
@@ -204,15 +206,13 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
     expect(keys).toMatch(/envapi:test:redis-down:event_values:60000:event_values:[0-9a-f]{64}/);
   }, 120_000);
 
-  it('when Redis dies while serving, requests keep answering 200 quickly and each process warns once', async () => {
+  it('when Redis dies while serving, requests keep answering 200 without waiting on it, and each process warns once', async () => {
     await stop(redis);
     const burst = await Promise.all([...Array(10)].map((_, i) => call(i % 2 ? p2 : p1, APPS)));
     for (const r of burst) expect(r.status, r.body).toBe(200);
-    expect(Math.max(...burst.map((r) => r.ms))).toBeLessThan(5_000);
     for (let i = 0; i < 6; i++) {
       const r = await call(i % 2 ? p2 : p1, APPS);
       expect(r.status, r.body).toBe(200);
-      expect(r.ms).toBeLessThan(4_000);
     }
     await waitFor('the second warning on both', () => warnings(p1).length >= 2 && warnings(p2).length >= 2, 10_000);
     for (const p of [p1, p2]) {
@@ -244,14 +244,12 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
     await stop(redis);
     expect((await call(p2, APPS)).status).toBe(200);
     await waitFor('the Redis warning', () => warnings(p2).length === 3, 5_000);
-    const t0 = performance.now();
     const exited = new Promise<number | null>((resolve) => p2.proc.once('exit', resolve));
     p2.proc.kill('SIGTERM');
     const code = await exited;
-    const ms = performance.now() - t0;
     // server/main.ts builds its client with `redisClientOptions()` (commands fail fast) and only
-    // disconnects a client that is not ready, so nothing waits on the dead Redis
+    // disconnects a client that is not ready, so nothing waits on the dead Redis. A shutdown that
+    // waited would pass SHUTDOWN_TIMEOUT_MS (the Redis timeout is far longer) and exit 1.
     expect(code, p2.output().slice(-2_000)).toBe(0);
-    expect(ms).toBeLessThan(4_000);
   }, 120_000);
 });
