@@ -115,7 +115,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   const partitions = keepEventPartitions(store.db, logger);
   await partitions.first;
   // commands fail fast while Redis is unreachable (the limiter then counts per process; rate-limit.ts)
-  // ioredis is loaded only when REDIS_URL is set (~120 ms of cold start otherwise)
+  // ioredis is loaded only when REDIS_URL is set (loading it is a noticeable part of a cold start)
   let redis: RedisClient | undefined;
   if (config.rateLimit && config.redisUrl) {
     const { Redis } = await import('ioredis');
@@ -196,7 +196,7 @@ export function workersRefusal(config: ServerConfig, workers: number): string | 
  * --workers N`): `--max-semi-space-size=8` (MB) caps the young generation at about half of Node 20's
  * default. A request's garbage dies young either way; measured on keyed GETs and events pages, the
  * throughput is unchanged (paired runs, `npm run bench:pair`) and the resident memory after load is
- * ~20 MB lower (docs/performance.md).
+ * lower (docs/performance.md).
  */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=8'];
 

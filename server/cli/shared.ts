@@ -137,7 +137,7 @@ export interface StoreOptions {
 /**
  * Where the store of the global options is: `--data-dir` / `--database-url`, else `DATA_DIR`
  * (default `data`) / `DATABASE_URL`, as server/config.ts `readConfig` reads them. Read here rather
- * than through `readConfig`, which also loads the rate limiter's modules (~0.2 s) and refuses
+ * than through `readConfig`, which also loads the rate limiter's modules (slow to load) and refuses
  * malformed server-only settings that no administration command uses.
  */
 export function storeLocation(program: Command, env: NodeJS.ProcessEnv = process.env): { dataDir: string; databaseUrl: string | undefined } {

@@ -4,7 +4,7 @@
  * levels) live in domain/access.ts; this service only finds what they are applied to.
  *
  * On SQLite both look-ups are kept in `UnchangedStoreCache`s of the registered loads `KEY_BY_VALUE`
- * and `PROJECT_ACCESS` (server/storage/cached-loads.ts; they were two queries and ~150 µs of every
+ * and `PROJECT_ACCESS` (server/storage/cached-loads.ts; otherwise they are two queries on every
  * request, docs/performance.md) until a table they read is written (a write to plugin configs or
  * dashboards keeps them); PostgreSQL reads them on every request.
  */

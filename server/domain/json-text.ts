@@ -29,8 +29,8 @@ export class JsonText<T> {
  *
  * Why not `Buffer.from(parts.join(''))`: when any part holds a character outside Latin-1 (one
  * accented name or emoji in a page of events), V8 makes the joined string two-byte, and joining
- * then encoding a 130 KB two-byte string costs ~0.7 ms; writing the parts one by one into a
- * buffer costs ~0.05 ms (docs/performance.md, events list). The buffer starts at the parts'
+ * then encoding a page-sized two-byte string costs many times more than writing the parts one by
+ * one into a buffer (docs/performance.md, events list). The buffer starts at the parts'
  * total length in UTF-16 units plus `slack` bytes and doubles when a part may not fit; `bytes()`
  * returns a view of the written part (no copy).
  */

@@ -13,8 +13,8 @@
  * checks it in Chromium), and its `Content-Security-Policy` allows nothing but this server, inline
  * scripts and styles, and `data:`/`blob:` URLs.
  *
- * Answers: 200 `text/html` (gzip when the client accepts it; the ~2.9 MB page is ~0.8 MB
- * compressed, compressed once, on first use); `HEAD` the same without a body; other methods 405
+ * Answers: 200 `text/html` (gzip when the client accepts it: the page is several MB and
+ * compresses well; compressed once, on first use); `HEAD` the same without a body; other methods 405
  * with `Allow: GET, HEAD`; 503 naming `npm run gen` when the file is missing.
  *
  * `GET /` leads a browser here (`rootRedirect`): when `Accept` prefers `text/html`

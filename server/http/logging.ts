@@ -57,9 +57,9 @@ export function flushLogs(logger: Logger): Promise<void> {
  * closed before it was completely sent is logged at `warn` (or `error` for a 5xx) with
  * `aborted: true`: its status code was set but the client did not get the whole answer.
  * One `close` listener a request: Node emits `close` on every response, after `finish` when it
- * completed (two listeners, `finish` and `close`, were ~2 % of a keyed GET). This is what pino-http
- * did here, without its per-request child logger: building that child (serializing the request's
- * bindings) was ~14 % of a keyed GET's CPU (docs/performance.md).
+ * completed, so one listener does what `finish` and `close` did. This is what pino-http did here,
+ * without its per-request child logger: building that child serializes the request's bindings on
+ * every request, a large share of a keyed GET's CPU (docs/performance.md).
  */
 export function requestLogger(logger: Logger): RequestHandler {
   return function requestLog(req, res, next) {

@@ -41,7 +41,7 @@ const lastTokenOf = new WeakMap<object, { token: Buffer; hash: string }>();
 
 /**
  * `authentication.hashKey(token)`, computed once per keep-alive connection while the connection keeps
- * sending the same token (SHA-256 was ~2 % of a keyed GET's CPU; docs/performance.md). Only the
+ * sending the same token (hashing every request's key shows in a keyed GET's profile; docs/performance.md). Only the
  * connection's own last token is remembered, for as long as the connection lives: no table of
  * plain keys outlives the requests that carried them. Behind a proxy one connection may carry
  * several clients' keys, so tokens are compared in constant time (`timingSafeEqual`).

@@ -29,9 +29,8 @@
  * Cheap pages stay on the main thread (`readsFewRows`): a JSON page of at most 1,000 rows (offset
  * included) without `properties`, `person_id` or both `event` and `distinct_id` is one range of
  * one index (events_team_time, events_team_event_time, events_team_distinct_id_time) and reads
- * only the rows it returns, ~1 ms for 100 events; sending it to a worker and copying the page back
- * cost more than it saved (measured: the latest-100 page went from ~940 to ~500 pages/s on one
- * core, docs/performance.md). Everything else — property filters, HogQL `where`, a person's
+ * only the rows it returns; sending it to a worker and copying the page back costs more than the
+ * read itself (measured in docs/performance.md). Everything else — property filters, HogQL `where`, a person's
  * events, CSV, deep offsets, values, `select`, the query endpoint — may read the whole project and
  * goes to the pool.
  *
@@ -136,7 +135,7 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
     filename,
     minThreads: 1,
     maxThreads: threads,
-    // threads stay once started: a worker's start (module load, store open) is ~50 ms of CPU
+    // threads stay once started: a worker's start (module load, store open) costs far more CPU than a task
     idleTimeout: 60_000,
     // tasks are async (Kysely) and PostgreSQL sockets stay open between tasks: no Atomics.wait
     atomics: 'disabled',
@@ -148,8 +147,8 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
   let closed = false;
   // Reads wait for a thread here, first come first served, and reach piscina only when a thread is
   // free: piscina queues tasks that carry an abort signal apart from its FIFO queue and puts one
-  // back at the end whenever it finds no free thread, so under sustained load some reads waited
-  // ten times the median (p99 579 ms against p50 29 ms, one thread, 32 connections). Its
+  // back at the end whenever it finds no free thread, so some reads waited many times the median
+  // under sustained load (docs/performance.md). Its
   // `maxQueue` does not count those tasks either: the bound is kept here too.
   const limit = pLimit(threads);
   const run = async (task: ReadTask): Promise<ReadOutcome> => {
