@@ -1647,14 +1647,16 @@ export interface paths {
         };
         /**
          * This OpenAPI document
-         * @description The contract served by this server (`openapi.yaml`), as PostHog serves its own schema here
-         *     (drf-spectacular's `SpectacularAPIView`, posthog/urls.py). No key is needed: a request
-         *     without `Authorization` is answered. A request that carries a key anyway must carry a valid
-         *     one (an unknown or revoked key answers 401, as DRF authenticates any request with
-         *     credentials), and counts against that key's `default` throttle class.
+         * @description The contract served by this server (`openapi.yaml` with the `/api/projects/{project_id}/`
+         *     copies of its paths, as `npm run gen` bundles them in `generated/openapi.bundle.yaml`), as
+         *     PostHog serves its own schema here (drf-spectacular's `SpectacularAPIView`,
+         *     posthog/urls.py). No key is needed: a request without `Authorization` is answered. A
+         *     request that carries a key anyway must carry a valid one (an unknown or revoked key answers
+         *     401, as DRF authenticates any request with credentials), and counts against that key's
+         *     `default` throttle class.
          *
          *     The format is chosen as drf-spectacular chooses it (Django REST framework's content
-         *     negotiation): YAML by default (`application/vnd.oai.openapi`, the bytes of `openapi.yaml`);
+         *     negotiation): YAML by default (`application/vnd.oai.openapi`, the bytes of that bundle);
          *     `?format=json` answers JSON (`application/vnd.oai.openapi+json`); without `format`,
          *     `Accept: application/json`, `application/vnd.oai.openapi+json` or `application/yaml` picks
          *     that media type. `format` wins over `Accept`. The `lang` and `version` parameters of

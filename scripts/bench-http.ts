@@ -11,7 +11,8 @@
  *   the bytes B returned for it (captured first), no validation, no storage;
  * - **B** envapi as `npm start` runs it in production (`NODE_ENV=production`: response validation
  *   off; request log on, to /dev/null; SQLite; auth on with a real key; `RATE_LIMIT_ENABLED=off`);
- * - **C** `prism mock openapi.yaml` (static examples), with the same requests.
+ * - **C** `prism mock generated/openapi.bundle.yaml` (the contract as served, static examples),
+ *   with the same requests.
  *
  * Scenarios (`--scenarios` picks by name): `retrieve` one frontend-app config; `list` frontend-app
  * configs; `events-latest` events list (latest 100) on a store of `--events` demo events;
@@ -133,7 +134,7 @@ async function run(o: Options): Promise<void> {
       A: () => startTarget('A', [process.execPath, '--import', 'tsx', 'scripts/bench-http-bare.ts', '--routes', routesFile, '--port', String(ports.A)], process.env, ports.A, probe.url, auth, pin, TARGET_LABEL.A),
       B: () => startTarget('B', argvB, envB, ports.B, probe.url, auth, pin, TARGET_LABEL.B),
       C: () =>
-        startTarget('C', [path.join(ROOT, 'node_modules/.bin/prism'), 'mock', 'openapi.yaml', '--port', String(ports.C), '--host', '127.0.0.1'], { ...process.env, NO_COLOR: '1' }, ports.C, probe.url, auth, pin, TARGET_LABEL.C),
+        startTarget('C', [path.join(ROOT, 'node_modules/.bin/prism'), 'mock', 'generated/openapi.bundle.yaml', '--port', String(ports.C), '--host', '127.0.0.1'], { ...process.env, NO_COLOR: '1' }, ports.C, probe.url, auth, pin, TARGET_LABEL.C),
     };
 
     // Cold starts: spawn → first 200, interleaved, --reps times each.

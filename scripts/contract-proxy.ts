@@ -1,9 +1,10 @@
 /**
  * `npm run contract`: an independent contract check (issue 6). Starts the real server on a free
  * port over a fresh temporary store, puts Prism in proxy mode in front of it
- * (`prism proxy openapi.yaml <server> --errors`), replays a scenario through the proxy that covers
- * every operation of the spec and every declared status it can provoke cheaply, and fails (exit 1)
- * when:
+ * (`prism proxy generated/openapi.bundle.yaml <server> --errors`: the contract with its
+ * `/api/projects/{project_id}/` copies, scripts/gen-projects-paths.mjs), replays a scenario
+ * through the proxy that covers every operation of the spec and every declared status it can
+ * provoke cheaply, and fails (exit 1) when:
  *
  * - an operation of the spec is not exercised at all;
  * - a request answers another status than the scenario meant (e.g. a 200 meant, a 404 got);
@@ -31,7 +32,8 @@ import { freePort } from './bench-lib.js';
 import { eventUuidOut } from '../server/storage/event-uuids.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SPEC = path.join(ROOT, 'openapi.yaml');
+/** The contract as served: openapi.yaml with its generated /api/projects/ copies. */
+const SPEC = path.join(ROOT, 'generated', 'openapi.bundle.yaml');
 const PRISM_BIN = path.join(ROOT, 'node_modules', '.bin', 'prism');
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const MISSING_ID = 2_147_483_000;
@@ -589,7 +591,7 @@ const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolv
 if (isMain) {
   new Command('contract')
     .description(
-      'independent contract check: the real server behind `prism proxy openapi.yaml --errors`, a scenario covering every operation; exits 1 on an unexercised operation, an unexpected status or a Prism violation',
+      'independent contract check: the real server behind `prism proxy generated/openapi.bundle.yaml --errors`, a scenario covering every operation; exits 1 on an unexercised operation, an unexpected status or a Prism violation',
     )
     .action(async () => {
       const r = await runContract();

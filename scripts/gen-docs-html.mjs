@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 /**
  * `generated/api-docs.html`: the HTML API reference served at `GET /docs` (server/http/docs.ts),
- * built from `openapi.yaml` by Redocly's `build-docs` (@redocly/cli, a devDependency) with
+ * built from the contract, `generated/openapi.bundle.yaml` (openapi.yaml with its
+ * `/api/projects/{project_id}/` copies), by Redocly's `build-docs` (@redocly/cli, a devDependency) with
  * `--inlineBundle`, so the page carries Redoc's scripts and the document itself and loads nothing
  * from a CDN at run time.
  *
  *   node scripts/gen-docs-html.mjs           # write generated/api-docs.html (part of `npm run gen`)
  *   node scripts/gen-docs-html.mjs --check   # exit 1 when it is missing or stale (`npm run check:gen`)
  *
- * The page documents `docsDocument(openapi.yaml)`, not the file as it is: each operation under
+ * The page documents `docsDocument(bundle)`, not the file as it is: each operation under
  * `/api/environments/{project_id}/…` has a generated twin under `/api/projects/{project_id}/…`
  * (scripts/gen-projects-paths.mjs, docs/contract-plan.md), the same operation with the same
  * summary, so listing both would show every sidebar entry twice. The page lists the projects form
@@ -16,7 +17,7 @@
  * path it mirrors (so each tag keeps the hand-written order), and each such operation's
  * description ends with a note naming its alias under `/api/environments/{project_id}/` and the
  * alias's operationId. Operations without a twin are kept as they are. Only this page changes:
- * openapi.yaml, generated/openapi.json (what the server loads) and `GET /api/schema/` keep both
+ * the bundle, generated/openapi.json (what the server loads) and `GET /api/schema/` keep both
  * prefixes. test/server/schema-docs.test.ts reads the document embedded in the page back and
  * checks it (each operation once, summaries unique within a tag, every alias named).
  *
@@ -38,7 +39,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const target = path.join(root, 'generated', 'api-docs.html');
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  console.log('usage: node scripts/gen-docs-html.mjs [--check]\nWrites generated/api-docs.html from openapi.yaml (redocly build-docs); --check fails when it is stale.');
+  console.log('usage: node scripts/gen-docs-html.mjs [--check]\nWrites generated/api-docs.html from generated/openapi.bundle.yaml (redocly build-docs); --check fails when it is stale.');
   process.exit(0);
 }
 
@@ -113,9 +114,9 @@ function docsDocument(doc) {
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-docs-'));
 const out = path.join(dir, 'api-docs.html');
 try {
-  // the transformed document, under the same file name as the source (Redoc's download name)
+  // the transformed document, under the hand-written source's file name (Redoc's download name)
   const input = path.join(dir, 'openapi.yaml');
-  fs.writeFileSync(input, stringify(docsDocument(parse(fs.readFileSync(path.join(root, 'openapi.yaml'), 'utf8'))), { lineWidth: 0 }));
+  fs.writeFileSync(input, stringify(docsDocument(parse(fs.readFileSync(path.join(root, 'generated', 'openapi.bundle.yaml'), 'utf8'))), { lineWidth: 0 }));
   execFileSync(
     process.execPath,
     [path.join(root, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'build-docs', input, '--inlineBundle', '--title', 'envapi API reference', '-o', out],

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
- * `npm run mock`: the Prism mock of `openapi.yaml` (@stoplight/prism-cli, static examples), for
- * frontend teams.
+ * `npm run mock`: the Prism mock of the contract (@stoplight/prism-cli, static examples), for
+ * frontend teams. The contract is `generated/openapi.bundle.yaml`: the hand-written `openapi.yaml`
+ * with its `/api/projects/{project_id}/` copies (scripts/gen-projects-paths.mjs, `npm run gen`), so
+ * the mock answers under both prefixes, as the server does.
  *
  *   npm run mock                         # http://127.0.0.1:4010
  *   npm run mock -- --port 4020          # another port (PORT=4020 works too)
@@ -12,7 +14,7 @@
  * documents. The mock must not send a client following `next` to a server that may not be running:
  * Prism is given a copy of the contract (in a temporary folder, removed on exit) in which that
  * origin, wherever it starts a link to `/api/…`, is the mock's own (`http://<host>:<port>`; with
- * `--host 0.0.0.0`, `127.0.0.1`). `openapi.yaml` itself is not changed.
+ * `--host 0.0.0.0`, `127.0.0.1`). The bundle itself is not changed.
  *
  * Prism runs as a child process with this one's stdout and stderr; SIGINT and SIGTERM are passed on
  * to it, and this process exits with its status. Prism's stdin is a pipe from this process, watched
@@ -33,7 +35,8 @@ export const SERVER_ORIGIN = 'http://127.0.0.1:8000';
 
 const USAGE = `usage: npm run mock -- [--port N] [--host HOST]
 
-Serves openapi.yaml's examples with Prism (static mode).
+Serves the examples of the contract (generated/openapi.bundle.yaml: openapi.yaml
+and its /api/projects/ copies, from npm run gen) with Prism (static mode).
   --port N      port to listen on (default: $PORT, else 4010)
   --host HOST   address to listen on (default 127.0.0.1)
   -h, --help    this text
@@ -69,7 +72,7 @@ function main() {
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-mock-'));
   const spec = path.join(dir, 'openapi.yaml');
-  fs.writeFileSync(spec, pointLinksAt(fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8'), `http://${linkHost}:${port}`));
+  fs.writeFileSync(spec, pointLinksAt(fs.readFileSync(path.join(ROOT, 'generated', 'openapi.bundle.yaml'), 'utf8'), `http://${linkHost}:${port}`));
   const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
 
   const prism = path.join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');

@@ -3,9 +3,10 @@
  * `npm test` (the whole run) and `npm run test:fast` (`--fast`, the tier to run before a commit).
  *
  * Both run, in order, stopping at the first that fails:
- *   1. `redocly lint openapi.yaml` (zero warnings), 2. `eslint .`, 3. the generated files are up to
- *   date (`npm run check:gen`), 4. `tsc --noEmit`, 5. the build (`envapi build`), then
- *   6. vitest: every suite on SQLite (the whole run) or the suites of FAST_SUITES (`--fast`).
+ *   1. `redocly lint` of openapi.yaml and of the bundle made from it, generated/openapi.bundle.yaml
+ *   (`npm run lint:spec`; zero warnings), 2. `eslint .`, 3. the generated files are up to date
+ *   (`npm run check:gen`), 4. `tsc --noEmit`, 5. the build (`envapi build`), then 6. vitest:
+ *   every suite on SQLite (the whole run) or the suites of FAST_SUITES (`--fast`).
  * The whole run then runs 7. the PostgreSQL pass (scripts/test-postgres.mjs: every suite with a
  * store again, TEST_STORE=postgres) when a PostgreSQL answers: TEST_DATABASE_URL, or else the
  * machine's default address (scripts/test-targets.mjs) — no variable needed.
@@ -91,7 +92,7 @@ async function main() {
   const env = { ...process.env, REDOCLY_TELEMETRY: 'off', ENVAPI_TEST_SKIPS: skipsFile };
   const vitest = [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run'];
   const steps = [
-    ['the spec (redocly lint)', bin('redocly'), ['lint', 'openapi.yaml']],
+    ['the spec (redocly lint)', bin('redocly'), ['lint', 'openapi.yaml', 'generated/openapi.bundle.yaml']],
     ['the code (eslint)', bin('eslint'), ['.']],
     ['generated/ up to date', npm, ['run', '--silent', 'check:gen']],
     ['types (tsc --noEmit)', bin('tsc'), ['--noEmit', '-p', '.']],

@@ -58,7 +58,7 @@ export interface AppDeps {
   validateResponses?: boolean;
   /** handler map (default: the project's handlers) */
   handlers?: HandlerMap;
-  /** the parsed spec (default: `openapi.yaml`) */
+  /** the parsed spec (default: the contract, `generated/openapi.bundle.yaml`: http/spec.ts `loadSpec`) */
   spec?: OpenApiDocument;
   /** called with unexpected errors (500s); default: logged at level error */
   onServerError?: (err: unknown, req: Request) => void;

@@ -2,9 +2,10 @@
  * `GET /docs`: the HTML API reference, outside the contract (like `/_health`: not in
  * `openapi.yaml`, no authentication, no rate limit), answered before the validator.
  *
- * The page is `generated/api-docs.html`, built from `openapi.yaml` by Redocly's `build-docs`
- * (@redocly/cli) with `--inlineBundle` at generation time (`npm run gen`, scripts/gen-docs-html.mjs)
- * and committed, like `generated/openapi.json`; `npm run check:gen` fails when it is stale. It is
+ * The page is `generated/api-docs.html`, built from the contract (`generated/openapi.bundle.yaml`,
+ * openapi.yaml with its `/api/projects/` copies) by Redocly's `build-docs` (@redocly/cli) with
+ * `--inlineBundle` at generation time (`npm run gen`, scripts/gen-docs-html.mjs) and committed,
+ * like `generated/openapi.json`; `npm run check:gen` fails when it is stale. It is
  * a committed file rather than an output of the `build` step because the server also runs from
  * its sources (tests and `npm run dev` run `server/` with tsx, without a build), and because
  * Redocly is a devDependency: a production install must serve the page without it. The build is

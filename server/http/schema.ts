@@ -17,8 +17,10 @@
  * `application/vnd.oai.openapi`, which a browser saves as a file named `download`; the bytes are
  * the same either way. `Accept: text/plain` (or `text/*`) picks the YAML as `text/plain` too.
  *
- * The YAML is the bytes of `openapi.yaml` when the app serves that file's contract (its comments
- * kept), or the app's document printed as YAML when it was given another one; the JSON is the
+ * The YAML is the bytes of the contract's file, `generated/openapi.bundle.yaml` (the hand-written
+ * `openapi.yaml` with its `/api/projects/{project_id}/` copies; server/http/spec.ts `SPEC_PATH`),
+ * when the app serves that file's contract (its comments kept), or the app's document printed as
+ * YAML when it was given another one; the JSON is the
  * parsed document. Both are built on first use and kept. This operation is answered by
  * server/http/, not by a tag's handler object (handler-types.ts `HttpOperationId`).
  */
@@ -51,7 +53,7 @@ export function schemaMediaType(format: 'json' | 'yaml' | undefined, accept: str
 /** What the schema handler serves: the document, and the YAML file it was read from (if any). */
 export interface SchemaSource {
   document: OpenApiDocument;
-  /** `openapi.yaml`'s path when `document` is that file's contract: its bytes are the YAML answer */
+  /** the contract file's path (`SPEC_PATH`) when `document` is that file's contract: its bytes are the YAML answer */
   yamlPath?: string;
 }
 

@@ -1,8 +1,11 @@
 /**
- * The contract, loaded once at start-up: `openapi.yaml` parsed into an object that the validator,
- * the router and the scope checks all read. Nothing here is per request. The parse is taken from
- * `generated/openapi.json` (scripts/gen-spec-json.mjs) when that file was generated from the very
- * bytes of `openapi.yaml` (sha256), which keeps YAML parsing (~250–550 ms) out of the cold start.
+ * The contract, loaded once at start-up: `generated/openapi.bundle.yaml` (the hand-written
+ * `openapi.yaml` plus its `/api/projects/{project_id}/` copies, written by `npm run gen`:
+ * scripts/gen-projects-paths.mjs) parsed into an object that the validator, the router and the
+ * scope checks all read; `GET /api/schema/` answers the same file. Nothing here is per request.
+ * The parse is taken from `generated/openapi.json` (scripts/gen-spec-json.mjs) when that file was
+ * generated from the very bytes of the bundle (sha256), which keeps YAML parsing (~250–550 ms) out
+ * of the cold start.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -11,23 +14,29 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type * as Yaml from 'yaml';
 
+/** The contract the server loads, relative to the project root (module doc). */
+const BUNDLE = path.join('generated', 'openapi.bundle.yaml');
+
 /**
- * The project root: the nearest folder above this module that holds `openapi.yaml` (the same
- * whether the server runs from `server/` with tsx or from the compiled `dist/server/`).
+ * The project root: the nearest folder above this module that holds `generated/openapi.bundle.yaml`
+ * (the same whether the server runs from `server/` with tsx or from the compiled `dist/server/`).
  */
 function findProjectRoot(): string {
   const start = path.dirname(fileURLToPath(import.meta.url));
   for (let dir = start; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'openapi.yaml'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`openapi.yaml not found in ${start} or any folder above it`);
+    if (fs.existsSync(path.join(dir, BUNDLE))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`${BUNDLE} not found in ${start} or any folder above it: run \`npm run gen\``);
   }
 }
 
-/** Absolute path of the project root (the folder of `openapi.yaml` and `package.json`). */
+/** Absolute path of the project root (the folder of `openapi.yaml`, `generated/` and `package.json`). */
 export const PROJECT_ROOT = findProjectRoot();
 
-/** Absolute path of `openapi.yaml` at the project root. */
-export const SPEC_PATH = path.join(PROJECT_ROOT, 'openapi.yaml');
+/**
+ * Absolute path of the contract the server loads and serves: `generated/openapi.bundle.yaml`, not
+ * the hand-written `openapi.yaml`, which lacks the `/api/projects/{project_id}/` copies.
+ */
+export const SPEC_PATH = path.join(PROJECT_ROOT, BUNDLE);
 
 /** `generated/openapi.json`: `{source_sha256, document}`, written by `npm run gen`. */
 export const SPEC_JSON_PATH = path.join(PROJECT_ROOT, 'generated', 'openapi.json');
@@ -66,8 +75,9 @@ function generatedParse(yamlBytes: Buffer): OpenApiDocument | undefined {
 }
 
 /**
- * Reads and parses `openapi.yaml` (once per process; from `generated/openapi.json` when it matches
- * the YAML's bytes). Returns a fresh copy on every call. Throws if the file is missing or invalid YAML.
+ * Reads and parses the contract, `SPEC_PATH` by default (once per process; from
+ * `generated/openapi.json` when it matches the YAML's bytes), or another YAML file. Returns a fresh
+ * copy on every call. Throws if the file is missing or invalid YAML.
  */
 export function loadSpec(file = SPEC_PATH): OpenApiDocument {
   if (file === SPEC_PATH && cached) return structuredClone(cached);

@@ -1,5 +1,6 @@
 /**
- * Contract ↔ conventions ↔ server, statically (no network): the rules of `openapi.yaml` that
+ * Contract ↔ conventions ↔ server, statically (no network), on the contract the server loads
+ * (generated/openapi.bundle.yaml: `openapi.yaml` and its `/api/projects/` copies): the rules that
  * Redocly's lint does not express (drf-style operationIds derived from the path, one scope per
  * operation, one throttle class per operation, declared errors, examples on every success,
  * `project_id` once per path item, no 501 placeholder left), and that the server's handler map and `generated/api.d.ts`
@@ -9,9 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { handlers } from '../../server/handlers/index.js';
 import { RATE_CLASSES, RateClassError, rateClassesOf } from '../../server/http/rate-limit.js';
-import { listCaptureOperations } from '../../server/http/spec.js';
+import { listCaptureOperations, SPEC_PATH, type OpenApiDocument } from '../../server/http/spec.js';
 import { deref, environmentsTwin, handWrittenOperations, HTTP_OPERATIONS, operations as ops, PROJECTS_PREFIX, projectsCopies, PUBLIC_OPERATIONS, spec, UNSCOPED_OPERATIONS } from '../helpers/spec.js';
 
 type Json = Record<string, unknown>;
@@ -82,7 +84,7 @@ function isCollection(p: string): boolean {
 /** POST operations that only read, with a `:read` scope as PostHog declares them (posthog/api/query.py: `query:read`). */
 const READING_POSTS = ['environments_query_create', 'query_create'];
 
-describe('openapi.yaml', () => {
+describe('the contract (generated/openapi.bundle.yaml: openapi.yaml and its /api/projects/ copies)', () => {
   it('has 64 operations (37 hand-written: the 19 of the seed, 17 PostHog operations it does not show and the schema; their 27 /api/projects/{project_id}/ copies), each with a unique operationId', () => {
     const ids = ops.map((o) => o.operationId);
     expect(handWrittenOperations).toHaveLength(37);
@@ -105,6 +107,15 @@ describe('openapi.yaml', () => {
   });
 
   describe('the /api/projects/{project_id}/ copies (scripts/gen-projects-paths.mjs)', () => {
+    it('are in the contract the server loads (generated/openapi.bundle.yaml), which is the hand-written openapi.yaml plus the copies', () => {
+      expect(path.relative(ROOT, SPEC_PATH)).toBe(path.join('generated', 'openapi.bundle.yaml'));
+      const handWritten = parseYaml(fs.readFileSync(path.join(ROOT, 'openapi.yaml'), 'utf8')) as OpenApiDocument;
+      const copyPaths = new Set(projectsCopies.map((o) => o.path));
+      expect(Object.keys(handWritten.paths).filter((p) => copyPaths.has(p))).toEqual([]);
+      const withoutCopies = Object.fromEntries(Object.entries(spec.paths).filter(([p]) => !copyPaths.has(p)));
+      expect({ ...spec, paths: withoutCopies }).toEqual(handWritten);
+    });
+
     it('copy every environment-scoped operation, and only those', () => {
       const environmentScoped = handWrittenOperations.filter((o) => o.path.startsWith(ENV_PREFIX));
       expect(projectsCopies.map((o) => `${o.method} ${o.path.slice(PROJECTS_PREFIX.length)}`)).toEqual(

@@ -1,5 +1,6 @@
 /**
- * Test harness: the Prism mock of `openapi.yaml`, started as `npm run mock` starts it
+ * Test harness: the Prism mock of the contract (generated/openapi.bundle.yaml: openapi.yaml and its
+ * `/api/projects/` copies), started as `npm run mock` starts it
  * (scripts/mock.mjs, which runs Prism as its own child) on a free local port, for the contract
  * tests that check what frontend teams get from `npm run mock`.
  *
@@ -124,7 +125,7 @@ async function startOn(port: number, timeoutMs: number): Promise<PrismMock> {
 }
 
 /**
- * Starts `npm run mock`'s Prism mock of `openapi.yaml` (scripts/mock.mjs) on a free port of 127.0.0.1 and resolves once Prism prints
+ * Starts `npm run mock`'s Prism mock of the contract (scripts/mock.mjs) on a free port of 127.0.0.1 and resolves once Prism prints
  * "Prism is listening". If the port was taken in the meantime it retries on another one (3
  * attempts). Rejects after `timeoutMs` (default 20 s), or when Prism exits early, with Prism's
  * output in the error message.

@@ -1,7 +1,8 @@
 /**
- * Reading openapi.yaml in tests, one copy for every suite that walks the contract (the fuzzers,
- * the scope matrix, the static contract checks, the mock checks): the parsed spec and its
- * operations (from the server's own `loadSpec` / `listOperations`), local `$ref` resolution, and per
+ * Reading the contract in tests, one copy for every suite that walks it (the fuzzers, the scope
+ * matrix, the static contract checks, the mock checks): the parsed spec and its operations (from
+ * the server's own `loadSpec` / `listOperations`: generated/openapi.bundle.yaml, the hand-written
+ * openapi.yaml with its `/api/projects/{project_id}/` copies), local `$ref` resolution, and per
  * operation its object, parameters, JSON request body schema, declared statuses and scopes.
  */
 import { listOperations, loadSpec, type OpenApiDocument, type SpecOperation } from '../../server/http/spec.js';
@@ -105,7 +106,7 @@ export function environmentsTwin(op: SpecOperation): SpecOperation | undefined {
   return operations.find((o) => o.path === path && o.method === op.method);
 }
 
-/** The hand-written operations: every operation but the `/api/projects/{project_id}/` copies. */
+/** The hand-written operations (those of openapi.yaml): every operation but the `/api/projects/{project_id}/` copies. */
 export const handWrittenOperations: SpecOperation[] = operations.filter((o) => !environmentsTwin(o));
 /** The generated `/api/projects/{project_id}/` copies. */
 export const projectsCopies: SpecOperation[] = operations.filter((o) => environmentsTwin(o));

@@ -1,7 +1,8 @@
 /**
- * The scope matrix, driven by `openapi.yaml`: for every operation of the contract (64, the
- * `/api/projects/{project_id}/` copies included, each with
- * exactly one scope in its `security` but the key's own record and the schema, which need none), a key lacking that scope answers 403 permission_denied with
+ * The scope matrix, driven by the contract (generated/openapi.bundle.yaml: `openapi.yaml` and its
+ * generated `/api/projects/{project_id}/` copies): for every operation of it (64, the copies
+ * included, each with exactly one scope in its `security` but the key's own record and the
+ * schema, which need none), a key lacking that scope answers 403 permission_denied with
  * PostHog's "API key missing required scope '…'"; a key holding exactly that scope, a `*` key and,
  * for a `:read` scope, a key holding only the matching `:write` are not refused (answering a status
  * the operation declares, neither 401 nor 403); and on operations under a project, a key limited to
@@ -138,7 +139,7 @@ afterAll(async () => {
 });
 
 describe('the scope matrix', () => {
-  it('covers every operation of openapi.yaml (64: 37 hand-written, 27 /api/projects/ copies), each with exactly one required scope but the key\'s own record and the schema', () => {
+  it('covers every operation of the contract (64: 37 hand-written in openapi.yaml, 27 /api/projects/ copies), each with exactly one required scope but the key\'s own record and the schema', () => {
     expect(operations).toHaveLength(64);
     for (const op of operations) expect(requiredScopes(op), op.operationId).toHaveLength(UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : 1);
   });
