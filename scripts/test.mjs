@@ -2,11 +2,13 @@
 /**
  * `npm test` (the whole run) and `npm run test:fast` (`--fast`, the tier to run before a commit).
  *
- * Both run, in order, stopping at the first that fails:
+ * Both run the static checks first, side by side (as many at once as the machine has cores; each
+ * one's output is printed whole when it ends, in this order):
  *   1. `redocly lint` of openapi.yaml and of the bundle made from it, generated/openapi.bundle.yaml
  *   (`npm run lint:spec`; zero warnings), 2. `eslint .`, 3. the generated files are up to date
- *   (`npm run check:gen`), 4. `tsc --noEmit`, 5. the build (`envapi build`), then 6. vitest:
- *   every suite on SQLite (the whole run) or the suites of FAST_SUITES (`--fast`).
+ *   (`npm run check:gen`), 4. `tsc --noEmit`, 5. the build (`envapi build`).
+ * When all of them pass, 6. vitest: every suite on SQLite (the whole run) or the suites of
+ * FAST_SUITES (`--fast`).
  * The whole run then runs 7. the PostgreSQL pass (scripts/test-postgres.mjs: every suite with a
  * store again, TEST_STORE=postgres) when a PostgreSQL answers: TEST_DATABASE_URL, or else the
  * machine's default address (scripts/test-targets.mjs) — no variable needed.
@@ -16,7 +18,7 @@
  * chromium`): the suites record their skips in the file named by ENVAPI_TEST_SKIPS, which this
  * script sets (test/helpers/skips.ts). Exit status: that of the first failed step, else 0.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,6 +67,43 @@ Lints the spec and the code, checks generated/, type-checks, builds, then runs v
   --fast           the suites that start no process or browser, on SQLite (before a commit)
 Ends with one line for each suite skipped for want of something, and how to run it.`;
 
+/**
+ * Runs the static checks `[title, command, args]` side by side, at most `os.availableParallelism()`
+ * at once, each with its output captured; prints each one's title, seconds and output in the
+ * given order once it and those before it have ended. Returns the exit status of the first check
+ * (in that order) that failed, else 0.
+ */
+async function checks(list, env) {
+  const runs = list.map(() => undefined);
+  let next = 0;
+  const runOne = (i) =>
+    new Promise((resolve) => {
+      const [, command, args] = list[i];
+      const started = Date.now();
+      const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d) => (output += d));
+      child.stderr.on('data', (d) => (output += d));
+      child.on('error', (err) => (output += `${err.message}\n`));
+      child.on('close', (code) => resolve({ code: code ?? 1, output, seconds: (Date.now() - started) / 1000 }));
+    });
+  const worker = async () => {
+    while (next < list.length) {
+      const i = next++;
+      runs[i] = await runOne(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(os.availableParallelism(), list.length) }, worker));
+  let status = 0;
+  list.forEach(([title], i) => {
+    const { code, output, seconds } = runs[i];
+    console.log(`\n── ${title} (${seconds.toFixed(1)} s)${code === 0 ? '' : `: failed (exit ${code})`}`);
+    if (output.trim()) process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
+    if (code !== 0 && status === 0) status = code;
+  });
+  return status;
+}
+
 /** Runs one step with this terminal; returns its exit status. */
 function step(title, command, args, env = process.env) {
   console.log(`\n── ${title}`);
@@ -91,20 +130,18 @@ async function main() {
   const skipsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-')), 'skips.jsonl');
   const env = { ...process.env, REDOCLY_TELEMETRY: 'off', ENVAPI_TEST_SKIPS: skipsFile };
   const vitest = [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run'];
-  const steps = [
+  const staticChecks = [
     ['the spec (redocly lint)', bin('redocly'), ['lint', 'openapi.yaml', 'generated/openapi.bundle.yaml']],
     ['the code (eslint)', bin('eslint'), ['.']],
     ['generated/ up to date', npm, ['run', '--silent', 'check:gen']],
     ['types (tsc --noEmit)', bin('tsc'), ['--noEmit', '-p', '.']],
     ['the build (envapi build)', process.execPath, ['bin/envapi.js', 'build']],
-    fast
-      ? ['the fast suites (vitest, SQLite)', process.execPath, [...vitest, ...FAST_SUITES, ...FAST_EXCLUDED.flatMap((f) => ['--exclude', f])]]
-      : ['every suite on SQLite (vitest)', process.execPath, vitest],
   ];
-  let status = 0;
-  for (const [title, command, stepArgs] of steps) {
-    status = step(title, command, stepArgs, env);
-    if (status !== 0) break;
+  let status = await checks(staticChecks, env);
+  if (status === 0) {
+    status = fast
+      ? step('the fast suites (vitest, SQLite)', process.execPath, [...vitest, ...FAST_SUITES, ...FAST_EXCLUDED.flatMap((f) => ['--exclude', f])], env)
+      : step('every suite on SQLite (vitest)', process.execPath, vitest, env);
   }
   const extra = [];
   if (status === 0 && !fast) {
