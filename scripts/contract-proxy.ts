@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { parse } from 'yaml';
 import { freePort } from './bench-lib.js';
-import { eventUuidOut } from '../server/storage/event-uuids.js';
+import { eventUuidOut } from '../server/storage/events/uuids.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SPEC = path.join(ROOT, 'openapi.yaml');

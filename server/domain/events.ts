@@ -9,8 +9,8 @@ import type { components } from '../../generated/api.js';
 import { notFound, validationError, withHogQLErrors } from './errors.js';
 import { JsonText, Utf8Builder } from './json-text.js';
 import type { Store } from '../storage/db.js';
-import { loadMaterializedColumns } from '../storage/materialized.js';
-import { EventsReadRepository, type EventPerson, type EventRow, type ListedEventRow } from '../storage/repositories/events-read.js';
+import { loadMaterializedColumns } from '../storage/events/materialized.js';
+import { EventsReadRepository, type EventPerson, type EventRow, type ListedEventRow } from '../storage/events/read.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { eventsToCsv, rowsToCsv } from './csv.js';
 import { echo } from './echo.js';
@@ -174,7 +174,7 @@ export class EventsService {
     const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
     const { before, after, properties, person } = this.filters(team, params, now);
     const cursor = params.cursor !== undefined ? decodeCursor(params.cursor) : undefined;
-    // the store's materialized columns (storage/materialized.ts), read by property filters and `where`
+    // the store's materialized columns (storage/events/materialized.ts), read by property filters and `where`
     const materialized = properties || params.where !== undefined ? await loadMaterializedColumns(this.db) : undefined;
     const whereList = params.where !== undefined ? hogqlList(params.where, 'where') : undefined;
     const where = whereList !== undefined ? await withHogQLErrors(() => eventsWhereCondition(whereList, this.dialect, now, materialized)) : undefined;

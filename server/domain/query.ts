@@ -13,12 +13,12 @@ import type { components } from '../../generated/api.js';
 import { runEventsQuery, runHogQLQuery, MAX_LIMIT, DEFAULT_LIMIT, type HogQLAnswer } from '../hogql/index.js';
 import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
-import { compilePropertyGroup, eventSources } from '../storage/repositories/events-read.js';
-import { loadMaterializedColumns } from '../storage/materialized.js';
+import { compilePropertyGroup, eventSources } from '../storage/events/filters.js';
+import { loadMaterializedColumns } from '../storage/events/materialized.js';
 import { validationError, withHogQLErrors } from './errors.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { parseEventDateParam } from './relative-dates.js';
-import { eventTimeIn } from '../storage/event-times.js';
+import { eventTimeIn } from '../storage/events/times.js';
 
 /** A `HogQLQuery` body's `query` (schema `HogQLQuery`). */
 export type HogQLQueryInput = components['schemas']['HogQLQuery'];

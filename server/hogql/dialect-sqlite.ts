@@ -11,7 +11,7 @@ import { textToNumber, textToTimestamp } from '../storage/text-values.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { floatText, plainNumber, type TextSql } from './text-forms.js';
 import type { Interval } from './types.js';
-import { eventTimeMicros } from '../storage/event-times.js';
+import { eventTimeMicros } from '../storage/events/times.js';
 
 /** A date or date-time text, NULL when its year is 0000 or earlier (SQLite writes them; PostgreSQL has no year 0). */
 function fromYear1(x: Sql): Sql {
@@ -105,11 +105,11 @@ export const sqliteDialect: HogQLDialect = {
     return sql`(case coalesce(${type}, 'null') when 'text' then json_extract(${source}, ${path}) when 'integer' then (${source} -> ${path}) when 'null' then null when 'true' then 'true' when 'false' then 'false' else ${jsonValue(sql`(${source} -> ${path})`, type)} end)`;
   },
   jsonCanonical: (json) => canonical(json),
-  // json(): events.properties is stored as JSONB (storage/dialect.ts `eventPropertiesIn`); the text
+  // json(): events.properties is stored as JSONB (storage/events/property-sets.ts `eventPropertiesIn`); the text
   // of persons.properties and of older events comes back as it is
   jsonWhole: (source) => sql`json(${source})`,
   // `events.timestamp >= <0001-01-01>` holds for every event (microseconds since migration 0013,
-  // storage/event-times.ts; the accepted years start at 0001). Three
+  // storage/events/times.ts; the accepted years start at 0001). Three
   // indexes begin with team_id and SQLite has no statistics to tell them apart: for a read of the
   // whole project (HogQL's `count() where properties.$browser = 'Chrome'` without a column) it
   // took `events_team_distinct_id_time`, which visits the rows in distinct_id order (918 ms at

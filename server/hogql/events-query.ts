@@ -13,7 +13,7 @@
  * `orderBy` (line 1 = the first select expression).
  */
 import { sql } from 'kysely';
-import type { MaterializedColumns } from '../storage/materialized.js';
+import type { MaterializedColumns } from '../storage/events/materialized.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { asCondition } from './coerce.js';
 import { compileExpr } from './expr.js';

@@ -10,7 +10,7 @@
  * Anything else is a `HogQLError` naming the construct and its position.
  */
 import { sql } from 'kysely';
-import { eventTimeFromText } from '../storage/event-times.js';
+import { eventTimeFromText } from '../storage/events/times.js';
 import { asCondition, asDate, asDateTime, asValue, condition, shiftTimestamp } from './coerce.js';
 import type { Sql } from './dialect.js';
 import { tableField } from './fields.js';
@@ -156,7 +156,7 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
 /**
  * `l op r` when a side is a stored time (`Compiled.timeKey`) and the other a date, a DateTime or
  * text read as one: both sides as microseconds, the other side converted from its DateTime text
- * (`asDateTime`, then ../storage/event-times.ts `eventTimeFromText`, which SQLite evaluates once
+ * (`asDateTime`, then ../storage/events/times.ts `eventTimeFromText`, which SQLite evaluates once
  * for a constant), so the comparison is the one the text gives and `events.timestamp`'s indexes
  * serve it. Undefined otherwise.
  */

@@ -15,13 +15,13 @@
  * Columns stored in another form than their value on SQLite also offer that form: `uuid` (its 16
  * bytes, `Compiled.storedEquals`) and `timestamp` (microseconds, `Compiled.timeKey`), which
  * comparisons, GROUP BY and ORDER BY read so that the indexes serve them and no row's text is made
- * only to compare it (../storage/event-uuids.ts, ../storage/event-times.ts).
+ * only to compare it (../storage/events/uuids.ts, ../storage/events/times.ts).
  */
 import { sql } from 'kysely';
-import { elementsChainOf } from '../storage/element-groups.js';
-import { eventTimeText } from '../storage/event-times.js';
-import { eventUuidLiteral, eventUuidText } from '../storage/event-uuids.js';
-import { eventPropertiesWhole, readEventProperty } from '../storage/property-sets.js';
+import { elementsChainOf } from '../storage/events/element-groups.js';
+import { eventTimeText } from '../storage/events/times.js';
+import { eventUuidLiteral, eventUuidText } from '../storage/events/uuids.js';
+import { eventPropertiesWhole, readEventProperty } from '../storage/events/property-sets.js';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { fail, make, type Scope } from './scope.js';
@@ -108,7 +108,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
         case 'created_at':
           return column(scope, 'events.created_at', () => (d.name === 'sqlite' ? eventTimeText('sqlite', sql`events.created_at`) : d.timestampColumn(sql`events.created_at`)), 'DateTime64', false);
         case 'properties':
-          // rebuilt from the event's own keys and its property set on SQLite (storage/property-sets.ts)
+          // rebuilt from the event's own keys and its property set on SQLite (storage/events/property-sets.ts)
           return column(scope, 'events.properties', () => d.jsonWhole(eventPropertiesWhole(d.name)), 'JSON', false, () => d.jsonCanonical(eventPropertiesWhole(d.name)));
         case 'person_id':
           return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);

@@ -12,7 +12,7 @@ import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { rowColumn } from './fields.js';
 import { regexCondition } from './patterns.js';
-import { eventTimeText, startOfMicros, type TimeUnit } from '../storage/event-times.js';
+import { eventTimeText, startOfMicros, type TimeUnit } from '../storage/events/times.js';
 import { bindable, fail, make, sqlNull, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interval } from './types.js';
 
@@ -278,7 +278,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
 
 /**
  * `toStartOfDay` / `toStartOfHour` of a stored time (`Compiled.timeKey`, SQLite): the start as
- * microseconds (`startOfMicros`, ../storage/event-times.ts), which the query groups and orders
+ * microseconds (`startOfMicros`, ../storage/events/times.ts), which the query groups and orders
  * by, and its text, which SQLite makes once per group rather than once per row.
  */
 function startOfStoredTime(a: Compiled, unit: TimeUnit, key: string, args: Compiled[]): Compiled {

@@ -16,14 +16,14 @@
  * answer every query alike (test/hogql/property.test.ts). The team filter
  * is added by the compiler; every value of the query is a bound parameter; a WHERE comparison of a
  * property with a string reads the property's materialized column where the store has one
- * (../storage/materialized.ts), with the same answer; only `events` and
+ * (../storage/events/materialized.ts), with the same answer; only `events` and
  * `persons`, and only the functions of the subset, can be named. The rules taken from PostHog
  * (posthog/hogql/printer.py, posthog/hogql/functions/mapping.py,
  * posthog/hogql_queries/events_query_runner.py) are cited where they are applied.
  */
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../storage/dialect.js';
-import { loadMaterializedColumns, type MaterializedColumns } from '../storage/materialized.js';
+import { loadMaterializedColumns, type MaterializedColumns } from '../storage/events/materialized.js';
 import type { Database } from '../storage/schema.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { postgresDialect } from './dialect-postgres.js';

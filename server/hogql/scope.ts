@@ -4,7 +4,7 @@
  * query it is (aggregates allowed or not). Also the helpers that build `Compiled` values.
  */
 import { sql } from 'kysely';
-import type { MaterializedColumns } from '../storage/materialized.js';
+import type { MaterializedColumns } from '../storage/events/materialized.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { HogQLError } from './errors.js';
 import type { AstNode } from './parser.js';

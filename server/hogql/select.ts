@@ -9,7 +9,7 @@
  * last in both directions; strings order byte by byte.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { MaterializedColumns } from '../storage/materialized.js';
+import type { MaterializedColumns } from '../storage/events/materialized.js';
 import { asCondition, asValue } from './coerce.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { compileExpr, describe } from './expr.js';

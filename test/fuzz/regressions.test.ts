@@ -25,9 +25,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { invalid, NOT_FOUND } from '../helpers/errors.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import type { PropertyFilter, PropertyGroup } from '../../server/storage/event-filter-tree.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
+import { EventsReadRepository } from '../../server/storage/events/read.js';
+import type { PropertyFilter, PropertyGroup } from '../../server/storage/events/filter-tree.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { usesPostgres } from '../helpers/server.js';
 

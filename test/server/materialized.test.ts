@@ -1,5 +1,5 @@
 /**
- * Materialized property columns (server/storage/materialized.ts) answer exactly as the JSON they
+ * Materialized property columns (server/storage/events/materialized.ts) answer exactly as the JSON they
  * replace, through the real HTTP stack, on the store of the pass (SQLite, or PostgreSQL in the
  * PostgreSQL pass). Over one dataset whose properties take every JSON form (strings, numbers of
  * every kind, booleans, null, arrays, objects, numeric and date strings, non-ASCII, a key with a
@@ -18,10 +18,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
 import { timeIndexColumns } from '../helpers/store.js';
 import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
-import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/materialized.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
+import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/events/materialized.js';
+import { EventsReadRepository } from '../../server/storage/events/read.js';
 
 let t: TestServer;
 let pid: number;
@@ -171,7 +171,7 @@ describe('materialized property columns', () => {
     const steps: string[] = [];
     const col = await materializeProperty(t.store, 'event', '$browser', (step) => steps.push(step));
     try {
-      // $browser is a key of the property sets: on SQLite a stored column, filled by an UPDATE (storage/property-sets.ts)
+      // $browser is a key of the property sets: on SQLite a stored column, filled by an UPDATE (storage/events/property-sets.ts)
       expect(steps).toEqual(['column', ...(t.store.dialect === 'sqlite' ? ['backfill'] : []), 'index', 'record', 'time index', ...(t.store.dialect === 'postgres' ? ['vacuum'] : [])]);
       if (t.store.dialect === 'postgres') {
         // ANALYZE writes pg_stats rows of the column for the partitions that hold events

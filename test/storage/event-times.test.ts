@@ -1,5 +1,5 @@
 /**
- * Event times as integer microseconds on SQLite (server/storage/event-times.ts, migration 0013).
+ * Event times as integer microseconds on SQLite (server/storage/events/times.ts, migration 0013).
  *
  * - The conversions agree, both ways, in JavaScript and in SQLite's SQL, for 2,000 instants spread
  *   over the accepted years 0001–9999 and for the edges (the epoch and the microsecond before it,
@@ -17,12 +17,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
 import { runHogQLQuery } from '../../server/hogql/index.js';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
-import { eventPropertiesIn } from '../../server/storage/dialect.js';
-import { eventTimeFromText, eventTimeMicros, eventTimeText } from '../../server/storage/event-times.js';
-import { materializeProperty, materializedColumnName } from '../../server/storage/materialized.js';
+import { eventPropertiesIn } from '../../server/storage/events/property-sets.js';
+import { eventTimeFromText, eventTimeMicros, eventTimeText } from '../../server/storage/events/times.js';
+import { materializeProperty, materializedColumnName } from '../../server/storage/events/materialized.js';
 import { migration0013 } from '../../server/storage/migrations/0013_event_times_integer.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { EventsReadRepository } from '../../server/storage/events/read.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { deploySqlBlock } from '../helpers/docs.js';
 import { usesPostgres } from '../helpers/pg.js';
 import { createTestStoreLocation, openMigratedTo, type TestStoreLocation } from '../helpers/store.js';

@@ -11,10 +11,10 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
-import { eventPropertiesIn } from '../../server/storage/dialect.js';
-import { eventUuidText } from '../../server/storage/event-uuids.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { eventPropertiesIn } from '../../server/storage/events/property-sets.js';
+import { eventUuidText } from '../../server/storage/events/uuids.js';
+import { EventsReadRepository } from '../../server/storage/events/read.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { deploySqlBlock } from '../helpers/docs.js';
 import { createTestStoreLocation, openMigratedTo, type TestStoreLocation } from '../helpers/store.js';
 

@@ -13,10 +13,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
-import { eventPropertiesIn, jsonTextLiteral } from '../../server/storage/dialect.js';
-import { loadMaterializedColumns, materializedColumnName } from '../../server/storage/materialized.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { jsonTextLiteral } from '../../server/storage/dialect.js';
+import { eventPropertiesIn } from '../../server/storage/events/property-sets.js';
+import { loadMaterializedColumns, materializedColumnName } from '../../server/storage/events/materialized.js';
+import { EventsReadRepository } from '../../server/storage/events/read.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { createTestStoreLocation, openMigratedTo, timeIndexColumns, type TestStoreLocation } from '../helpers/store.js';
 
 let location: TestStoreLocation;

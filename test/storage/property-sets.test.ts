@@ -1,6 +1,6 @@
 /**
  * Session-constant properties stored once per distinct set (migration 0011,
- * server/storage/property-sets.ts), on both stores through the real HTTP stack. The same events
+ * server/storage/events/property-sets.ts), on both stores through the real HTTP stack. The same events
  * are written to two projects: `pid` through the store's write path (on SQLite: split into the
  * event's own keys, a property set and a key order) and `legacyPid` as rows written before the
  * migration hold them (all the properties in the event). Then:
@@ -23,13 +23,12 @@ import { deploySqlBlock } from '../helpers/docs.js';
 import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
-import { eventPropertiesIn } from '../../server/storage/dialect.js';
-import { eventTimeIn } from '../../server/storage/event-times.js';
-import { eventUuidIn, eventUuidText } from '../../server/storage/event-uuids.js';
-import { dematerializeProperty, materializedColumnName, materializeProperty } from '../../server/storage/materialized.js';
-import { eventPropertiesWhole, SHARED_PROPERTY_KEYS } from '../../server/storage/property-sets.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { eventTimeIn } from '../../server/storage/events/times.js';
+import { eventUuidIn, eventUuidText } from '../../server/storage/events/uuids.js';
+import { dematerializeProperty, materializedColumnName, materializeProperty } from '../../server/storage/events/materialized.js';
+import { eventPropertiesIn, eventPropertiesWhole, SHARED_PROPERTY_KEYS } from '../../server/storage/events/property-sets.js';
+import { EventsReadRepository } from '../../server/storage/events/read.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 
 let t: TestServer;
 let pid: number;

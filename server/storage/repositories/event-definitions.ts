@@ -6,7 +6,7 @@
  */
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { bytewise, dialectOf, icontains, type DialectName } from '../dialect.js';
-import { eventTimeIn, eventTimeText } from '../event-times.js';
+import { eventTimeIn, eventTimeText } from '../events/times.js';
 import type { Database } from '../schema.js';
 import { toInt } from '../values.js';
 

@@ -15,7 +15,7 @@
  *   such a row.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { DialectName } from './dialect.js';
+import type { DialectName } from '../dialect.js';
 
 /** An events row's `uuid` as the driver gives it: text (PostgreSQL, unconverted SQLite rows) or bytes (SQLite; `Uint8Array` once passed between threads). */
 export type StoredEventUuid = string | Uint8Array;

@@ -4,16 +4,16 @@
  * `$create_alias`, as PostHog's ingestion does (the rules are in person-updates.ts).
  */
 import { sql, type Insertable, type Kysely } from 'kysely';
-import { dialectOf, eventPropertiesIn } from '../dialect.js';
+import { dialectOf } from '../dialect.js';
 import { chunks, chunksAt } from '../chunks.js';
-import { elementGroupIds } from '../element-groups.js';
-import { eventUuidIn, eventUuidOut } from '../event-uuids.js';
-import { eventTimeIn } from '../event-times.js';
-import { propertySetIds, splitProperties } from '../property-sets.js';
+import { elementGroupIds } from './element-groups.js';
+import { eventUuidIn, eventUuidOut } from './uuids.js';
+import { eventTimeIn } from './times.js';
+import { eventPropertiesIn, propertySetIds, splitProperties } from './property-sets.js';
 import type { Database, EventTable } from '../schema.js';
-import { storedMaterializedValues } from '../materialized.js';
+import { storedMaterializedValues } from './materialized.js';
 import { jsonValue, nowIso } from '../values.js';
-import { applyPersonUpdates, type PersonUpdate } from './person-updates.js';
+import { applyPersonUpdates, type PersonUpdate } from '../repositories/person-updates.js';
 
 /** One event ready to store; `timestamp` already normalised (see `normalizeTimestamp`). */
 export interface EventInput {
@@ -26,7 +26,7 @@ export interface EventInput {
   elements_chain: string;
 }
 
-export type { PersonUpdate } from './person-updates.js';
+export type { PersonUpdate } from '../repositories/person-updates.js';
 
 
 /** Writes events and persons of one team; use inside a transaction for atomic batches. */
@@ -78,10 +78,10 @@ export class EventsWriteRepository {
    * of `events` with one uuid, the first is stored. Returns how many rows were inserted. Throws
    * the driver's error on a constraint violation other than the uuid.
    *
-   * Each elements chain is stored once per project (storage/element-groups.ts): the event gets its
+   * Each elements chain is stored once per project (storage/events/element-groups.ts): the event gets its
    * group's id and `elements_chain` `''`. On SQLite the session-constant properties are stored once
-   * per distinct set (storage/property-sets.ts), and the materialized columns of those keys, which
-   * are stored columns, are filled from the set (storage/materialized.ts `storedMaterializedValues`).
+   * per distinct set (storage/events/property-sets.ts), and the materialized columns of those keys, which
+   * are stored columns, are filled from the set (storage/events/materialized.ts `storedMaterializedValues`).
    *
    * SQLite: `insert … on conflict (uuid) do nothing` (uuid is the primary key). PostgreSQL, where
    * `events` is partitioned (migration 0008) and its primary key is `(uuid, timestamp)`: the

@@ -1,20 +1,21 @@
 /**
  * The read side of the event store: the events list with its filters and keyset cursor, one event
- * by uuid, the persons behind a page's distinct ids, and property value suggestions. Dialect
- * differences (JSON access, regex, ILIKE) come from `../dialect.ts`.
+ * by uuid, the persons behind a page's distinct ids, and property value suggestions. Property
+ * filters compile through ./filters.ts; dialect differences (the keyset cursor, ILIKE) come from
+ * `../dialect.ts`.
  */
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { PropertyFilter, PropertyGroup } from '../event-filter-tree.js';
-import { beforeCursor, dialectOf, eventPropertiesOut, icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, type DialectName, type JsonSource } from '../dialect.js';
-import { textToNumber, textToTimestamp } from '../text-values.js';
-import { elementsChainOf } from '../element-groups.js';
-import { eventTimeIn, eventTimeText } from '../event-times.js';
-import { eventUuidIn, eventUuidOut, type StoredEventUuid } from '../event-uuids.js';
-import { eventPropertiesWhole, joinSharedProperties, readEventProperty } from '../property-sets.js';
+import type { PropertyGroup } from './filter-tree.js';
+import { beforeCursor, dialectOf, icontains, type DialectName } from '../dialect.js';
+import { compilePropertyGroup, eventPropertySource, eventSources, propertyText } from './filters.js';
+import { elementsChainOf } from './element-groups.js';
+import { eventTimeIn, eventTimeText } from './times.js';
+import { eventUuidIn, eventUuidOut, type StoredEventUuid } from './uuids.js';
+import { eventPropertiesOut, eventPropertiesWhole, joinSharedProperties } from './property-sets.js';
 import type { Database } from '../schema.js';
-import type { EventInput } from './events-write.js';
+import type { EventInput } from './write.js';
 import { fromJson, toBool } from '../values.js';
-import { loadMaterializedColumns, NO_MATERIALIZED_COLUMNS, type MaterializedColumns, type MaterializedKind } from '../materialized.js';
+import { loadMaterializedColumns, type MaterializedColumns } from './materialized.js';
 
 /** A stored event as the list reads it: the shape it was written in (`EventInput`). */
 export type EventRow = EventInput;
@@ -40,136 +41,13 @@ export interface EventListQuery {
   cursor?: { timestamp: string; uuid: string } | undefined;
   /** a condition on the `events` row besides these (the list's HogQL `where`, server/hogql/) */
   where?: RawBuilder<unknown> | undefined;
-  /** the store's materialized columns, which `properties` filters read instead of the JSON (storage/materialized.ts); none when absent */
+  /** the store's materialized columns, which `properties` filters read instead of the JSON (storage/events/materialized.ts); none when absent */
   materialized?: MaterializedColumns | undefined;
   offset: number;
   limit: number;
 }
 
 type EventsQuery = SelectQueryBuilder<Database, 'events', object>;
-
-/** A column of the event's person (NULL without a person): `properties`, or a materialized column. */
-function personColumn(column: string): RawBuilder<unknown> {
-  return sql`(select p.${sql.ref(column)} from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`;
-}
-
-/**
- * Where a filter reads its properties: how to read a key out of the JSON that holds it (`read`,
- * `where`), which of the store's materialized columns belong to it (storage/materialized.ts), and
- * how to read one of those. `ginIndexed`: the JSON is a column of the filtered row with a GIN
- * `jsonb_path_ops` index on PostgreSQL (migration 0007), so `exact` filters are written as
- * containment, which it answers.
- */
-export interface FilterSource {
-  /** `read(json)` for property `key`, `json` the JSON holding it (the event's may be its property set: storage/property-sets.ts) */
-  read<T>(key: string, read: (json: JsonSource) => RawBuilder<T>): RawBuilder<T>;
-  /** the condition `where(json)` on property `key`, for a WHERE clause (a NULL answer counts as false) */
-  where(key: string, where: (json: JsonSource) => RawBuilder<boolean>): RawBuilder<boolean>;
-  kind: MaterializedKind;
-  column(name: string): RawBuilder<string | null>;
-  ginIndexed?: boolean;
-}
-
-/** The source of a filter of each `type`. */
-export type FilterSources = (type: PropertyFilter['type']) => FilterSource;
-
-/** A source whose keys are all in one JSON column or subquery (`json`). */
-export function jsonFilterSource(json: JsonSource, kind: MaterializedKind, column: FilterSource['column'], ginIndexed?: boolean): FilterSource {
-  return { read: (_key, read) => read(json), where: (_key, where) => where(json), kind, column, ...(ginIndexed ? { ginIndexed } : {}) };
-}
-
-/** The event's own properties on `dialect` (storage/property-sets.ts). */
-function eventSource(dialect: DialectName): FilterSource {
-  return {
-    read: (key, read) => readEventProperty(dialect, key, read),
-    where: (key, where) => readEventProperty(dialect, key, where),
-    kind: 'event',
-    column: (name) => sql<string | null>`events.${sql.ref(name)}`,
-    ginIndexed: true,
-  };
-}
-const PERSON_OF_EVENT_SOURCE = jsonFilterSource(personColumn('properties'), 'person', (name) => personColumn(name) as RawBuilder<string | null>);
-
-const EVENT_SOURCES: Record<DialectName, FilterSource> = { sqlite: eventSource('sqlite'), postgres: eventSource('postgres') };
-
-/** The events list's sources on `dialect`: the event's own properties, or its person's. */
-export function eventSources(dialect: DialectName): FilterSources {
-  return (type) => (type === 'person' ? PERSON_OF_EVENT_SOURCE : EVENT_SOURCES[dialect]);
-}
-
-/**
- * The text of property `key` of `source` (`jsonText`'s semantics): its materialized column when
- * it has one, which holds that very text (storage/materialized.ts), else out of the JSON.
- */
-export function propertyText(dialect: DialectName, source: FilterSource, key: string, columns: MaterializedColumns): RawBuilder<string | null> {
-  const column = columns[source.kind].get(key);
-  return column !== undefined ? source.column(column) : source.read(key, (json) => jsonText(dialect, json, key));
-}
-
-/** SQL for one property filter (see domain/event-filters.ts for the semantics). */
-function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterSources, columns: MaterializedColumns): RawBuilder<boolean> {
-  const from = sources(f.type);
-  const column = columns[from.kind].get(f.key);
-  // set-ness reads the JSON; any other operator the materialized column, when there is one
-  if (column !== undefined && f.operator !== 'is_set' && f.operator !== 'is_not_set') return filterCondition(dialect, f, from.column(column), undefined);
-  return from.where(f.key, (json) => filterCondition(dialect, f, jsonText(dialect, json, f.key), from.ginIndexed && column === undefined ? json : undefined, json));
-}
-
-/**
- * One filter's condition on the property's `text`; `containable`: the JSON, when `exact` may be
- * written as jsonb containment (PostgreSQL's GIN index; dialect.ts); `json`: the JSON, for set-ness.
- */
-function filterCondition(dialect: DialectName, f: PropertyFilter, text: RawBuilder<string | null>, containable: JsonSource | undefined, json?: JsonSource): RawBuilder<boolean> {
-  switch (f.operator) {
-    case 'exact': {
-      // PostgreSQL: the same condition as jsonb containment, which the GIN index answers
-      // (dialect.ts); not where a materialized column answers: its btree index serves better
-      const contained = containable !== undefined ? jsonTextInByContainment(dialect, containable, f.key, f.texts) : undefined;
-      return contained ?? sql<boolean>`(${text} in (${sql.join(f.texts)}))`;
-    }
-    case 'is_not':
-      return sql<boolean>`(${text} is null or ${text} not in (${sql.join(f.texts)}))`;
-    case 'icontains':
-      return sql<boolean>`(${text} is not null and ${icontains(dialect, text, f.needle)})`;
-    case 'not_icontains':
-      return sql<boolean>`(${text} is null or not ${icontains(dialect, text, f.needle)})`;
-    case 'regex':
-      return sql<boolean>`(${text} is not null and ${regexMatch(dialect, text, f.pattern)})`;
-    case 'not_regex':
-      return sql<boolean>`(${text} is null or not ${regexMatch(dialect, text, f.pattern)})`;
-    case 'gt':
-      return sql<boolean>`(${textToNumber(dialect, text)} > ${f.number})`;
-    case 'gte':
-      return sql<boolean>`(${textToNumber(dialect, text)} >= ${f.number})`;
-    case 'lt':
-      return sql<boolean>`(${textToNumber(dialect, text)} < ${f.number})`;
-    case 'lte':
-      return sql<boolean>`(${textToNumber(dialect, text)} <= ${f.number})`;
-    case 'is_set':
-      return jsonHas(dialect, json!, f.key);
-    case 'is_not_set':
-      return sql<boolean>`(not ${jsonHas(dialect, json!, f.key)})`;
-    case 'is_date_exact': {
-      const d = textToTimestamp(dialect, text);
-      return f.dayEnd ? sql<boolean>`(${d} >= ${f.date} and ${d} < ${f.dayEnd})` : sql<boolean>`(substr(${d}, 1, 19) = ${f.date.slice(0, 19)})`;
-    }
-    case 'is_date_after':
-      return sql<boolean>`(${textToTimestamp(dialect, text)} > ${f.date})`;
-    case 'is_date_before':
-      return sql<boolean>`(${textToTimestamp(dialect, text)} < ${f.date})`;
-  }
-}
-
-/**
- * SQL for a group of property filters; an empty group is true. `sources` says where each filter
- * `type` reads (the events list: the event's properties or its person's; the persons list: the
- * person's own, server/storage/repositories/persons.ts).
- */
-export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources, columns: MaterializedColumns = NO_MATERIALIZED_COLUMNS): RawBuilder<boolean> {
-  if (g.values.length === 0) return sql<boolean>`(1 = 1)`;
-  const parts = g.values.map((v) => (v.kind === 'group' ? compilePropertyGroup(dialect, v, sources, columns) : compileFilter(dialect, v, sources, columns)));
-  return sql<boolean>`(${sql.join(parts, g.type === 'AND' ? sql` and ` : sql` or `)})`;
-}
 
 /**
  * An event as listed: `properties` is decoded on first read, and `propertiesText` keeps the stored
@@ -237,7 +115,7 @@ export class EventsReadRepository {
         return sub;
       });
     }
-    // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (dialect.ts)
+    // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (../dialect.ts)
     if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), { timestamp: time(q.cursor.timestamp), uuid: eventUuidIn(this.dialect, q.cursor.uuid) }));
     if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) query = query.where(q.where as RawBuilder<boolean>);
@@ -272,7 +150,7 @@ export class EventsReadRepository {
    * reference/posthog-behavior.md), and of the whole range only when that day holds fewer than
    * `offset + limit` matching rows. Every row of that day is newer than every row before it, so a
    * full page from the day is the page of the whole range: the answer is the same. What it saves
-   * is planning: a bounded query is planned for that day's partition alone (storage/partitions.ts),
+   * is planning: a bounded query is planned for that day's partition alone (storage/events/partitions.ts),
    * an unbounded one for every partition and each of its indexes (0.89 → 0.09 ms with 17 monthly
    * partitions and 10 indexes, docs/performance.md). Only a page filtered by nothing but `event`
    * and time is asked so: with a person, distinct_id, property or `where` filter, a day's partition
@@ -296,7 +174,7 @@ export class EventsReadRepository {
     // events; ordering by an expression lets it read them through the distinct_id index and sort.
     const timeOrder = q.person && this.dialect === 'sqlite' ? sql`+events.timestamp` : sql`events.timestamp`;
     // SQLite: the own properties and the ids of the set and key order, joined below for the page's
-    // rows only (storage/property-sets.ts `joinSharedProperties`); PostgreSQL has no sets
+    // rows only (storage/events/property-sets.ts `joinSharedProperties`); PostgreSQL has no sets
     const shared = this.dialect === 'sqlite' ? [sql<number | null>`events.property_set_id`.as('set_id'), sql<number | null>`events.key_order_id`.as('order_id')] : [];
     const filtered = since === undefined ? this.filtered(q) : this.filtered(q).where('events.timestamp', '>=', eventTimeIn(this.dialect, since));
     const query = filtered
@@ -371,7 +249,7 @@ export class EventsReadRepository {
       ? input.key === 'event'
         ? sql<string>`events.event`
         : sql<string>`events.distinct_id`
-      : propertyText(this.dialect, EVENT_SOURCES[this.dialect], input.key, await loadMaterializedColumns(this.db));
+      : propertyText(this.dialect, eventPropertySource(this.dialect), input.key, await loadMaterializedColumns(this.db));
     let inner = this.db
       .selectFrom('events')
       .select(valueExpr.as('v'))
