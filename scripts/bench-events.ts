@@ -43,7 +43,8 @@ import { migrateToLatest, openStore, type Store } from '../server/storage/db.js'
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
 import { jsonText } from '../server/storage/dialect.js';
-import { listMaterializedColumns, loadMaterializedColumns, materializeProperty } from '../server/storage/events/materialized.js';
+import { eventsStore } from '../server/storage/events/index.js';
+import { listMaterializedColumns, materializeProperty } from '../server/storage/events/materialized.js';
 import { readEventProperty } from '../server/storage/events/property-sets.js';
 import { DEMO_HOT_PROPERTIES } from '../server/cli/materialize.js';
 
@@ -91,10 +92,11 @@ const HOGQL_SHAPES: { name: string; query: string }[] = [
 async function hogqlPlans(store: Store, teamId: number): Promise<string[]> {
   const out: string[] = [];
   // the materialized columns as the server reads them at this moment (runHogQLQuery does the same)
-  const materialized = await loadMaterializedColumns(store.db);
+  const events = eventsStore(store.db);
+  const table = events.table(await events.materializedColumns());
   for (const shape of HOGQL_SHAPES) {
     const ast = await parseSelect(shape.query);
-    const compiled = compileSelect(ast, { dialect: hogqlDialect(store.dialect), teamId, source: shape.query, attr: 'query', now: new Date(), materialized }).sql.compile(store.db);
+    const compiled = compileSelect(ast, { dialect: hogqlDialect(store.dialect), teamId, source: shape.query, attr: 'query', now: new Date(), events: table }).sql.compile(store.db);
     const explain = store.dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
     const rows = (await store.db.executeQuery(CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]))).rows as Record<string, unknown>[];
     let plan: string[];

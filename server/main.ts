@@ -22,7 +22,7 @@ import { redisClientOptions } from './http/rate-limit.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
-import { keepEventPartitions } from './storage/events/partitions.js';
+import { keepEventPartitions } from './storage/events/index.js';
 
 /** A running server. */
 export interface RunningServer {

@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hogqlDialect } from '../../server/hogql/index.js';
 import { parseSelect } from '../../server/hogql/parser.js';
 import { compileSelect } from '../../server/hogql/select.js';
-import { dematerializeProperty, loadMaterializedColumns, materializeProperty } from '../../server/storage/events/materialized.js';
+import { eventsStore } from '../../server/storage/events/index.js';
+import { dematerializeProperty, materializeProperty } from '../../server/storage/events/materialized.js';
 import { usesPostgres } from '../helpers/pg.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { seedDataset } from './dataset.js';
@@ -88,6 +89,12 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** The store's events table as the server reads it now (its materialized columns). */
+async function eventsTable() {
+  const events = eventsStore(t.store.db);
+  return events.table(await events.materializedColumns());
+}
+
 /**
  * The store's plan of HogQL query `q` as compiled for project P, its steps joined by `; `
  * (PostgreSQL told not to scan the table: it would, on a few rows; with `noSort`, not to sort).
@@ -99,7 +106,7 @@ async function planOf(q: string, opts: { noSort?: boolean } = {}): Promise<strin
     source: q,
     attr: 'query',
     now: new Date(),
-    materialized: await loadMaterializedColumns(t.store.db),
+    events: await eventsTable(),
   });
   return t.store.db.transaction().execute(async (trx) => {
     // SQLite: the outer query's steps only (parent 0), not those of the subqueries inside expressions

@@ -21,7 +21,7 @@ import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/events/materialized.js';
-import { EventsReadRepository } from '../../server/storage/events/read.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
 
 let t: TestServer;
 let pid: number;
@@ -152,7 +152,7 @@ describe('materialized property columns', () => {
       // told not to scan the table: it would, on 40 rows)
       const group = { kind: 'group' as const, type: 'AND' as const, values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Opera Mini'] }] };
       const plan = await t.store.db.transaction().execute(async (trx) => {
-        const where = new EventsReadRepository(trx).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group, materialized: await loadMaterializedColumns(trx) });
+        const where = new RowEventsStore(trx).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group, materialized: await loadMaterializedColumns(trx) });
         const query = sql`select uuid from events where team_id = ${pid} and ${sql.join(where, sql` and `)} order by timestamp desc, uuid desc limit 100`;
         if (t.store.dialect === 'sqlite') return (await sql<{ detail: string }>`explain query plan ${query}`.execute(trx)).rows.map((r) => r.detail).join('; ');
         await sql`set local enable_seqscan = off`.execute(trx);

@@ -21,7 +21,8 @@ import { eventPropertiesIn } from '../../server/storage/events/property-sets.js'
 import { eventTimeFromText, eventTimeMicros, eventTimeText } from '../../server/storage/events/times.js';
 import { materializeProperty, materializedColumnName } from '../../server/storage/events/materialized.js';
 import { migration0013 } from '../../server/storage/migrations/0013_event_times_integer.js';
-import { EventsReadRepository } from '../../server/storage/events/read.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
+import { eventsStore } from '../../server/storage/events/index.js';
 import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { deploySqlBlock } from '../helpers/docs.js';
 import { usesPostgres } from '../helpers/pg.js';
@@ -96,7 +97,7 @@ async function insertTextRows(timestamps = TIMESTAMPS): Promise<void> {
 
 /** What the reads answer: the list in one page and by pages of two, each event by uuid, HogQL's times in order. */
 async function answers() {
-  const repo = new EventsReadRepository(store.db);
+  const repo = new RowEventsStore(store.db);
   const whole = (await repo.list({ teamId: 1, before: BEFORE, offset: 0, limit: 100 })).map((r) => [r.uuid, r.timestamp]);
   const pages: string[] = [];
   let cursor: { timestamp: string; uuid: string } | undefined;
@@ -107,7 +108,7 @@ async function answers() {
     cursor = { timestamp: page[1]!.timestamp, uuid: page[1]!.uuid };
   }
   const byUuid = await Promise.all(UUIDS.map(async (u) => (await repo.findByUuid(1, u))?.timestamp ?? null));
-  const hogql = await runHogQLQuery(store.db, store.dialect, 1, "select uuid, timestamp, created_at, toStartOfDay(timestamp), toDate(timestamp) from events where timestamp > '1900-01-01' order by timestamp desc, uuid", new Date('2026-12-01T00:00:00Z'));
+  const hogql = await runHogQLQuery(store.db, eventsStore(store.db).table(), 1, "select uuid, timestamp, created_at, toStartOfDay(timestamp), toDate(timestamp) from events where timestamp > '1900-01-01' order by timestamp desc, uuid", new Date('2026-12-01T00:00:00Z'));
   return { whole, pages, byUuid, hogql: hogql.results };
 }
 

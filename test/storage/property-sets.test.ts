@@ -27,7 +27,7 @@ import { eventTimeIn } from '../../server/storage/events/times.js';
 import { eventUuidIn, eventUuidText } from '../../server/storage/events/uuids.js';
 import { dematerializeProperty, materializedColumnName, materializeProperty } from '../../server/storage/events/materialized.js';
 import { eventPropertiesIn, eventPropertiesWhole, SHARED_PROPERTY_KEYS } from '../../server/storage/events/property-sets.js';
-import { EventsReadRepository } from '../../server/storage/events/read.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 
 let t: TestServer;
@@ -179,7 +179,7 @@ describe('session-constant properties stored once per distinct set', () => {
     if (t.store.dialect !== 'sqlite') ctx.skip();
     // the list stops at its page's end: a common value costs a page's worth of look-ups, not a pass over the project's sets
     const group = { kind: 'group' as const, type: 'AND' as const, values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Chrome'] }] };
-    const where = new EventsReadRepository(t.store.db).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group });
+    const where = new RowEventsStore(t.store.db).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group });
     const plan = await sql<{ detail: string }>`explain query plan select uuid from events where team_id = ${pid} and ${sql.join(where, sql` and `)} order by timestamp desc limit 100`.execute(t.store.db);
     const steps = plan.rows.map((r) => r.detail);
     expect(steps[0]).toMatch(/^SEARCH events USING INDEX events_team_time/);

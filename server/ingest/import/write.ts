@@ -9,7 +9,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Store } from '../../storage/db.js';
 import { isStoreBusy } from '../../storage/errors.js';
 import { AccountsRepository } from '../../storage/repositories/accounts.js';
-import { EventsWriteRepository } from '../../storage/events/write.js';
+import { EventsWriteRepository } from '../../storage/events/index.js';
 import { writeEventRows, type NormalizedEventRow } from '../write-events.js';
 import { normalizeEventRow, toImportError, type NumberedRow, type RawEventRow } from './normalize.js';
 

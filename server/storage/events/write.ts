@@ -1,7 +1,8 @@
 /**
- * The write side of the event store: inserting events (idempotent on uuid) and keeping persons
- * and their distinct ids up to date from `$set` / `$set_once` / `$unset` / `$identify` /
- * `$create_alias`, as PostHog's ingestion does (the rules are in person-updates.ts).
+ * The write side of the row store (./row-store.ts): inserting events (idempotent on uuid) in the
+ * layout of this directory, and keeping persons and their distinct ids up to date from `$set` /
+ * `$set_once` / `$unset` / `$identify` / `$create_alias`, as PostHog's ingestion does (the rules
+ * are in ../repositories/person-updates.ts).
  */
 import { sql, type Insertable, type Kysely } from 'kysely';
 import { dialectOf } from '../dialect.js';
@@ -13,21 +14,17 @@ import { eventPropertiesIn, propertySetIds, splitProperties } from './property-s
 import type { Database, EventTable } from '../schema.js';
 import { storedMaterializedValues } from './materialized.js';
 import { jsonValue, nowIso } from '../values.js';
+import type { EventRow } from './store.js';
 import { applyPersonUpdates, type PersonUpdate } from '../repositories/person-updates.js';
 
-/** One event ready to store; `timestamp` already normalised (see `normalizeTimestamp`). */
-export interface EventInput {
-  uuid: string;
-  event: string;
-  distinct_id: string;
-  properties: Record<string, unknown>;
-  /** fixed-width ISO 8601 UTC with microseconds, e.g. `2024-11-20T14:03:10.871123Z` */
-  timestamp: string;
-  elements_chain: string;
-}
+/**
+ * One event ready to store, in the shape every read gives it back (`EventRow`, ./store.ts): the
+ * uuid lowercase with dashes, `timestamp` already normalised to the stored form (capture and
+ * import normalise it: server/capture/process.ts, server/ingest/import/normalize.ts).
+ */
+export type EventInput = EventRow;
 
 export type { PersonUpdate } from '../repositories/person-updates.js';
-
 
 /** Writes events and persons of one team; use inside a transaction for atomic batches. */
 export class EventsWriteRepository {

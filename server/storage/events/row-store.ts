@@ -1,65 +1,46 @@
 /**
- * The read side of the event store: the events list with its filters and keyset cursor, one event
- * by uuid, the persons behind a page's distinct ids, and property value suggestions. Property
- * filters compile through ./filters.ts; dialect differences (the keyset cursor, ILIKE) come from
- * `../dialect.ts`.
+ * The row store: the events as rows of SQLite or PostgreSQL, in the layout of this directory's
+ * modules (microsecond times and 16-byte uuids on SQLite: ./times.ts, ./uuids.ts; property sets:
+ * ./property-sets.ts; element groups: ./element-groups.ts; materialized columns:
+ * ./materialized.ts; monthly partitions on PostgreSQL: ./partitions.ts). `RowEventsStore` is the
+ * `EventsStore` (./store.ts) of both, parameterised by the database's dialect: the events list
+ * with its filters and keyset cursor, one event by uuid, the persons behind a page's distinct ids,
+ * property value suggestions, the event definitions (./definitions.ts), and HogQL's events table
+ * (./table.ts). Each read decodes its rows to
+ * PostHog's forms (`toRow`). Property filters compile through ./filters.ts; dialect differences
+ * (the keyset cursor, ILIKE) come from `../dialect.ts`. Its writes are ./write.ts.
  */
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { PropertyGroup } from './filter-tree.js';
 import { beforeCursor, dialectOf, icontains, type DialectName } from '../dialect.js';
-import { compilePropertyGroup, eventPropertySource, eventSources, propertyText } from './filters.js';
+import type { Database } from '../schema.js';
+import { fromJson, toBool } from '../values.js';
+import { EventDefinitionsRepository } from './definitions.js';
 import { elementsChainOf } from './element-groups.js';
+import { compilePropertyGroup, eventPropertySource, eventSources, propertyText } from './filters.js';
+import { loadMaterializedColumns, type MaterializedColumns } from './materialized.js';
+import { eventPropertiesOut, eventPropertiesWhole, joinSharedProperties } from './property-sets.js';
+import type {
+  EventDefinitionFilters,
+  EventDefinitionQuery,
+  EventDefinitionRow,
+  EventFilters,
+  EventListQuery,
+  EventPerson,
+  EventRow,
+  EventsStore,
+  EventsTable,
+  EventValuesQuery,
+  ListedEventRow,
+  Sql,
+} from './store.js';
+import { rowEventsTable } from './table.js';
 import { eventTimeIn, eventTimeText } from './times.js';
 import { eventUuidIn, eventUuidOut, type StoredEventUuid } from './uuids.js';
-import { eventPropertiesOut, eventPropertiesWhole, joinSharedProperties } from './property-sets.js';
-import type { Database } from '../schema.js';
-import type { EventInput } from './write.js';
-import { fromJson, toBool } from '../values.js';
-import { loadMaterializedColumns, type MaterializedColumns } from './materialized.js';
-
-/** A stored event as the list reads it: the shape it was written in (`EventInput`). */
-export type EventRow = EventInput;
-
-/** A person as the events list shows it. */
-export interface EventPerson {
-  is_identified: boolean;
-  properties: Record<string, unknown>;
-}
-
-/** The filters of one events list request (all optional but the team, bounds and paging). */
-export interface EventListQuery {
-  teamId: number;
-  /** exclusive upper bound, stored form */
-  before: string;
-  /** exclusive lower bound, stored form */
-  after?: string | undefined;
-  event?: string | undefined;
-  distinctId?: string | undefined;
-  person?: { id: number } | { uuid: string } | undefined;
-  properties?: PropertyGroup | undefined;
-  /** the last event of the previous page: rows strictly after it in (timestamp desc, uuid desc) order */
-  cursor?: { timestamp: string; uuid: string } | undefined;
-  /** a condition on the `events` row besides these (the list's HogQL `where`, server/hogql/) */
-  where?: RawBuilder<unknown> | undefined;
-  /** the store's materialized columns, which `properties` filters read instead of the JSON (storage/events/materialized.ts); none when absent */
-  materialized?: MaterializedColumns | undefined;
-  offset: number;
-  limit: number;
-}
 
 type EventsQuery = SelectQueryBuilder<Database, 'events', object>;
 
 /**
- * An event as listed: `properties` is decoded on first read, and `propertiesText` keeps the stored
- * JSON text when the store returned text (SQLite; PostgreSQL's driver returns jsonb decoded), so a
- * page can be serialized without decoding and encoding every event's properties again.
- */
-export interface ListedEventRow extends EventRow {
-  readonly propertiesText: string | undefined;
-}
-
-/**
- * The lower bound of the first query of a list page on PostgreSQL (`EventsReadRepository.list`):
+ * The lower bound of the first query of a list page on PostgreSQL (`RowEventsStore.list`):
  * the start of the UTC day of the page's newest possible row (the cursor's timestamp, else
  * `before`), as `YYYY-MM-DD`, which sorts before every stored timestamp of that day (fixed-width
  * ISO 8601 UTC text). Undefined when `after` bounds the page within that day already.
@@ -70,6 +51,10 @@ export function listWindowStart(q: Pick<EventListQuery, 'before' | 'after' | 'cu
   return q.after !== undefined && q.after >= day ? undefined : day;
 }
 
+/**
+ * A row as a read selects it (the uuid as stored; the properties as stored JSON text on SQLite,
+ * decoded jsonb on PostgreSQL) decoded to PostHog's forms.
+ */
 function toRow(r: { uuid: StoredEventUuid; event: string; distinct_id: string; properties: unknown; timestamp: string; elements_chain: string }): ListedEventRow {
   const stored = r.properties;
   let decoded: Record<string, unknown> | undefined;
@@ -86,9 +71,9 @@ function toRow(r: { uuid: StoredEventUuid; event: string; distinct_id: string; p
   };
 }
 
-/** Reads events and persons of the store. */
-export class EventsReadRepository {
-  private readonly dialect: DialectName;
+/** The events of one SQLite or PostgreSQL database (module doc). */
+export class RowEventsStore implements EventsStore {
+  readonly dialect: DialectName;
 
   /**
    * `readRows`: the store's array-rows reader (SQLite, `Store.readRows`), used for the events
@@ -99,6 +84,14 @@ export class EventsReadRepository {
     private readonly readRows?: (query: CompiledQuery) => unknown[][] | undefined,
   ) {
     this.dialect = dialectOf(db);
+  }
+
+  async materializedColumns(): Promise<MaterializedColumns> {
+    return loadMaterializedColumns(this.db);
+  }
+
+  table(materialized?: MaterializedColumns): EventsTable {
+    return rowEventsTable(this.dialect, materialized);
   }
 
   private filtered(q: EventListQuery): EventsQuery {
@@ -123,12 +116,12 @@ export class EventsReadRepository {
   }
 
   /**
-   * The filters of `q` but paging (cursor, offset, limit) as SQL conditions on `events` rows: what
-   * a HogQL query over the list's events (the list's `select`, server/hogql/) adds to its own
-   * WHERE. The same filters as `filtered` builds, written out as raw conditions.
+   * The filters of `q` as SQL conditions on `events` rows: what a HogQL query over the filtered
+   * events (an EventsQuery, the list's `select`, server/hogql/) adds to its own WHERE. The same
+   * filters as `filtered` builds, written out as raw conditions.
    */
-  conditions(q: Omit<EventListQuery, 'offset' | 'limit' | 'cursor'>): RawBuilder<unknown>[] {
-    const out: RawBuilder<unknown>[] = [sql`events.timestamp < ${eventTimeIn(this.dialect, q.before)}`];
+  conditions(q: EventFilters): Sql[] {
+    const out: Sql[] = [sql`events.timestamp < ${eventTimeIn(this.dialect, q.before)}`];
     if (q.after !== undefined) out.push(sql`events.timestamp > ${eventTimeIn(this.dialect, q.after)}`);
     if (q.event !== undefined) out.push(sql`events.event = ${q.event}`);
     if (q.distinctId !== undefined) out.push(sql`events.distinct_id = ${q.distinctId}`);
@@ -144,6 +137,9 @@ export class EventsReadRepository {
   /**
    * One page of events, newest first (timestamp desc, then uuid desc), at most `limit` rows after
    * skipping `offset`. Callers ask for one row more than they show to learn whether more exist.
+   * Timestamps come as the stored text form (SQLite formats its microseconds in SQL), uuids as
+   * text in the API's form (`eventUuidOut` of SQLite's bytes), properties whole (SQLite: joined
+   * from the property sets, `joinSharedProperties`).
    *
    * PostgreSQL: the page is asked first of the UTC day of its newest possible row (`listWindowStart`),
    * as PostHog's events list asked first of the current day (posthog/api/event.py, 2024–25;
@@ -232,19 +228,7 @@ export class EventsReadRepository {
    * first, shortest first, or by value. At most `limit` groups; values are the text forms (arrays
    * as JSON text). `contains` keeps values holding that text, case-insensitive.
    */
-  async values(input: {
-    teamId: number;
-    key: string;
-    isColumn: boolean;
-    since: string;
-    until: string;
-    eventNames?: string[] | undefined;
-    contains?: string | undefined;
-    excludeDollarEvents?: boolean;
-    scan: number;
-    limit: number;
-    order: 'frequency' | 'length' | 'value';
-  }): Promise<{ value: string; count: number }[]> {
+  async values(input: EventValuesQuery): Promise<{ value: string; count: number }[]> {
     const valueExpr: RawBuilder<string | null> = input.isColumn
       ? input.key === 'event'
         ? sql<string>`events.event`
@@ -273,5 +257,13 @@ export class EventsReadRepository {
           : outer.orderBy('c', 'desc').orderBy('recent.v');
     const rows = await ordered.limit(input.limit).execute();
     return rows.map((r) => ({ value: String(r.v), count: Number(r.c) }));
+  }
+
+  eventDefinitions(query: EventDefinitionQuery): Promise<EventDefinitionRow[]> {
+    return new EventDefinitionsRepository(this.db).list(query);
+  }
+
+  countEventDefinitions(filters: EventDefinitionFilters): Promise<number> {
+    return new EventDefinitionsRepository(this.db).count(filters);
   }
 }
