@@ -3,8 +3,8 @@
  * does on ClickHouse (posthog/clickhouse/materialized_columns/; its columns are named
  * `mat_<property>`). An operator chooses them (`envapi events materialize <property> [--person]`,
  * server/cli/materialize.ts); every read that would take the property out of the JSON then reads
- * the column instead (the events filters and values, storage/events/read.ts; HogQL,
- * server/hogql/fields.ts), and gives the same answers, because the column is defined by the very
+ * the column instead (the events filters and values, ./filters.ts and ./row-store.ts; HogQL,
+ * through the events table's `materializedColumn`, ./table.ts), and gives the same answers, because the column is defined by the very
  * expression it replaces (`jsonTextLiteral` in ../dialect.ts: the property's text as PostHog
  * compares it, NULL when missing or JSON null).
  *
