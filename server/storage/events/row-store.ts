@@ -86,10 +86,12 @@ export class RowEventsStore implements EventsStore {
     this.dialect = dialectOf(db);
   }
 
+  /** `materialized_columns`, as the reads use it (./materialized.ts). */
   async materializedColumns(): Promise<MaterializedColumns> {
     return loadMaterializedColumns(this.db);
   }
 
+  /** HogQL's events table on this dialect (./table.ts). */
   table(materialized?: MaterializedColumns): EventsTable {
     return rowEventsTable(this.dialect, materialized);
   }
@@ -259,10 +261,12 @@ export class RowEventsStore implements EventsStore {
     return rows.map((r) => ({ value: String(r.v), count: Number(r.c) }));
   }
 
+  /** Grouped off the events (./definitions.ts). */
   eventDefinitions(query: EventDefinitionQuery): Promise<EventDefinitionRow[]> {
     return new EventDefinitionsRepository(this.db).list(query);
   }
 
+  /** `count(distinct event)` of the filtered events (./definitions.ts). */
   countEventDefinitions(filters: EventDefinitionFilters): Promise<number> {
     return new EventDefinitionsRepository(this.db).count(filters);
   }
