@@ -59,6 +59,29 @@ const policies = [
   { from: { element: { type: 'http' } }, allow: { to: { element: { types: { anyOf: ['storage', 'read-pool'] } }, file: { categories: 'errors' } } } },
 ];
 
+/**
+ * The events store has one entry point (server/storage/events/index.ts, ARCHITECTURE.md "Stores"):
+ * outside server/storage/, no module imports another module of server/storage/events/, where the
+ * events rows' layout lives (their type-only imports too). test/lint/events-store.test.ts proves
+ * the rules below refuse what they must.
+ */
+const eventsLayoutImports = {
+  regex: '/storage/events/(?!index\\.js$)',
+  message: 'The events row layout stays behind the events-store interface: import server/storage/events/index.js.',
+};
+
+/**
+ * The domain builds no SQL: its SQL is the repositories' and the events store's (they take plain
+ * values). A Kysely type (`Kysely`, `Transaction`) may still pass a transaction through.
+ */
+const domainSql = {
+  kysely: { name: 'kysely', importNames: ['sql'], message: 'The domain builds no SQL: put it in a repository of server/storage/ (or the events store).' },
+  builderCalls: {
+    selector: 'CallExpression[callee.property.name=/^(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)$/]',
+    message: 'The domain builds no queries: put this one in a repository of server/storage/ (or the events store).',
+  },
+};
+
 export default tseslint.config(
   // server/domain/plugin-catalog/: the built-in plugins as data, their frontends transpiled browser
   // code served as it is (server/domain/plugin-catalog.ts), not modules of this project
@@ -91,6 +114,20 @@ export default tseslint.config(
           policies,
         },
       ],
+    },
+  },
+  {
+    files: ['server/**/*.ts'],
+    ignores: ['server/storage/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [eventsLayoutImports] }],
+    },
+  },
+  {
+    files: ['server/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [domainSql.kysely], patterns: [eventsLayoutImports] }],
+      'no-restricted-syntax': ['error', domainSql.builderCalls],
     },
   },
 );

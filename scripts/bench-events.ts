@@ -43,8 +43,9 @@ import { migrateToLatest, openStore, type Store } from '../server/storage/db.js'
 import { AccountsRepository } from '../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../server/storage/repositories/api-keys.js';
 import { jsonText } from '../server/storage/dialect.js';
-import { listMaterializedColumns, loadMaterializedColumns, materializeProperty } from '../server/storage/materialized.js';
-import { readEventProperty } from '../server/storage/property-sets.js';
+import { eventsStore } from '../server/storage/events/index.js';
+import { listMaterializedColumns, materializeProperty } from '../server/storage/events/materialized.js';
+import { readEventProperty } from '../server/storage/events/property-sets.js';
 import { DEMO_HOT_PROPERTIES } from '../server/cli/materialize.js';
 
 interface Stat {
@@ -91,10 +92,11 @@ const HOGQL_SHAPES: { name: string; query: string }[] = [
 async function hogqlPlans(store: Store, teamId: number): Promise<string[]> {
   const out: string[] = [];
   // the materialized columns as the server reads them at this moment (runHogQLQuery does the same)
-  const materialized = await loadMaterializedColumns(store.db);
+  const events = eventsStore(store.db);
+  const table = events.table(await events.materializedColumns());
   for (const shape of HOGQL_SHAPES) {
     const ast = await parseSelect(shape.query);
-    const compiled = compileSelect(ast, { dialect: hogqlDialect(store.dialect), teamId, source: shape.query, attr: 'query', now: new Date(), materialized }).sql.compile(store.db);
+    const compiled = compileSelect(ast, { dialect: hogqlDialect(store.dialect), teamId, source: shape.query, attr: 'query', now: new Date(), events: table }).sql.compile(store.db);
     const explain = store.dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
     const rows = (await store.db.executeQuery(CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]))).rows as Record<string, unknown>[];
     let plan: string[];
@@ -279,7 +281,7 @@ const program = new Command('bench-events')
       .selectFrom('events')
       .select((eb) => eb.fn.countAll().as('n'))
       .where('team_id', '=', team1)
-      // where the event's $browser is (on SQLite, its property set: server/storage/property-sets.ts)
+      // where the event's $browser is (on SQLite, its property set: server/storage/events/property-sets.ts)
       .where(sql<boolean>`${readEventProperty(store.dialect, '$browser', (json) => jsonText(store.dialect, json, '$browser'))} = ${'Opera Mini'}`)
       .executeTakeFirstOrThrow();
     if (store.dialect === 'postgres') await sql`analyze`.execute(store.db);
@@ -368,7 +370,7 @@ const program = new Command('bench-events')
       stats.push(summarize('paging 10,000 rows via next (per page)', perPage));
       stats.push(summarize('paging 10,000 rows via next (whole walk)', walks));
       if (o.materialize) {
-        // the columns are added beside the running server, as an operator would (storage/materialized.ts)
+        // the columns are added beside the running server, as an operator would (storage/events/materialized.ts)
         const admin = target.kind === 'sqlite' ? openStore({ dataDir: target.dataDir, lockTimeoutMs: 600_000 }) : openStore({ databaseUrl: target.url });
         try {
           const done = new Set((await listMaterializedColumns(admin.db)).map((c) => c.property));

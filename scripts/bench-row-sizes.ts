@@ -14,7 +14,7 @@
  * 1. migration 0002's: uuid text primary key, `timestamp` / `created_at` ISO text,
  *    `properties` JSON text, the three indexes of the events list;
  * 2. `properties` as SQLite's JSONB (`jsonb()`): what the store wrote from 2026-11-27 to migration 0010
- *    (server/storage/dialect.ts `eventPropertiesIn`);
+ *    (server/storage/events/property-sets.ts `eventPropertiesIn`);
  * 3. `timestamp` and `created_at` as integer microseconds since the epoch (UTC);
  * 4. uuids as 16-byte blobs (in the key and the indexes);
  * 5. layout 4 as a `WITHOUT ROWID` table clustered on (team_id, timestamp, uuid), a unique index on
@@ -29,10 +29,10 @@
  *    alone save;
  * 9. layout 2 with each elements chain once per project in `element_groups` (hash unique per
  *    project), the event holding the group's id: what the store writes since migration 0010
- *    (server/storage/element-groups.ts).
+ *    (server/storage/events/element-groups.ts).
  *
  * Layouts 3–7 are candidates only: nothing in the server writes them. Layout 8 is close to what the
- * server writes since migration 0011 (server/storage/property-sets.ts: per-project sets and key
+ * server writes since migration 0011 (server/storage/events/property-sets.ts: per-project sets and key
  * orders with their hash columns, chains through layout 9's groups). Prints a Markdown table.
  */
 import crypto from 'node:crypto';
@@ -43,10 +43,10 @@ import type Database from 'better-sqlite3';
 import { openSqlite } from '../server/storage/sqlite-driver.js';
 import { Command } from 'commander';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import { elementsChainOf } from '../server/storage/element-groups.js';
-import { eventPropertiesWhole } from '../server/storage/property-sets.js';
-import { eventTimeText } from '../server/storage/event-times.js';
-import { eventUuidText } from '../server/storage/event-uuids.js';
+import { elementsChainOf } from '../server/storage/events/element-groups.js';
+import { eventPropertiesWhole } from '../server/storage/events/property-sets.js';
+import { eventTimeText } from '../server/storage/events/times.js';
+import { eventUuidText } from '../server/storage/events/uuids.js';
 
 /** An events row as migration 0002 stores it on SQLite. */
 interface EventRow {
@@ -263,7 +263,7 @@ const program = new Command('bench-row-sizes')
     const source = openSqlite(o.store, { readonly: true, fileMustExist: true });
     // the chain of a row written since migration 0010 is in element_groups, and since migration
     // 0011 its session-constant properties are in property_sets: read through the server's own
-    // expressions (server/storage/element-groups.ts, property-sets.ts) when the store has them
+    // expressions (server/storage/events/element-groups.ts, property-sets.ts) when the store has them
     const has = (column: string) => (source.prepare('select count(*) as n from pragma_table_info(\'events\') where name = ?').get(column) as { n: number }).n > 0;
     const chain = has('element_group_id') ? elementsChainOf() : sql`events.elements_chain`;
     const properties = has('key_order_id') ? eventPropertiesWhole('sqlite') : sql`events.properties`;

@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { parse } from 'yaml';
 import { freePort } from './bench-lib.js';
-import { eventUuidOut } from '../server/storage/event-uuids.js';
+import { eventUuidOut } from '../server/storage/events/uuids.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The contract as served: openapi.yaml with its generated /api/projects/ copies. */

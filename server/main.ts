@@ -1,7 +1,7 @@
 /**
  * Entry point of `npm start` and `envapi serve`: reads the configuration, opens the store, applies
  * migrations, bootstraps an empty store (printing its one API key), keeps the monthly partitions of
- * events created ahead on PostgreSQL (storage/partitions.ts: at start, then daily), and listens. SIGTERM/SIGINT
+ * events created ahead on PostgreSQL (storage/events/partitions.ts: at start, then daily), and listens. SIGTERM/SIGINT
  * (close-with-grace) stop accepting connections, answer in full every request already received
  * (server/http/drain.ts; the whole shutdown bounded by SHUTDOWN_TIMEOUT_MS, past which the process
  * exits 1), close the store and exit 0. With `REDIS_URL` the rate-limit counters live in
@@ -22,7 +22,7 @@ import { redisClientOptions } from './http/rate-limit.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
-import { keepEventPartitions } from './storage/partitions.js';
+import { keepEventPartitions } from './storage/events/index.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -111,7 +111,7 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   const logger = defaultLogger(config.logLevel);
   const store = openConfiguredStore(config, logger);
   const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
-  // PostgreSQL: the monthly partitions of events, created ahead now and about daily (storage/partitions.ts)
+  // PostgreSQL: the monthly partitions of events, created ahead now and about daily (storage/events/partitions.ts)
   const partitions = keepEventPartitions(store.db, logger);
   await partitions.first;
   // commands fail fast while Redis is unreachable (the limiter then counts per process; rate-limit.ts)

@@ -1,13 +1,13 @@
 /**
  * `envapi events materialize | materialized | dematerialize`: materialized property columns
- * (server/storage/materialized.ts), chosen by an operator as PostHog's are. One step line per
+ * (server/storage/events/materialized.ts), chosen by an operator as PostHog's are. One step line per
  * step on stderr (not with `--json`), with its time: the column, the index (which computes the
  * value of every stored row: the long step), the record, for an event property the time index
  * built again with the column (as long again), and on PostgreSQL the vacuum of the rewritten table.
  */
 import type { Command } from 'commander';
 import type { Store } from '../storage/db.js';
-import type { MaterializedColumn, MaterializedKind, MaterializeStep } from '../storage/materialized.js';
+import type { MaterializedColumn, MaterializedKind, MaterializeStep } from '../storage/events/index.js';
 import { CliError, out, withStore } from './shared.js';
 
 /** How long the command waits for SQLite's write lock held by the server or an import, ms. */
@@ -51,7 +51,7 @@ function stepReporter(quiet: boolean): { onStep(step: MaterializeStep): void; do
  * and `demo --materialize`.
  */
 export async function materializeAll(store: Store, kind: MaterializedKind, properties: readonly string[], quiet: boolean): Promise<MaterializedColumn[]> {
-  const { listMaterializedColumns, materializeProperty, MaterializeError, whyNotMaterializable } = await import('../storage/materialized.js');
+  const { listMaterializedColumns, materializeProperty, MaterializeError, whyNotMaterializable } = await import('../storage/events/index.js');
   // every name is checked before any column is added
   const refused = properties.map(whyNotMaterializable).filter((why) => why !== undefined);
   if (refused.length) throw new CliError(refused.join('; '));
@@ -113,7 +113,7 @@ export function registerMaterializeCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
       await withStore(program, async (store) => {
-        const { listMaterializedColumns } = await import('../storage/materialized.js');
+        const { listMaterializedColumns } = await import('../storage/events/index.js');
         const list = await listMaterializedColumns(store.db);
         out(!!o.json, list, () => (list.length ? list.map(columnLine) : ['No materialized columns: add one with envapi events materialize PROPERTY']));
       });
@@ -128,7 +128,7 @@ export function registerMaterializeCommands(program: Command): void {
       await withStore(
         program,
         async (store) => {
-          const { dematerializeProperty } = await import('../storage/materialized.js');
+          const { dematerializeProperty } = await import('../storage/events/index.js');
           if (!(await dematerializeProperty(store, kind, property))) throw new CliError(`The ${kind} property ${property} is not materialized (see envapi events materialized)`);
           console.log(`Dematerialized ${kind} property ${property}`);
         },

@@ -1,6 +1,6 @@
 /**
  * Event definitions: the event names a project has seen, derived from the events store (there is
- * no table of definitions: server/storage/repositories/event-definitions.ts groups the project's
+ * no table of definitions: server/storage/events/definitions.ts groups the project's
  * events by name). Rules from posthog/api/event_definition.py (`EventDefinitionViewSet`,
  * `EventDefinitionSerializer`: query parameters `search`, `event_type`, `excluded_properties`,
  * `ordering`, default order `last_seen_at::date desc nulls last, name`; DRF limit/offset paging)
@@ -21,7 +21,7 @@ import { validationError } from './errors.js';
 import { echo } from './echo.js';
 import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
-import { EventDefinitionsRepository, type DefinitionOrder, type EventDefinitionRow } from '../storage/repositories/event-definitions.js';
+import { eventsStore, type DefinitionOrder, type EventDefinitionRow, type EventsStore } from '../storage/events/index.js';
 import { DEFAULT_LIMIT, limitOffsetLinks } from './pagination.js';
 import { formatTimestamp } from '../storage/timestamps.js';
 
@@ -116,10 +116,10 @@ function orderOf(ordering: EventDefinitionListParams['ordering']): DefinitionOrd
 
 /** Event definitions operations of one store. */
 export class EventDefinitionsService {
-  private readonly repo: EventDefinitionsRepository;
+  private readonly events: EventsStore;
 
   constructor(store: Store, private readonly clock: () => Date = () => new Date()) {
-    this.repo = new EventDefinitionsRepository(store.db);
+    this.events = eventsStore(store.db);
   }
 
   /**
@@ -137,7 +137,7 @@ export class EventDefinitionsService {
       excluded: parseExcluded(params.excluded_properties),
     } as const;
     const since = formatTimestamp(new Date(this.clock().getTime() - VOLUME_WINDOW_MS));
-    const [count, rows] = await Promise.all([this.repo.count(filters), this.repo.list({ ...filters, since, order: orderOf(params.ordering), offset, limit })]);
+    const [count, rows] = await Promise.all([this.events.countEventDefinitions(filters), this.events.eventDefinitions({ ...filters, since, order: orderOf(params.ordering), offset, limit })]);
     return { count, ...limitOffsetLinks(url, limit, offset, count), results: rows.map((r) => definitionToWire(team.id, r)) };
   }
 }

@@ -21,7 +21,7 @@ import { validationError } from './errors.js';
 import { re2Error } from '../storage/dialect.js';
 import { clip, echo } from './echo.js';
 import { parseRelativeOrIso } from './relative-dates.js';
-import { PROPERTY_OPERATORS, type PropertyFilter, type PropertyGroup, type PropertyOperator } from '../storage/event-filter-tree.js';
+import { PROPERTY_OPERATORS, type PropertyFilter, type PropertyGroup, type PropertyOperator } from '../storage/events/index.js';
 
 /** Limits that keep one request's SQL small. */
 const MAX_DEPTH = 5;

@@ -9,8 +9,7 @@ import type { components } from '../../generated/api.js';
 import { notFound, validationError, withHogQLErrors } from './errors.js';
 import { JsonText, Utf8Builder } from './json-text.js';
 import type { Store } from '../storage/db.js';
-import { loadMaterializedColumns } from '../storage/materialized.js';
-import { EventsReadRepository, type EventPerson, type EventRow, type ListedEventRow } from '../storage/repositories/events-read.js';
+import { eventsStore, type EventPerson, type EventRow, type EventsStore, type ListedEventRow } from '../storage/events/index.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { eventsToCsv, rowsToCsv } from './csv.js';
 import { echo } from './echo.js';
@@ -101,14 +100,12 @@ export type EventListResult = { format: 'json'; body: JsonText<Schemas['Paginate
 
 /** Events operations of one store. */
 export class EventsService {
-  private readonly read: EventsReadRepository;
+  private readonly read: EventsStore;
 
-  private readonly dialect: Store['dialect'];
   private readonly db: Store['db'];
 
   constructor(store: Store, private readonly clock: () => Date = () => new Date()) {
-    this.read = new EventsReadRepository(store.db, store.readRows);
-    this.dialect = store.dialect;
+    this.read = eventsStore(store.db, store.readRows);
     this.db = store.db;
   }
 
@@ -153,10 +150,11 @@ export class EventsService {
     if (params.cursor !== undefined) throw validationError('cursor pages the plain list; with select, use offset.', 'cursor');
     const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
     const f = this.filters(team, params, now);
-    const materialized = f.properties ? await loadMaterializedColumns(this.db) : undefined;
+    // the store's materialized columns, read by property filters and by the HogQL
+    const materialized = await this.read.materializedColumns();
     const conditions = this.read.conditions({ teamId: team.id, ...f, event: params.event, distinctId: params.distinct_id, materialized });
     const parts = { select: hogqlList(params.select ?? '[]', 'select'), where: params.where !== undefined ? hogqlList(params.where, 'where') : undefined, limit, offset: params.offset ?? 0 };
-    const answer = await withHogQLErrors(() => runEventsQuery(this.db, this.dialect, team.id, parts, conditions, now));
+    const answer = await withHogQLErrors(() => runEventsQuery(this.db, this.read.table(materialized), team.id, parts, conditions, now));
     return { columns: answer.columns, types: answer.types, results: answer.results, hasMore: answer.hasMore };
   }
 
@@ -174,10 +172,10 @@ export class EventsService {
     const limit = Math.min(params.limit ?? EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT);
     const { before, after, properties, person } = this.filters(team, params, now);
     const cursor = params.cursor !== undefined ? decodeCursor(params.cursor) : undefined;
-    // the store's materialized columns (storage/materialized.ts), read by property filters and `where`
-    const materialized = properties || params.where !== undefined ? await loadMaterializedColumns(this.db) : undefined;
+    // the store's materialized columns, read by property filters and `where`
+    const materialized = properties || params.where !== undefined ? await this.read.materializedColumns() : undefined;
     const whereList = params.where !== undefined ? hogqlList(params.where, 'where') : undefined;
-    const where = whereList !== undefined ? await withHogQLErrors(() => eventsWhereCondition(whereList, this.dialect, now, materialized)) : undefined;
+    const where = whereList !== undefined ? await withHogQLErrors(() => eventsWhereCondition(whereList, this.read.table(materialized), now)) : undefined;
     const rows = await this.read.list({
       teamId: team.id,
       before,

@@ -118,18 +118,11 @@ export class ExplicitMembersService {
     if (level > callerLevel) throw permissionDenied(LEVEL_TOO_HIGH);
     const { team } = caller.project;
     return this.store.db.transaction().execute(async (trx) => {
-      const parent = await trx
-        .selectFrom('organization_memberships as m')
-        .innerJoin('users as u', 'u.id', 'm.user_id')
-        .select(['m.id'])
-        .where('m.organization_id', '=', team.organization_id)
-        .where('u.uuid', '=', targetUuid)
-        .where('u.is_active', '=', 1)
-        .executeTakeFirst();
-      if (!parent) throw permissionDenied('You both need to belong to the same organization.');
       const repo = this.repo(trx);
+      const parentId = await repo.organizationMembershipId(team.organization_id, targetUuid);
+      if (parentId === undefined) throw permissionDenied('You both need to belong to the same organization.');
       try {
-        await repo.create({ team_id: team.id, parent_membership_id: parent.id, level });
+        await repo.create({ team_id: team.id, parent_membership_id: parentId, level });
       } catch (err) {
         if (isUniqueViolation(err)) throw validationError('This user likely already is an explicit member of the project.');
         throw err;

@@ -8,17 +8,14 @@
  * into `ApiError` by `withHogQLErrors`), 504 `query_timeout` when the store's statement timeout
  * stopped it. The request types are the contract's (`QueryRequest`, generated/api.d.ts).
  */
-import { sql, type RawBuilder } from 'kysely';
 import type { components } from '../../generated/api.js';
 import { runEventsQuery, runHogQLQuery, MAX_LIMIT, DEFAULT_LIMIT, type HogQLAnswer } from '../hogql/index.js';
 import type { Store } from '../storage/db.js';
+import { eventsStore, type EventsStore } from '../storage/events/index.js';
 import type { Team } from '../storage/repositories/accounts.js';
-import { compilePropertyGroup, eventSources } from '../storage/repositories/events-read.js';
-import { loadMaterializedColumns } from '../storage/materialized.js';
 import { validationError, withHogQLErrors } from './errors.js';
 import { parsePropertiesParam } from './event-filters.js';
 import { parseEventDateParam } from './relative-dates.js';
-import { eventTimeIn } from '../storage/event-times.js';
 
 /** A `HogQLQuery` body's `query` (schema `HogQLQuery`). */
 export type HogQLQueryInput = components['schemas']['HogQLQuery'];
@@ -37,21 +34,25 @@ const BEFORE_SLACK_MS = 5_000;
  * (server/domain/events-reads.ts): in a read-pool worker under the time budget, or in-process.
  */
 export class QueryService {
-  constructor(private readonly store: Store) {}
+  private readonly events: EventsStore;
+
+  constructor(private readonly store: Store) {
+    this.events = eventsStore(store.db, store.readRows);
+  }
 
   /** Runs `query` for `team`. Throws `ApiError` (PostHog's shape): 400 for an invalid query, 504 `query_timeout`. */
   async run(team: Team, query: QueryInput, now: Date = new Date()): Promise<HogQLAnswer> {
     if (query.kind === 'HogQLQuery') {
       if (query.values && Object.keys(query.values).length > 0) throw validationError('Placeholders ("values") are not supported: write the values into the query.', 'query__values');
-      return withHogQLErrors(() => runHogQLQuery(this.store.db, this.store.dialect, team.id, query.query, now));
+      const table = this.events.table(await this.events.materializedColumns());
+      return withHogQLErrors(() => runHogQLQuery(this.store.db, table, team.id, query.query, now));
     }
     const opts = { now, timezone: team.timezone };
-    const conditions: RawBuilder<unknown>[] = [];
     const after = query.after ?? '-24h';
+    let since: string | undefined;
     if (after !== 'all') {
-      const at = parseEventDateParam(after, opts);
-      if (at === undefined) throw validationError(`"${after}" is not a date: use ISO 8601, a relative date such as -24h or -7d, or "all".`, 'query__after');
-      conditions.push(sql`events.timestamp > ${eventTimeIn(this.store.dialect, at)}`);
+      since = parseEventDateParam(after, opts);
+      if (since === undefined) throw validationError(`"${after}" is not a date: use ISO 8601, a relative date such as -24h or -7d, or "all".`, 'query__after');
     }
     let before: string | undefined;
     if (query.before !== undefined) {
@@ -60,15 +61,14 @@ export class QueryService {
     } else {
       before = new Date(now.getTime() + BEFORE_SLACK_MS).toISOString().replace('Z', '000Z');
     }
-    conditions.push(sql`events.timestamp < ${eventTimeIn(this.store.dialect, before)}`);
-    if (typeof query.event === 'string' && query.event !== '') conditions.push(sql`events.event = ${query.event}`);
-    if (query.properties !== undefined && query.properties !== null) {
-      const group = parsePropertiesParam(JSON.stringify(query.properties), opts);
-      if (group) conditions.push(compilePropertyGroup(this.store.dialect, group, eventSources(this.store.dialect), await loadMaterializedColumns(this.store.db)));
-    }
+    const event = typeof query.event === 'string' && query.event !== '' ? query.event : undefined;
+    const properties = query.properties !== undefined && query.properties !== null ? parsePropertiesParam(JSON.stringify(query.properties), opts) : undefined;
+    // the events filters as conditions on the events rows (the store writes them), read before the query's own WHERE
+    const materialized = await this.events.materializedColumns();
+    const conditions = this.events.conditions({ teamId: team.id, before, after: since, event, properties, materialized });
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
     const parts = { select: query.select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset };
     // an EventsQuery's expressions are fields of the body: an error that names none names `query`, as PostHog's attr does
-    return withHogQLErrors(() => runEventsQuery(this.store.db, this.store.dialect, team.id, parts, conditions, now), 'query');
+    return withHogQLErrors(() => runEventsQuery(this.store.db, this.events.table(materialized), team.id, parts, conditions, now), 'query');
   }
 }

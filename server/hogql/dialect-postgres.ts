@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely';
 import { jsonText, regexMatch } from '../storage/dialect.js';
-import { FLOAT8_OVERFLOW, textToNumber, textToTimestamp } from '../storage/text-values.js';
+import { FLOAT8_OVERFLOW, textToNumber, textToTimestamp, timestampColumnText } from '../storage/text-values.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { floatText, type TextSql } from './text-forms.js';
 import type { Interval } from './types.js';
@@ -79,9 +79,7 @@ export const postgresDialect: HogQLDialect = {
   },
   jsonCanonical: (json) => compact(sql`((${json})::jsonb)::text`),
   jsonWhole: (source) => sql`((${source})::text)`,
-  // PostgreSQL's statistics choose between the indexes that begin with team_id
-  tableHints: () => [],
-  timestampColumn: (c) => sql`(to_char(${c} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') collate "C")`,
+  timestampColumn: (c) => timestampColumnText('postgres', c),
   textToFloat: (t) => textToNumber('postgres', t),
   textToInt: (t) => sql`(case when ${t} ~ '^ *-?[0-9]{1,18} *$' then (${t})::bigint end)`,
   floatToInt: (v) => sql`(case when ${v} >= -9223372036854775808.0::float8 and ${v} < 9223372036854775808.0::float8 then trunc(${v})::bigint end)`,

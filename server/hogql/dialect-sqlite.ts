@@ -7,11 +7,10 @@
  */
 import { sql } from 'kysely';
 import { regexMatch } from '../storage/dialect.js';
-import { textToNumber, textToTimestamp } from '../storage/text-values.js';
+import { textToNumber, textToTimestamp, timestampColumnText } from '../storage/text-values.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { floatText, plainNumber, type TextSql } from './text-forms.js';
 import type { Interval } from './types.js';
-import { eventTimeMicros } from '../storage/event-times.js';
 
 /** A date or date-time text, NULL when its year is 0000 or earlier (SQLite writes them; PostgreSQL has no year 0). */
 function fromYear1(x: Sql): Sql {
@@ -105,19 +104,10 @@ export const sqliteDialect: HogQLDialect = {
     return sql`(case coalesce(${type}, 'null') when 'text' then json_extract(${source}, ${path}) when 'integer' then (${source} -> ${path}) when 'null' then null when 'true' then 'true' when 'false' then 'false' else ${jsonValue(sql`(${source} -> ${path})`, type)} end)`;
   },
   jsonCanonical: (json) => canonical(json),
-  // json(): events.properties is stored as JSONB (storage/dialect.ts `eventPropertiesIn`); the text
+  // json(): events.properties is stored as JSONB (storage/events/property-sets.ts `eventPropertiesIn`); the text
   // of persons.properties and of older events comes back as it is
   jsonWhole: (source) => sql`json(${source})`,
-  // `events.timestamp >= <0001-01-01>` holds for every event (microseconds since migration 0013,
-  // storage/event-times.ts; the accepted years start at 0001). Three
-  // indexes begin with team_id and SQLite has no statistics to tell them apart: for a read of the
-  // whole project (HogQL's `count() where properties.$browser = 'Chrome'` without a column) it
-  // took `events_team_distinct_id_time`, which visits the rows in distinct_id order (918 ms at
-  // 500,000 events, against 199 ms in time order through `events_team_time`; docs/performance.md).
-  // The range on its second column makes `events_team_time` the cheaper choice there, while an
-  // equality on event, distinct_id or a materialized column still takes that column's index.
-  tableHints: (table) => (table === 'events' ? [sql`events.timestamp >= ${sql.raw(String(eventTimeMicros('0001-01-01')))}`] : []),
-  timestampColumn: (c) => sql`(substr(${c}, 1, 23) || '000Z')`,
+  timestampColumn: (c) => timestampColumnText('sqlite', c),
   textToFloat: (t) => textToNumber('sqlite', t),
   textToInt: (t) => sql`(case when ${t} regexp '^ *-?[0-9]{1,18} *$' then cast(${t} as integer) end)`,
   // SQLite's cast saturates at Int64's ends: out of range is NULL instead, as on PostgreSQL

@@ -45,12 +45,7 @@ export interface HogQLDialect {
   jsonCanonical(json: Sql): Sql;
   /** a whole JSON object column as JSON text (normalised after reading) */
   jsonWhole(source: Sql): Sql;
-  /**
-   * Conditions, true of every row, added beside the team filter of a query's table (`select.ts`)
-   * to steer the store's choice of index; no answer depends on them.
-   */
-  tableHints(table: 'events' | 'persons'): Sql[];
-  /** a timestamp column that the store holds natively (persons.created_at, events.created_at) in the stored text form */
+  /** a timestamp column that the store holds natively (persons.created_at) in the stored text form */
   timestampColumn(column: Sql): Sql;
   /** text parsed as a number (Float), NULL when it is not one */
   textToFloat(text: Sql): Sql;

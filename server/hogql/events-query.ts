@@ -13,7 +13,7 @@
  * `orderBy` (line 1 = the first select expression).
  */
 import { sql } from 'kysely';
-import type { MaterializedColumns } from '../storage/materialized.js';
+import type { EventsTable } from '../storage/events/index.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { asCondition } from './coerce.js';
 import { compileExpr } from './expr.js';
@@ -171,11 +171,12 @@ export function foldStar(row: unknown[], star: number | undefined): unknown[] {
  * must pass, as one SQL condition for the list's own query. Aggregates are refused (they need
  * `select`). Throws `HogQLError` (400, `attr` `where`).
  */
-export async function compileEventsWhere(where: readonly string[], dialect: HogQLDialect, now: Date, materialized?: MaterializedColumns): Promise<Sql> {
+export async function compileEventsWhere(where: readonly string[], dialect: HogQLDialect, events: EventsTable, now: Date): Promise<Sql> {
   const texts = where.map((w) => w.replace(/\r?\n/g, ' '));
   const source = texts.join('\n');
   const scope: Scope = {
     dialect,
+    events,
     source,
     attr: 'where',
     table: 'events',
@@ -188,7 +189,6 @@ export async function compileEventsWhere(where: readonly string[], dialect: HogQ
     columns: new Map(),
     inline: true,
     inWhere: true,
-    ...(materialized ? { materialized } : {}),
   };
   const parts: Sql[] = [];
   let canFail = false;

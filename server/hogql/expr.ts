@@ -10,14 +10,13 @@
  * Anything else is a `HogQLError` naming the construct and its position.
  */
 import { sql } from 'kysely';
-import { eventTimeFromText } from '../storage/event-times.js';
 import { asCondition, asDate, asDateTime, asValue, condition, shiftTimestamp } from './coerce.js';
 import type { Sql } from './dialect.js';
 import { tableField } from './fields.js';
 import { compileCall } from './functions.js';
 import type { AstNode } from './parser.js';
 import { likeToRegex, regexCondition } from './patterns.js';
-import { bindable, constant, fail, make, sqlNull, type Scope } from './scope.js';
+import { bindable, constant, fail, make, sqlNull, storedTime, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type Interval } from './types.js';
 
 /** Compiles one expression node. Throws `HogQLError` for anything outside the subset. */
@@ -155,16 +154,17 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
 
 /**
  * `l op r` when a side is a stored time (`Compiled.timeKey`) and the other a date, a DateTime or
- * text read as one: both sides as microseconds, the other side converted from its DateTime text
- * (`asDateTime`, then ../storage/event-times.ts `eventTimeFromText`, which SQLite evaluates once
- * for a constant), so the comparison is the one the text gives and `events.timestamp`'s indexes
- * serve it. Undefined otherwise.
+ * text read as one: both sides as the store's time keys, the other side converted from its
+ * DateTime text (`asDateTime`, then `StoredTime.fromText`, ../storage/events/index.ts, which a
+ * store evaluates once for a constant), so the comparison is the one the text gives and
+ * `events.timestamp`'s indexes serve it. Undefined otherwise.
  */
 function compareTimes(scope: Scope, op: CompareOp, l: Compiled, r: Compiled, node: AstNode, key: string): Compiled | undefined {
   const dateLike = (c: Compiled) => isDateTime(c.type) || c.type === 'Date' || isText(c.type);
   if (!(l.timeKey && dateLike(r)) && !(r.timeKey && dateLike(l))) return undefined;
-  const micros = (c: Compiled) => c.timeKey?.() ?? eventTimeFromText(scope.dialect.name, asDateTime(scope, c, node));
-  const raw = sql`(${micros(l)} ${sql.raw(op === '==' ? '=' : op === '!=' ? '<>' : op)} ${micros(r)})`;
+  const time = storedTime(scope);
+  const keyOf = (c: Compiled) => c.timeKey?.() ?? time.fromText(asDateTime(scope, c, node));
+  const raw = sql`(${keyOf(l)} ${sql.raw(op === '==' ? '=' : op === '!=' ? '<>' : op)} ${keyOf(r)})`;
   // non-constant text read as a date may be NULL, as in `compareValues`
   const nullable = l.nullable || r.nullable || (isText(l.type) && !l.constant) || (isText(r.type) && !r.constant);
   return condition(nullable ? sql`coalesce(${raw}, ${op === '!=' ? scope.dialect.trueSql : scope.dialect.falseSql})` : raw, key, [l, r]);

@@ -12,16 +12,14 @@
  * outer query's GROUP BY, ORDER BY and HAVING only ever see plain columns (PostgreSQL matches
  * grouped expressions by their text, and a property's key is a bound parameter).
  *
- * Columns stored in another form than their value on SQLite also offer that form: `uuid` (its 16
- * bytes, `Compiled.storedEquals`) and `timestamp` (microseconds, `Compiled.timeKey`), which
- * comparisons, GROUP BY and ORDER BY read so that the indexes serve them and no row's text is made
- * only to compare it (../storage/event-uuids.ts, ../storage/event-times.ts).
+ * How each field of `events` reads from the store is the store's (its `EventsTable`,
+ * ../storage/events/index.ts): the SQL of the value, and, for a column the store keeps in another
+ * form than its value, that form too: `uuid` (`EventsTable.storedUuid`, offered as
+ * `Compiled.storedEquals`) and `timestamp` (`EventsTable.storedTime`, offered as
+ * `Compiled.timeKey`), which comparisons, GROUP BY and ORDER BY read so that the indexes serve
+ * them and no row's text is made only to compare it.
  */
 import { sql } from 'kysely';
-import { elementsChainOf } from '../storage/element-groups.js';
-import { eventTimeText } from '../storage/event-times.js';
-import { eventUuidLiteral, eventUuidText } from '../storage/event-uuids.js';
-import { eventPropertiesWhole, readEventProperty } from '../storage/property-sets.js';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { fail, make, type Scope } from './scope.js';
@@ -44,10 +42,11 @@ function column(scope: Scope, key: string, build: () => Sql, type: HogType, null
   return make(sql.raw(`t.${col.name}`), type, nullable, key, [], { fields: [key] });
 }
 
-/** `field` offering the materialized column `name` of `table` (`Compiled.materialized`), when the property has one. */
-function withMaterialized(scope: Scope, table: 'events' | 'persons', name: string | undefined, field: Compiled): Compiled {
-  if (name === undefined) return field;
-  return { ...field, materialized: () => column(scope, `${table}.materialized.${name}`, () => sql`${sql.raw(table)}.${sql.ref(name)}`, 'String', true) };
+/** `field` offering the materialized column of property `key` of `table` (`Compiled.materialized`), when the store has one. */
+function withMaterialized(scope: Scope, table: 'events' | 'persons', key: string, field: Compiled): Compiled {
+  const materialized = scope.events.materializedColumn(table, key);
+  if (materialized === undefined) return field;
+  return { ...field, materialized: () => column(scope, `${table}.materialized.${JSON.stringify(key)}`, () => materialized, 'String', true) };
 }
 
 /**
@@ -73,6 +72,7 @@ export function propertyKey(scope: Scope, node: AstNode, rest: readonly string[]
 /** Compiles a field chain (table prefix already stripped) of the scope's table. */
 export function tableField(scope: Scope, chain: readonly string[], node: AstNode): Compiled {
   const d = scope.dialect;
+  const events = scope.events;
   const [head, ...rest] = chain;
   const name = chain.join('.');
   if (scope.table === null) fail(scope, node, `Field "${name}" needs a FROM clause (FROM events or FROM persons)`);
@@ -80,14 +80,15 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
     if (rest.length === 0) {
       switch (head) {
         case 'uuid': {
-          const field = column(scope, 'events.uuid', () => eventUuidText(d.name, sql`events.uuid`), 'UUID', false);
-          if (d.name !== 'sqlite') return field;
-          const stored = () => column(scope, 'events.uuid.stored', () => sql`events.uuid`, 'UUID', false).sql;
+          const field = column(scope, 'events.uuid', () => events.uuid, 'UUID', false);
+          const storedUuid = events.storedUuid;
+          if (!storedUuid) return field;
+          const stored = () => column(scope, 'events.uuid.stored', () => storedUuid.column, 'UUID', false).sql;
           return {
             ...field,
             storedEquals: (value) => {
-              const bytes = eventUuidLiteral(value);
-              return bytes && sql`(${stored()} = ${bytes})`;
+              const literal = storedUuid.literal(value);
+              return literal && sql`(${stored()} = ${literal})`;
             },
           };
         }
@@ -95,28 +96,27 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
         case 'distinct_id':
           return column(scope, `events.${head}`, () => sql`events.${sql.ref(head)}`, 'String', false);
         case 'elements_chain':
-          // stored once per project in element_groups, or inline for rows written before
-          return column(scope, 'events.elements_chain', () => elementsChainOf(), 'String', false);
+          return column(scope, 'events.elements_chain', () => events.elementsChain, 'String', false);
         case 'timestamp': {
-          const field = column(scope, 'events.timestamp', () => eventTimeText(d.name, sql`events.timestamp`), 'DateTime64', false);
-          if (d.name !== 'sqlite') return field;
-          // microseconds on SQLite (migration 0013): the text for the answer, the stored integer to compare, group and order
-          return { ...field, timeKey: () => column(scope, 'events.timestamp.stored', () => sql`events.timestamp`, 'Int', false).sql };
+          const field = column(scope, 'events.timestamp', () => events.timestamp, 'DateTime64', false);
+          const storedTime = events.storedTime;
+          if (!storedTime) return field;
+          // the text for the answer, the stored key to compare, group and order
+          return { ...field, timeKey: () => column(scope, 'events.timestamp.stored', () => storedTime.column, 'Int', false).sql };
         }
         case 'team_id':
           return column(scope, 'events.team_id', () => sql`events.team_id`, 'Int', false);
         case 'created_at':
-          return column(scope, 'events.created_at', () => (d.name === 'sqlite' ? eventTimeText('sqlite', sql`events.created_at`) : d.timestampColumn(sql`events.created_at`)), 'DateTime64', false);
+          return column(scope, 'events.created_at', () => events.createdAt, 'DateTime64', false);
         case 'properties':
-          // rebuilt from the event's own keys and its property set on SQLite (storage/property-sets.ts)
-          return column(scope, 'events.properties', () => d.jsonWhole(eventPropertiesWhole(d.name)), 'JSON', false, () => d.jsonCanonical(eventPropertiesWhole(d.name)));
+          return column(scope, 'events.properties', () => d.jsonWhole(events.properties), 'JSON', false, () => d.jsonCanonical(events.properties));
         case 'person_id':
           return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
       }
     }
     if (head === 'properties') {
       const key = propertyKey(scope, node, rest);
-      return withMaterialized(scope, 'events', scope.materialized?.event.get(key), column(scope, `events.properties.${JSON.stringify(key)}`, () => readEventProperty(d.name, key, (json) => d.jsonText(json, key)), 'String', true));
+      return withMaterialized(scope, 'events', key, column(scope, `events.properties.${JSON.stringify(key)}`, () => events.property(key, (json) => d.jsonText(json, key)), 'String', true));
     }
     if (head === 'person' && rest.length >= 1) {
       const [sub, ...more] = rest;
@@ -143,7 +143,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
   }
   if (head === 'properties') {
     const key = propertyKey(scope, node, rest);
-    return withMaterialized(scope, 'persons', scope.materialized?.person.get(key), column(scope, `persons.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`persons.properties`, key), 'String', true));
+    return withMaterialized(scope, 'persons', key, column(scope, `persons.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`persons.properties`, key), 'String', true));
   }
   return fail(scope, node, `Unknown field "${name}" of persons (fields: id, created_at, is_identified, properties.<key>)`);
 }

@@ -12,8 +12,7 @@ import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { rowColumn } from './fields.js';
 import { regexCondition } from './patterns.js';
-import { eventTimeText, startOfMicros, type TimeUnit } from '../storage/event-times.js';
-import { bindable, fail, make, sqlNull, type Scope } from './scope.js';
+import { bindable, fail, make, sqlNull, storedTime, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interval } from './types.js';
 
 type CompileExpr = (scope: Scope, node: AstNode) => Compiled;
@@ -120,7 +119,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       case 'count': {
         arity(scope, node, name, args, 0, 1);
         if (args.length === 0) return agg(row ? sql`count(${row})` : sql`count(*)`, 'UInt', false);
-        // a stored time counts its microseconds: as many rows and distinct values as its texts
+        // a stored time counts its keys: as many rows and distinct values as its texts
         const counted = args[0]!.timeKey ? onRow(args[0]!.timeKey()) : value(args[0]!);
         return agg(node.distinct ? sql`count(distinct ${counted})` : sql`count(${counted})`, 'UInt', false);
       }
@@ -142,8 +141,8 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
         arity(scope, node, name, args, 1);
         const a = args[0]!;
         if (a.type === 'JSON' || a.type === 'Interval') return fail(scope, argNodes[0], `${name}() of ${a.type} is not supported`);
-        // a stored time: the least or greatest microseconds, made text once
-        if (a.timeKey) return agg(eventTimeText('sqlite', sql`${sql.raw(name)}(${onRow(a.timeKey())})`), a.type, true);
+        // a stored time: the least or greatest key, made text once
+        if (a.timeKey) return agg(storedTime(scope).text(sql`${sql.raw(name)}(${onRow(a.timeKey())})`), a.type, true);
         const v = isNumeric(a.type) ? value(a) : d.text(onRow(a.sql));
         return agg(sql`${sql.raw(name)}(${v})`, a.type === 'Bool' ? 'Int' : a.type, true);
       }
@@ -225,7 +224,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       return one('DateTime', isText(args[0]?.type ?? 'Null') && !args[0]?.constant, (a) => needsDate(a, argNodes[0]));
     case 'toDate':
       if (args.length === 1 && args[0]!.timeKey) {
-        const day = startOfStoredTime(args[0]!, 'day', key, args);
+        const day = startOfStoredTime(scope, args[0]!, 'day', key, args);
         return make(d.text(sql`substr(${day.sql}, 1, 10)`), 'Date', day.nullable, key, args, { orderKey: day.timeKey! });
       }
       return one('Date', isText(args[0]?.type ?? 'Null') && !args[0]?.constant, (a) => {
@@ -233,10 +232,10 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
         return asDate(scope, a, argNodes[0]);
       });
     case 'toStartOfHour':
-      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(args[0]!, 'hour', key, args);
+      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(scope, args[0]!, 'hour', key, args);
       return one('DateTime', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 13) || ':00:00.000000Z')`));
     case 'toStartOfDay':
-      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(args[0]!, 'day', key, args);
+      if (args.length === 1 && args[0]!.timeKey) return startOfStoredTime(scope, args[0]!, 'day', key, args);
       return one('DateTime', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 10) || 'T00:00:00.000000Z')`));
     case 'toStartOfWeek':
       arity(scope, node, name, args, 1, 2);
@@ -277,11 +276,12 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
 }
 
 /**
- * `toStartOfDay` / `toStartOfHour` of a stored time (`Compiled.timeKey`, SQLite): the start as
- * microseconds (`startOfMicros`, ../storage/event-times.ts), which the query groups and orders
- * by, and its text, which SQLite makes once per group rather than once per row.
+ * `toStartOfDay` / `toStartOfHour` of a stored time (`Compiled.timeKey`): the start as the store's
+ * key (`StoredTime.startOf`, ../storage/events/index.ts), which the query groups and orders by,
+ * and its text, which the store makes once per group rather than once per row.
  */
-function startOfStoredTime(a: Compiled, unit: TimeUnit, key: string, args: Compiled[]): Compiled {
-  const micros = () => startOfMicros(a.timeKey!(), unit);
-  return make(eventTimeText('sqlite', micros()), 'DateTime', a.nullable, key, args, { timeKey: micros });
+function startOfStoredTime(scope: Scope, a: Compiled, unit: 'day' | 'hour', key: string, args: Compiled[]): Compiled {
+  const time = storedTime(scope);
+  const start = () => time.startOf(a.timeKey!(), unit);
+  return make(time.text(start()), 'DateTime', a.nullable, key, args, { timeKey: start });
 }

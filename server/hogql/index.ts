@@ -2,11 +2,15 @@
  * HogQL for this server: PostHog's query language over the events and persons it stores.
  *
  * What comes in: a HogQL SELECT (`HogQLQuery`) or an EventsQuery's expressions, the caller's team,
- * and the store. What goes out: `{results, columns, types, hasMore, limit, offset, hogql}` as
- * PostHog's query endpoint answers, or a `HogQLError` (./errors.ts: PostHog's `code`, `detail`
- * and `attr`, kind `invalid` or `timeout`) naming the construct outside the subset and its
- * line/column. HogQL knows no HTTP and imports nothing of the domain: the domain, which calls it,
- * turns its errors into PostHog's answers (../domain/errors.ts `withHogQLErrors`).
+ * the database to run on, and the store's events table (`EventsTable`,
+ * ../storage/events/index.ts: the SQL of each field of `events` and the materialized columns,
+ * which the caller gets from its `EventsStore`). What goes out: `{results, columns, types,
+ * hasMore, limit, offset, hogql}` as PostHog's query endpoint answers, or a `HogQLError`
+ * (./errors.ts: PostHog's `code`, `detail` and `attr`, kind `invalid` or `timeout`) naming the
+ * construct outside the subset and its line/column. HogQL knows no HTTP and imports nothing of the
+ * domain: the domain, which calls it, turns its errors into PostHog's answers
+ * (../domain/errors.ts `withHogQLErrors`). Nor does it know how the store lays out the events
+ * rows: every field of `events` is the `EventsTable`'s SQL.
  *
  * How: `./parser.ts` runs PostHog's own parser (`@posthog/hogql-parser`, WASM) to PostHog's AST;
  * `./select.ts`, `./expr.ts`, `./functions.ts`, `./patterns.ts`, `./fields.ts` compile that AST to one
@@ -16,15 +20,14 @@
  * answer every query alike (test/hogql/property.test.ts). The team filter
  * is added by the compiler; every value of the query is a bound parameter; a WHERE comparison of a
  * property with a string reads the property's materialized column where the store has one
- * (../storage/materialized.ts), with the same answer; only `events` and
+ * (`EventsTable.materializedColumn`), with the same answer; only `events` and
  * `persons`, and only the functions of the subset, can be named. The rules taken from PostHog
  * (posthog/hogql/printer.py, posthog/hogql/functions/mapping.py,
  * posthog/hogql_queries/events_query_runner.py) are cited where they are applied.
  */
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../storage/dialect.js';
-import { loadMaterializedColumns, type MaterializedColumns } from '../storage/materialized.js';
-import type { Database } from '../storage/schema.js';
+import type { EventsTable } from '../storage/events/index.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { postgresDialect } from './dialect-postgres.js';
 import { sqliteDialect } from './dialect-sqlite.js';
@@ -49,32 +52,31 @@ export function hogqlDialect(name: DialectName): HogQLDialect {
 }
 
 /**
- * Runs a HogQL SELECT for one team. Default LIMIT 100, at most 50,000 rows. `now` is `now()`.
- * Throws `HogQLError` (400) for a syntax error or anything outside the subset.
+ * Runs a HogQL SELECT for one team on `db`, whose events table is `events`. Default LIMIT 100, at
+ * most 50,000 rows. `now` is `now()`. Throws `HogQLError` (400) for a syntax error or anything
+ * outside the subset.
  */
-export async function runHogQLQuery<DB>(db: Kysely<DB>, dialect: DialectName, teamId: number, text: string, now: Date = new Date()): Promise<HogQLAnswer> {
+export async function runHogQLQuery<DB>(db: Kysely<DB>, events: EventsTable, teamId: number, text: string, now: Date = new Date()): Promise<HogQLAnswer> {
   const ast = await parseSelect(text, 'query');
-  const materialized = await loadMaterializedColumns(db as unknown as Kysely<Database>);
-  const compiled = compileSelect(ast, { dialect: hogqlDialect(dialect), teamId, source: text, attr: 'query', now, materialized });
+  const compiled = compileSelect(ast, { dialect: hogqlDialect(events.dialect), events, teamId, source: text, attr: 'query', now });
   return { ...(await runCompiled(db, compiled)), hogql: text };
 }
 
 /**
  * Runs an EventsQuery's `select`/`where`/`orderBy` for one team, with `tableWhere` (the events
- * filters, SQL on `events`) applied first. Throws `HogQLError` (400).
+ * filters, SQL on `events`: `EventsStore.conditions`) applied first. Throws `HogQLError` (400).
  */
-export async function runEventsQuery<DB>(db: Kysely<DB>, dialect: DialectName, teamId: number, parts: EventsQueryParts, tableWhere: Sql[], now: Date = new Date()): Promise<HogQLAnswer> {
-  const materialized = await loadMaterializedColumns(db as unknown as Kysely<Database>);
-  const compiled = await compileEventsQuery(parts, { dialect: hogqlDialect(dialect), teamId, now, tableWhere, materialized });
+export async function runEventsQuery<DB>(db: Kysely<DB>, events: EventsTable, teamId: number, parts: EventsQueryParts, tableWhere: Sql[], now: Date = new Date()): Promise<HogQLAnswer> {
+  const compiled = await compileEventsQuery(parts, { dialect: hogqlDialect(events.dialect), events, teamId, now, tableWhere });
   const answer = await runCompiled(db, compiled);
   return { ...answer, results: answer.results.map((r) => foldStar(r, compiled.star)), hogql: compiled.hogql };
 }
 
 /**
  * The events list's `where` (without `select`) as one SQL condition on `events` rows, for the
- * list's own query; `materialized`: the store's materialized columns, which it may read. Throws
- * `HogQLError` (400, `attr` `where`).
+ * list's own query; `events`: the store's events table (its materialized columns, which the
+ * condition may read). Throws `HogQLError` (400, `attr` `where`).
  */
-export async function eventsWhereCondition(where: readonly string[], dialect: DialectName, now: Date = new Date(), materialized?: MaterializedColumns): Promise<Sql> {
-  return compileEventsWhere(where, hogqlDialect(dialect), now, materialized);
+export async function eventsWhereCondition(where: readonly string[], events: EventsTable, now: Date = new Date()): Promise<Sql> {
+  return compileEventsWhere(where, hogqlDialect(events.dialect), events, now);
 }

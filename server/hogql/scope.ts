@@ -1,10 +1,10 @@
 /**
- * What the expression compiler knows while it compiles one query: the store's dialect, the query
- * text (for error positions), the table of FROM, the SELECT aliases, the clock, and where in the
+ * What the expression compiler knows while it compiles one query: the store's dialect and events
+ * table, the query text (for error positions), the table of FROM, the SELECT aliases, the clock, and where in the
  * query it is (aggregates allowed or not). Also the helpers that build `Compiled` values.
  */
 import { sql } from 'kysely';
-import type { MaterializedColumns } from '../storage/materialized.js';
+import type { EventsTable, StoredTime } from '../storage/events/index.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { HogQLError } from './errors.js';
 import type { AstNode } from './parser.js';
@@ -16,6 +16,8 @@ export type TableName = 'events' | 'persons';
 /** The compile-time context of one query. */
 export interface Scope {
   dialect: HogQLDialect;
+  /** the store's events table: the SQL of each field of `events`, and its materialized columns (./fields.ts) */
+  events: EventsTable;
   /** the HogQL text the AST's positions point into */
   source: string;
   /** the request field that holds the text (errors' `attr`) */
@@ -43,10 +45,19 @@ export interface Scope {
   inline?: boolean;
   /** aggregates read the row column (`rowColumn`) even when their arguments read none (see `bindable`) */
   bindAggregates?: boolean;
-  /** the properties the store keeps in materialized columns (their fields offer them: `Compiled.materialized`) */
-  materialized?: MaterializedColumns;
   /** compiling WHERE, where a comparison may read a materialized column instead of its property */
   inWhere?: boolean;
+}
+
+/**
+ * How the store keeps `timestamp` when a compiled value has a `timeKey` (only fields of a store
+ * with `EventsTable.storedTime` do, and what is computed from them). Throws when it has none: a
+ * compiler bug, not the query's.
+ */
+export function storedTime(scope: Scope): StoredTime {
+  const time = scope.events.storedTime;
+  if (!time) throw new Error('a time key without the store\'s stored time');
+  return time;
 }
 
 /** Throws a `HogQLError` located at `node`. */

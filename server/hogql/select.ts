@@ -9,7 +9,7 @@
  * last in both directions; strings order byte by byte.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { MaterializedColumns } from '../storage/materialized.js';
+import type { EventsTable } from '../storage/events/index.js';
 import { asCondition, asValue } from './coerce.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { compileExpr, describe } from './expr.js';
@@ -24,6 +24,8 @@ export const MAX_LIMIT = 50_000;
 /** What the caller gives besides the AST. */
 export interface SelectOptions {
   dialect: HogQLDialect;
+  /** the store's events table (the SQL of its fields, its materialized columns, which WHERE may read: `Compiled.materialized`) */
+  events: EventsTable;
   teamId: number;
   /** the HogQL text (for error positions) and the request field that holds it */
   source: string;
@@ -35,8 +37,6 @@ export interface SelectOptions {
   tableWhere?: Sql[] | undefined;
   /** default LIMIT when the query has none */
   defaultLimit?: number | undefined;
-  /** the store's materialized property columns, which WHERE may read (`Compiled.materialized`) */
-  materialized?: MaterializedColumns | undefined;
 }
 
 /** A compiled query: run `sql`, then read each row's values by `columns`. */
@@ -110,6 +110,7 @@ function textOf(source: string, node: AstNode): string {
 export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSelect {
   const base: Scope = {
     dialect: options.dialect,
+    events: options.events,
     source: options.source,
     attr: options.attr,
     table: null,
@@ -120,7 +121,6 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     aggAllowed: false,
     inAgg: false,
     columns: new Map(),
-    ...(options.materialized ? { materialized: options.materialized } : {}),
   };
   if (ast.node === 'SelectSetQuery') return fail(base, ast, 'UNION, INTERSECT and EXCEPT are not supported');
   if (ast.node !== 'SelectQuery') return fail(base, ast, 'Expected a SELECT query');
@@ -218,7 +218,7 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
   });
   const selectList = sql.join(selected.map((c, i) => sql`${collated.has(i) ? d.text(asValue(scope, c)) : asValue(scope, c)} as ${sql.ref(`c${i}`)}`));
   const conditions = [where, ...extra].filter((c): c is Sql => c !== undefined);
-  // a stored time, or a day or hour of one, groups and orders by its microseconds (`Compiled.timeKey`)
+  // a stored time, or a day or hour of one, groups and orders by the store's key (`Compiled.timeKey`)
   const keyOf = (c: Compiled) => c.orderKey?.() ?? c.timeKey?.();
   const groupBy = groups.map((g) => {
     const k = keyOf(g);
@@ -256,7 +256,8 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     const table = sql.raw(scope.table);
     const fieldCols = [...scope.columns.values()];
     const inner = fieldCols.length > 0 ? sql.join(fieldCols.map((c) => sql`${c.sql} as ${sql.ref(c.name)}`)) : sql`1 as f_`;
-    const tableWhere = [sql`${table}.team_id = ${d.int(options.teamId)}`, ...d.tableHints(scope.table), ...(options.tableWhere ?? [])];
+    const hints = scope.table === 'events' ? scope.events.hints : [];
+    const tableWhere = [sql`${table}.team_id = ${d.int(options.teamId)}`, ...hints, ...(options.tableWhere ?? [])];
     fromSql = sql` from (select ${inner} from ${table} where ${sql.join(tableWhere, sql` and `)}) as t`;
   } else if (scope.columns.size > 0) {
     // only the row column (fields without FROM fail earlier): a one-row table

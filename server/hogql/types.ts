@@ -44,23 +44,23 @@ export interface Compiled {
   /** may fail when a row reaches it (an Int overflow): WHERE and HAVING then evaluate in written order */
   canFail?: boolean;
   /**
-   * a property the store keeps in a materialized column (../storage/materialized.ts): that column,
-   * whose text is the property's HogQL text for every value whose text does not begin with a digit,
+   * a property the store keeps in a materialized column (`EventsTable.materializedColumn`,
+   * ../storage/events/index.ts): that column, whose text is the property's HogQL text for every value whose text does not begin with a digit,
    * a sign, a point, `{` or `[` (strings, booleans, NULL), so `=` and `!=` with such a constant may
    * read it (and its index) instead (./expr.ts `compareValues`)
    */
   materialized?: () => Compiled;
   /**
-   * a column the store holds in another form than its value (`events.uuid` on SQLite: its 16 bytes,
-   * ../storage/event-uuids.ts): `=` with a String constant is the stored column `=` the constant's
+   * a column the store holds in another form than its value (`events.uuid`: `EventsTable.storedUuid`,
+   * ../storage/events/index.ts): `=` with a String constant is the stored column `=` the constant's
    * stored form, which the column's index serves; undefined for a constant that has no stored form,
    * compared as text (./expr.ts `compareValues`)
    */
   storedEquals?: (value: string) => RawBuilder<unknown> | undefined;
   /**
-   * a DateTime the store holds as microseconds (`events.timestamp` on SQLite,
-   * ../storage/event-times.ts), or computed from one (`toStartOfDay`, `toStartOfHour`): the SQL
-   * microseconds, which order and compare as the value does. Comparisons with a date read it
+   * a DateTime the store holds as a key in another form than its text (`events.timestamp`:
+   * `EventsTable.storedTime`, ../storage/events/index.ts), or computed from one (`toStartOfDay`,
+   * `toStartOfHour`): the SQL key, which orders and compares as the value does. Comparisons with a date read it
    * (./expr.ts `compareTimes`), so the time indexes serve them; GROUP BY and ORDER BY read it
    * (./select.ts), so no row's text is made to group or sort it.
    */

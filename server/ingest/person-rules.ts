@@ -14,7 +14,7 @@
  *   both are the same, in which case the event is a plain person update (a `$identify` without
  *   `$anon_distinct_id` too: it does not mark the person identified).
  */
-import type { PersonUpdate } from '../storage/repositories/events-write.js';
+import type { PersonUpdate } from '../storage/events/index.js';
 
 /** Events PostHog drops when `$process_person_profile` is false (they only act on persons). */
 const PERSON_ONLY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously', '$groupidentify']);

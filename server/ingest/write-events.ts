@@ -9,7 +9,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.js';
-import { EventsWriteRepository, type EventInput, type PersonUpdate } from '../storage/repositories/events-write.js';
+import { EventsWriteRepository, type EventInput, type PersonUpdate } from '../storage/events/index.js';
 
 /** A row the write path can store: the event and what it does to its person (none: PostHog's `$process_person_profile: false`). */
 export interface NormalizedEventRow {

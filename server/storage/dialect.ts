@@ -41,28 +41,6 @@ export function dialectOf<DB>(db: Kysely<DB>): DialectName {
 }
 
 /**
- * `events.properties` as written, from its JSON text: SQLite stores it as its binary JSONB
- * (`jsonb(?)`), which SQLite's JSON functions read without parsing text (a filter on a property
- * of every row of a project: 596 → 337 ms at 500,000 events, docs/performance.md) and which is
- * ~7 % smaller; PostgreSQL's jsonb column takes the text. Rows written before 2026-11-27 hold the
- * JSON text on SQLite: every JSON function reads both forms, and `eventPropertiesOut` answers both
- * as text, so such stores need no rewrite.
- */
-export function eventPropertiesIn(dialect: DialectName, text: string): RawBuilder<unknown> | string {
-  return dialect === 'sqlite' ? sql`jsonb(${text})` : text;
-}
-
-/**
- * `events.properties` (as `column`, e.g. `sql.ref('events.properties')`) read back whole, as JSON
- * text on SQLite (`json()`: the very text that was written, byte for byte, for text that
- * `JSON.stringify` wrote; SQLite's JSONB is not for applications to decode) and as jsonb on
- * PostgreSQL (decoded by the driver). See `eventPropertiesIn`.
- */
-export function eventPropertiesOut(dialect: DialectName, column: RawBuilder<unknown>): RawBuilder<unknown> {
-  return dialect === 'sqlite' ? sql`json(${column})` : column;
-}
-
-/**
  * A JSON object column or subquery whose properties a filter reads: `events.properties`, or the
  * properties of the event's person.
  */
@@ -115,7 +93,7 @@ function sqliteJsonText(source: JsonSource, path: RawBuilder<unknown>): RawBuild
 
 /**
  * `jsonText` with the key written into the SQL as a literal instead of a bound parameter: the
- * expression of a generated column (storage/materialized.ts), which may hold no parameter. The
+ * expression of a generated column (storage/events/materialized.ts), which may hold no parameter. The
  * same text as `jsonText` gives for every row, so a column made of it answers exactly as the
  * expression it replaces. Throws for a key that only a subquery can read (SQLite: `"`, `\`,
  * control characters; PostgreSQL: U+0000): a generated column may not hold a subquery.

@@ -4,15 +4,15 @@
  * - booleans: SQLite INTEGER 0/1, PostgreSQL boolean (written as 1/0 on both, read with `toBool`);
  * - JSON: SQLite TEXT, PostgreSQL jsonb (written as JSON text on both, read with `fromJson`);
  *   except `events.properties` on SQLite, written as SQLite's binary JSONB and read through
- *   `json()` (`eventPropertiesIn` / `eventPropertiesOut` in ./dialect.ts; rows written before
+ *   `json()` (`eventPropertiesIn` / `eventPropertiesOut` in ./events/property-sets.ts; rows written before
  *   2026-11-27 hold the text, which SQLite's JSON functions read as well);
  * - timestamps: SQLite TEXT holding ISO 8601 UTC with milliseconds and `Z`, PostgreSQL timestamptz
  *   (written as ISO strings on both, read with `toIso`);
  * - counts: a string from `pg` (bigint), a number from SQLite (read with `toInt`).
  */
 import type { Generated } from 'kysely';
-import type { StoredEventUuid } from './event-uuids.js';
-import type { StoredEventTime } from './event-times.js';
+import type { StoredEventUuid } from './events/uuids.js';
+import type { StoredEventTime } from './events/times.js';
 
 /** A boolean column as written (1/0) and as read (number from SQLite, boolean from PostgreSQL). */
 export type BoolColumn = number | boolean;
@@ -180,7 +180,7 @@ export interface ActivityLogTable {
 
 /** An analytics event (PostHog's ClickHouse `events` table, posthog/models/event/sql.py). */
 export interface EventTable {
-  /** text on PostgreSQL; the 16 bytes on SQLite since migration 0012 (storage/event-uuids.ts) */
+  /** text on PostgreSQL; the 16 bytes on SQLite since migration 0012 (storage/events/uuids.ts) */
   uuid: StoredEventUuid;
   team_id: number;
   event: string;
@@ -189,12 +189,12 @@ export interface EventTable {
   /**
    * PostgreSQL: fixed-width ISO 8601 UTC with microseconds, e.g. `2024-11-20T14:03:10.871123Z`;
    * SQLite since migration 0013: INTEGER microseconds since the epoch, bound as BigInt and read
-   * through storage/event-times.ts `eventTimeText`, never into JavaScript
+   * through storage/events/times.ts `eventTimeText`, never into JavaScript
    */
   timestamp: StoredEventTime;
   /**
    * the chain inline: `''` when the event has none or when `element_group_id` holds it (every row
-   * written since migration 0010); read it through storage/element-groups.ts `elementsChainOf`
+   * written since migration 0010); read it through storage/events/element-groups.ts `elementsChainOf`
    */
   elements_chain: string;
   /** `timestamptz` on PostgreSQL; INTEGER microseconds on SQLite since migration 0013, as `timestamp` */
@@ -203,7 +203,7 @@ export interface EventTable {
   element_group_id: number | null;
   /**
    * SQLite only (migration 0011): the event's session-constant properties in `property_sets`, its
-   * `properties` holding the rest; NULL when they are all its own (storage/property-sets.ts)
+   * `properties` holding the rest; NULL when they are all its own (storage/events/property-sets.ts)
    */
   property_set_id?: number | null;
   /** SQLite only (migration 0011): the order of all the event's keys in `property_key_orders`, set with `property_set_id` */
@@ -224,7 +224,7 @@ export interface ElementGroupTable {
 
 /**
  * SQLite only (migration 0011): one distinct set of session-constant properties of a project
- * (storage/property-sets.ts), unique on `(team_id, hash)`.
+ * (storage/events/property-sets.ts), unique on `(team_id, hash)`.
  */
 export interface PropertySetTable {
   id: Generated<number>;
@@ -256,7 +256,7 @@ export interface PersonTable {
 }
 
 /**
- * A materialized property column (storage/materialized.ts; PostHog's materialized columns,
+ * A materialized property column (storage/events/materialized.ts; PostHog's materialized columns,
  * posthog/clickhouse/materialized_columns/): `kind` `event` is a column of `events` made of
  * `properties.<property>`, `person` a column of `persons` made of its `properties.<property>`.
  */

@@ -76,3 +76,14 @@ export function textToTimestamp(dialect: DialectName, text: RawBuilder<unknown>)
     and substr(${text}, 1, 4) <> '0000' and date(substr(${text}, 1, 10)) = substr(${text}, 1, 10)
     then nullif(max(strftime('%Y-%m-%dT%H:%M:%f', ${withColon}), '0000-99'), '0000-99') end)`;
 }
+
+/**
+ * A timestamp column the store holds natively (`persons.created_at`; `events.created_at` on
+ * PostgreSQL) as text in the events' stored form, `YYYY-MM-DDTHH:MM:SS.ffffffZ` UTC: SQLite's
+ * text (written with milliseconds, ./values.ts `nowIso`) padded to microseconds; PostgreSQL's
+ * timestamptz written by `to_char`, with collation "C" (byte order, as ClickHouse orders text).
+ */
+export function timestampColumnText(dialect: DialectName, column: RawBuilder<unknown>): RawBuilder<string> {
+  if (dialect === 'postgres') return sql<string>`(to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') collate "C")`;
+  return sql<string>`(substr(${column}, 1, 23) || '000Z')`;
+}

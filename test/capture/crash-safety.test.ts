@@ -27,7 +27,7 @@ import { openSqlite } from '../../server/storage/sqlite-driver.js';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../server/storage/db.js';
-import { eventUuidOut } from '../../server/storage/event-uuids.js';
+import { eventUuidOut } from '../../server/storage/events/uuids.js';
 import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from '../helpers/process.js';
 import { childEnv, createTestStoreLocation, type TestStoreLocation } from '../helpers/store.js';
 import { uuid } from './helpers.js';
@@ -128,7 +128,7 @@ async function readStore(): Promise<Stored> {
   } else {
     const db = openSqlite(path.join(location.dir, 'envapi.sqlite3'), { readonly: true, fileMustExist: true });
     try {
-      // uuids are stored as their 16 bytes (storage/event-uuids.ts)
+      // uuids are stored as their 16 bytes (storage/events/uuids.ts)
       rows = (db.prepare(`SELECT uuid, json_extract(properties, '$.batch_id') AS batch_id FROM events`).all() as Array<{ uuid: Uint8Array; batch_id: string | null }>).map((r) => ({ ...r, uuid: eventUuidOut(r.uuid) }));
     } finally {
       db.close();

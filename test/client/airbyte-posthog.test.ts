@@ -35,8 +35,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDemoEvents } from '../../server/ingest/demo.js';
 import { importEvents } from '../../server/ingest/import.js';
 import { sql } from 'kysely';
-import { eventTimeText } from '../../server/storage/event-times.js';
-import { eventUuidOut } from '../../server/storage/event-uuids.js';
+import { eventTimeText } from '../../server/storage/events/times.js';
+import { eventUuidOut } from '../../server/storage/events/uuids.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Json = Record<string, unknown>;

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient, EnvApiError, paginate, unwrap } from '../../client/index.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**

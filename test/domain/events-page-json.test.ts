@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { eventToWire, eventsPageJson } from '../../server/domain/events.js';
 import { Utf8Builder } from '../../server/domain/json-text.js';
-import type { EventPerson, ListedEventRow } from '../../server/storage/repositories/events-read.js';
+import type { EventPerson, ListedEventRow } from '../../server/storage/events/index.js';
 
 /**
  * A listed row as the repository returns it: properties are stored as JSON text, so the decoded

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestServer } from '../helpers/server.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 
 /** The seeded test server: its keys, projects, plugins, and the ids of each project's objects. */

@@ -25,9 +25,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { invalid, NOT_FOUND } from '../helpers/errors.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import type { PropertyFilter, PropertyGroup } from '../../server/storage/event-filter-tree.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
+import type { PropertyFilter, PropertyGroup } from '../../server/storage/events/filter-tree.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { usesPostgres } from '../helpers/server.js';
 
@@ -209,7 +209,7 @@ describe('fuzz finding 3, below the HTTP check: the store reads keys with NUL an
   const before = () => formatTimestamp(new Date(Date.now() + 60_000));
   const group = (f: PropertyFilter): PropertyGroup => ({ kind: 'group', type: 'AND', values: [f] });
   const list = async (f: PropertyFilter) =>
-    (await new EventsReadRepository(t.store.db).list({ teamId: 1, before: before(), offset: 0, limit: 10, properties: group(f) })).map((e) => e.distinct_id);
+    (await new RowEventsStore(t.store.db).list({ teamId: 1, before: before(), offset: 0, limit: 10, properties: group(f) })).map((e) => e.distinct_id);
 
   for (const type of ['event', 'person'] as const) {
     it(`a ${type} key with U+0000 that no row has: exact, icontains and is_set match nothing, is_not_set matches every row`, async () => {
@@ -226,7 +226,7 @@ describe('fuzz finding 3, below the HTTP check: the store reads keys with NUL an
   });
   it('values of a key with U+0000: none', async () => {
     const since = formatTimestamp(new Date(Date.now() - 86_400_000));
-    const rows = await new EventsReadRepository(t.store.db).values({ teamId: 1, key: '\u0000', isColumn: false, since, until: before(), scan: 100, limit: 10, order: 'frequency' });
+    const rows = await new RowEventsStore(t.store.db).values({ teamId: 1, key: '\u0000', isColumn: false, since, until: before(), scan: 100, limit: 10, order: 'frequency' });
     expect(rows).toEqual([]);
   });
   it.skipIf(usesPostgres())('SQLite (which can hold it): a stored key with U+0000 or U+0001 is found exactly', async () => {

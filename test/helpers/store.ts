@@ -86,7 +86,7 @@ export async function refuseInserts(store: Store, table: keyof Database & string
 }
 
 /**
- * The columns of `events_team_time` (server/storage/materialized.ts): SQLite's key columns;
+ * The columns of `events_team_time` (server/storage/events/materialized.ts): SQLite's key columns;
  * PostgreSQL's key then `include` columns, read from its definition (e.g. `… USING btree (team_id,
  * "timestamp", uuid) INCLUDE (mat_city_…)`).
  */

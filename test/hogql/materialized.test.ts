@@ -1,5 +1,5 @@
 /**
- * HogQL reads materialized property columns (server/storage/materialized.ts) where it can, with the
+ * HogQL reads materialized property columns (server/storage/events/materialized.ts) where it can, with the
  * same answers, through the real HTTP stack on the store of the pass. Over the fixed dataset
  * (./dataset.ts: strings, numbers written every way, booleans, null, objects, arrays), the same
  * queries are answered before any column exists and with every event and person property of the
@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hogqlDialect } from '../../server/hogql/index.js';
 import { parseSelect } from '../../server/hogql/parser.js';
 import { compileSelect } from '../../server/hogql/select.js';
-import { dematerializeProperty, loadMaterializedColumns, materializeProperty } from '../../server/storage/materialized.js';
+import { eventsStore } from '../../server/storage/events/index.js';
+import { dematerializeProperty, materializeProperty } from '../../server/storage/events/materialized.js';
 import { usesPostgres } from '../helpers/pg.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { seedDataset } from './dataset.js';
@@ -88,6 +89,12 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** The store's events table as the server reads it now (its materialized columns). */
+async function eventsTable() {
+  const events = eventsStore(t.store.db);
+  return events.table(await events.materializedColumns());
+}
+
 /**
  * The store's plan of HogQL query `q` as compiled for project P, its steps joined by `; `
  * (PostgreSQL told not to scan the table: it would, on a few rows; with `noSort`, not to sort).
@@ -99,7 +106,7 @@ async function planOf(q: string, opts: { noSort?: boolean } = {}): Promise<strin
     source: q,
     attr: 'query',
     now: new Date(),
-    materialized: await loadMaterializedColumns(t.store.db),
+    events: await eventsTable(),
   });
   return t.store.db.transaction().execute(async (trx) => {
     // SQLite: the outer query's steps only (parent 0), not those of the subqueries inside expressions
@@ -120,9 +127,9 @@ describe('HogQL: which index a read of the project takes (SQLite)', () => {
     expect(await planOf("select count() from events where event = '$pageview'")).toMatch(/events_team_event_time \(team_id=\? AND event=\?/);
     expect(await planOf("select count() from events where distinct_id = 'user-1'")).toMatch(/events_team_distinct_id_time \(team_id=\? AND distinct_id=\?/);
     expect(await planOf('select event, count() from events group by event')).toMatch(/COVERING INDEX events_team_event_time/);
-    // the uuid is stored as its 16 bytes (storage/event-uuids.ts): an equality with a uuid constant reads its key
+    // the uuid is stored as its 16 bytes (storage/events/uuids.ts): an equality with a uuid constant reads its key
     expect(await planOf("select event from events where uuid = '01934e70-0000-7000-8000-000000000005'")).toMatch(/sqlite_autoindex_events_1 \(uuid=\?\)/);
-    // the timestamp is stored as microseconds (storage/event-times.ts): a comparison with a date,
+    // the timestamp is stored as microseconds (storage/events/times.ts): a comparison with a date,
     // a constant or computed once, is a range of the time index, and ORDER BY timestamp reads it in order
     expect(await planOf("select count() from events where timestamp >= '2024-11-02' and timestamp < now()")).toMatch(/events_team_time \(team_id=\? AND timestamp>\? AND timestamp<\?\)/);
     expect(await planOf("select count() from events where event = 'signup' and timestamp > now() - interval 30 day")).toMatch(/events_team_event_time \(team_id=\? AND event=\? AND timestamp>\?\)/);

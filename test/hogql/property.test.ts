@@ -16,6 +16,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HogQLError, runHogQLQuery } from '../../server/hogql/index.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
+import { eventsStore } from '../../server/storage/events/index.js';
 import { AccountsRepository } from '../../server/storage/repositories/accounts.js';
 import { createTestPgSchema, type TestPgSchema } from '../helpers/pg.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -64,7 +65,8 @@ afterAll(async () => {
 /** The answer of one store: its rows, or 'HTTP 400' for a query it refuses (a `HogQLError` of kind `invalid`). */
 async function answerOf(store: Store, team: number, q: string, now: Date): Promise<unknown> {
   try {
-    return (await runHogQLQuery(store.db, store.dialect, team, q, now)).results;
+    const events = eventsStore(store.db);
+    return (await runHogQLQuery(store.db, events.table(await events.materializedColumns()), team, q, now)).results;
   } catch (err) {
     if (err instanceof HogQLError && err.kind === 'invalid') return 'HTTP 400';
     throw err;

@@ -77,7 +77,7 @@ const TABLE: [string, unknown[][], string[]][] = [
   ["select toDate(timestamp) + interval 1 week from events where uuid = '01934e70-0000-7000-8000-000000000001'", [["2024-11-08"]], ["Date"]],
   ["select count() from events where timestamp > now() - interval 1000 year", [[12]], ["UInt64"]],
   ["select count() from events where timestamp > now()", [[0]], ["UInt64"]],
-  // stored as microseconds on SQLite (server/storage/event-times.ts): the same answers as the text
+  // stored as microseconds on SQLite (server/storage/events/times.ts): the same answers as the text
   ["select count() from events where toStartOfDay(timestamp) = '2024-11-02'", [[3]], ["UInt64"]],
   ["select count() from events where timestamp >= toDate('2024-11-02') and timestamp < toDate('2024-11-03')", [[3]], ["UInt64"]],
   ["select count() from events where toStartOfHour(timestamp) >= '2024-11-10 08:00:00'", [[4]], ["UInt64"]],

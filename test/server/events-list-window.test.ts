@@ -1,6 +1,6 @@
 /**
- * The events list asked first of one day (PostgreSQL; `EventsReadRepository.list` and
- * `listWindowStart` in server/storage/repositories/events-read.ts): pages through the real HTTP
+ * The events list asked first of one day (PostgreSQL; `RowEventsStore.list` and
+ * `listWindowStart` in server/storage/events/read.ts): pages through the real HTTP
  * stack are the pages of the whole range, whether the newest day holds a full page, part of one or
  * nothing, with `before`, `after`, `offset` and the cursor (both stores: SQLite asks once, and must
  * answer the same). On PostgreSQL the repository is also run with a query counter, to check that a
@@ -13,8 +13,8 @@ import { randomUUID } from 'node:crypto';
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
-import { EventsReadRepository, listWindowStart } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { RowEventsStore, listWindowStart } from '../../server/storage/events/row-store.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 
 const TIMES = [
   // 2026-03-10: 5 events, two on the day's first microsecond
@@ -139,9 +139,9 @@ describe('the events list asked first of one day', () => {
       },
       transformResult: async (args) => args.result,
     };
-    const repo = new EventsReadRepository(t.store.db.withPlugin(counter));
+    const repo = new RowEventsStore(t.store.db.withPlugin(counter));
     const base = { teamId: team, before: '2026-03-10T23:00:00.000000Z', offset: 0 };
-    const count = async (q: Parameters<EventsReadRepository['list']>[0]) => {
+    const count = async (q: Parameters<RowEventsStore['list']>[0]) => {
       selects = 0;
       const rows = await repo.list(q);
       return { selects, uuids: rows.map((r) => r.uuid) };

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type ErrorBody, missingScope, projectNotAllowed } from '../helpers/errors.js';
 import { paginate, type components, type operations } from '../../client/index.js';
-import { EventsWriteRepository, type EventInput, type PersonUpdate } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository, type EventInput, type PersonUpdate } from '../../server/storage/events/write.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 
 type ClickhouseEvent = components['schemas']['ClickhouseEvent'];

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../client/index.js';
 import { OrganizationLevel } from '../../server/storage/repositories/accounts.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { forbidden, invalid, missingScope, NOT_AUTHENTICATED, NOT_FOUND, projectNotAllowed, type ErrorBody } from '../helpers/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Materialized property columns (server/storage/materialized.ts) answer exactly as the JSON they
+ * Materialized property columns (server/storage/events/materialized.ts) answer exactly as the JSON they
  * replace, through the real HTTP stack, on the store of the pass (SQLite, or PostgreSQL in the
  * PostgreSQL pass). Over one dataset whose properties take every JSON form (strings, numbers of
  * every kind, booleans, null, arrays, objects, numeric and date strings, non-ASCII, a key with a
@@ -18,10 +18,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
 import { timeIndexColumns } from '../helpers/store.js';
 import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
-import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/materialized.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
+import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/events/materialized.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
 
 let t: TestServer;
 let pid: number;
@@ -152,7 +152,7 @@ describe('materialized property columns', () => {
       // told not to scan the table: it would, on 40 rows)
       const group = { kind: 'group' as const, type: 'AND' as const, values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Opera Mini'] }] };
       const plan = await t.store.db.transaction().execute(async (trx) => {
-        const where = new EventsReadRepository(trx).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group, materialized: await loadMaterializedColumns(trx) });
+        const where = new RowEventsStore(trx).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group, materialized: await loadMaterializedColumns(trx) });
         const query = sql`select uuid from events where team_id = ${pid} and ${sql.join(where, sql` and `)} order by timestamp desc, uuid desc limit 100`;
         if (t.store.dialect === 'sqlite') return (await sql<{ detail: string }>`explain query plan ${query}`.execute(trx)).rows.map((r) => r.detail).join('; ');
         await sql`set local enable_seqscan = off`.execute(trx);
@@ -171,7 +171,7 @@ describe('materialized property columns', () => {
     const steps: string[] = [];
     const col = await materializeProperty(t.store, 'event', '$browser', (step) => steps.push(step));
     try {
-      // $browser is a key of the property sets: on SQLite a stored column, filled by an UPDATE (storage/property-sets.ts)
+      // $browser is a key of the property sets: on SQLite a stored column, filled by an UPDATE (storage/events/property-sets.ts)
       expect(steps).toEqual(['column', ...(t.store.dialect === 'sqlite' ? ['backfill'] : []), 'index', 'record', 'time index', ...(t.store.dialect === 'postgres' ? ['vacuum'] : [])]);
       if (t.store.dialect === 'postgres') {
         // ANALYZE writes pg_stats rows of the column for the partitions that hold events

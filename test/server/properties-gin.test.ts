@@ -23,13 +23,14 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
-import { compilePropertyGroup, EventsReadRepository, jsonFilterSource, type FilterSource } from '../../server/storage/repositories/events-read.js';
-import { eventUuidIn, eventUuidOut, type StoredEventUuid } from '../../server/storage/event-uuids.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
+import { compilePropertyGroup, jsonFilterSource, type FilterSource } from '../../server/storage/events/filters.js';
+import { eventUuidIn, eventUuidOut, type StoredEventUuid } from '../../server/storage/events/uuids.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { parsePropertiesParam } from '../../server/domain/event-filters.js';
-import { dematerializeProperty, loadMaterializedColumns, materializeProperty } from '../../server/storage/materialized.js';
-import type { PropertyGroup } from '../../server/storage/event-filter-tree.js';
+import { dematerializeProperty, loadMaterializedColumns, materializeProperty } from '../../server/storage/events/materialized.js';
+import type { PropertyGroup } from '../../server/storage/events/filter-tree.js';
 
 let t: TestServer;
 let pid: number;
@@ -130,7 +131,7 @@ async function expected(properties: unknown): Promise<string> {
 
 /** The list's WHERE for `properties`, as the repository builds it, compiled to SQL text. */
 async function listSql(properties: unknown): Promise<string> {
-  const where = new EventsReadRepository(t.store.db).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group(properties), materialized: await loadMaterializedColumns(t.store.db) });
+  const where = new RowEventsStore(t.store.db).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group(properties), materialized: await loadMaterializedColumns(t.store.db) });
   return t.store.db.selectFrom('events').select('uuid').where(sql<boolean>`${sql.join(where, sql` and `)}`).compile().sql;
 }
 
@@ -212,7 +213,7 @@ describe('GET /api/environments/{project_id}/events/ with exact property filters
     expect(await listSql([{ key: 'n', value: ['x', 12] }])).not.toContain('@>');
     expect(await listSql([{ key: 'obj', value: '{"x": 1}' }])).not.toContain('@>');
     const plan = await t.store.db.transaction().execute(async (trx) => {
-      const where = new EventsReadRepository(trx).conditions({ teamId: fillerPid, before: formatTimestamp(new Date()), properties: group(filter) });
+      const where = new RowEventsStore(trx).conditions({ teamId: fillerPid, before: formatTimestamp(new Date()), properties: group(filter) });
       // the list's query (events-read.ts `list`), PostgreSQL told not to read the whole table
       await sql`set local enable_seqscan = off`.execute(trx);
       const query = sql`select uuid from events where team_id = ${fillerPid} and ${sql.join(where, sql` and `)} order by timestamp desc, uuid desc limit 100`;

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;

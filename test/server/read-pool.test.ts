@@ -10,7 +10,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { readsFewRows } from '../../server/read-pool/index.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { BLOCK_CHANNEL, BLOCK_EVENT } from '../helpers/blocking-read-worker.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -25,7 +25,7 @@ import { negotiate, prefersHtml } from '../../server/http/negotiate.js';
 import { listCaptureOperations, listOperations, loadSpec, SPEC_PATH, type OpenApiDocument } from '../../server/http/spec.js';
 import { readConfig } from '../../server/config.js';
 import { startServer } from '../../server/main.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js';
 import { environmentsTwin, projectsCopies } from '../helpers/spec.js';
 

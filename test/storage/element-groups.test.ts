@@ -1,5 +1,5 @@
 /**
- * Elements chains stored once per project (migration 0010, server/storage/element-groups.ts), on
+ * Elements chains stored once per project (migration 0010, server/storage/events/element-groups.ts), on
  * both stores: what the tables hold after capture and import, and that every read answers the
  * chain as sent through the real HTTP stack — the events list (`elements_chain` and the parsed
  * `elements`), an event by uuid, CSV and HogQL — for rows written through a group and for a row
@@ -11,10 +11,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capture } from '../capture/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { eventTimeIn } from '../../server/storage/event-times.js';
-import { eventUuidIn, eventUuidOut } from '../../server/storage/event-uuids.js';
-import { internHash } from '../../server/storage/interned.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { eventTimeIn } from '../../server/storage/events/times.js';
+import { eventUuidIn, eventUuidOut } from '../../server/storage/events/uuids.js';
+import { internHash } from '../../server/storage/events/interned.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 
 let t: TestServer;
 let pid: number;

@@ -1,5 +1,5 @@
 /**
- * Event times as integer microseconds on SQLite (server/storage/event-times.ts, migration 0013).
+ * Event times as integer microseconds on SQLite (server/storage/events/times.ts, migration 0013).
  *
  * - The conversions agree, both ways, in JavaScript and in SQLite's SQL, for 2,000 instants spread
  *   over the accepted years 0001–9999 and for the edges (the epoch and the microsecond before it,
@@ -17,12 +17,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
 import { runHogQLQuery } from '../../server/hogql/index.js';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
-import { eventPropertiesIn } from '../../server/storage/dialect.js';
-import { eventTimeFromText, eventTimeMicros, eventTimeText } from '../../server/storage/event-times.js';
-import { materializeProperty, materializedColumnName } from '../../server/storage/materialized.js';
+import { eventPropertiesIn } from '../../server/storage/events/property-sets.js';
+import { eventTimeFromText, eventTimeMicros, eventTimeText } from '../../server/storage/events/times.js';
+import { materializeProperty, materializedColumnName } from '../../server/storage/events/materialized.js';
 import { migration0013 } from '../../server/storage/migrations/0013_event_times_integer.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
+import { eventsStore } from '../../server/storage/events/index.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { deploySqlBlock } from '../helpers/docs.js';
 import { usesPostgres } from '../helpers/pg.js';
 import { createTestStoreLocation, openMigratedTo, type TestStoreLocation } from '../helpers/store.js';
@@ -96,7 +97,7 @@ async function insertTextRows(timestamps = TIMESTAMPS): Promise<void> {
 
 /** What the reads answer: the list in one page and by pages of two, each event by uuid, HogQL's times in order. */
 async function answers() {
-  const repo = new EventsReadRepository(store.db);
+  const repo = new RowEventsStore(store.db);
   const whole = (await repo.list({ teamId: 1, before: BEFORE, offset: 0, limit: 100 })).map((r) => [r.uuid, r.timestamp]);
   const pages: string[] = [];
   let cursor: { timestamp: string; uuid: string } | undefined;
@@ -107,7 +108,7 @@ async function answers() {
     cursor = { timestamp: page[1]!.timestamp, uuid: page[1]!.uuid };
   }
   const byUuid = await Promise.all(UUIDS.map(async (u) => (await repo.findByUuid(1, u))?.timestamp ?? null));
-  const hogql = await runHogQLQuery(store.db, store.dialect, 1, "select uuid, timestamp, created_at, toStartOfDay(timestamp), toDate(timestamp) from events where timestamp > '1900-01-01' order by timestamp desc, uuid", new Date('2026-12-01T00:00:00Z'));
+  const hogql = await runHogQLQuery(store.db, eventsStore(store.db).table(), 1, "select uuid, timestamp, created_at, toStartOfDay(timestamp), toDate(timestamp) from events where timestamp > '1900-01-01' order by timestamp desc, uuid", new Date('2026-12-01T00:00:00Z'));
   return { whole, pages, byUuid, hogql: hogql.results };
 }
 

@@ -11,10 +11,10 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
-import { eventPropertiesIn } from '../../server/storage/dialect.js';
-import { eventUuidText } from '../../server/storage/event-uuids.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { eventPropertiesIn } from '../../server/storage/events/property-sets.js';
+import { eventUuidText } from '../../server/storage/events/uuids.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { deploySqlBlock } from '../helpers/docs.js';
 import { createTestStoreLocation, openMigratedTo, type TestStoreLocation } from '../helpers/store.js';
 
@@ -46,7 +46,7 @@ const BEFORE = '9999-01-01T00:00:00.000000Z';
 
 /** Each uuid as the list answers it, newest first, paged two at a time through the cursor. */
 async function listedByPages(): Promise<string[]> {
-  const repo = new EventsReadRepository(store.db);
+  const repo = new RowEventsStore(store.db);
   const out: string[] = [];
   let cursor: { timestamp: string; uuid: string } | undefined;
   // at most one page an event and one more: a cursor that does not move fails instead of looping
@@ -61,7 +61,7 @@ async function listedByPages(): Promise<string[]> {
 
 /** What the reads answer: the list in one page and by pages, each event by uuid, the stored-uuid look-up, the SQL text form. */
 async function answers() {
-  const repo = new EventsReadRepository(store.db);
+  const repo = new RowEventsStore(store.db);
   const whole = (await repo.list({ teamId: 1, before: BEFORE, offset: 0, limit: 100 })).map((r) => [r.uuid, r.timestamp]);
   const byUuid = await Promise.all(UUIDS.map(async (u) => (await repo.findByUuid(1, u))?.uuid ?? null));
   const stored = await new EventsWriteRepository(store.db).storedUuids([...UUIDS, '00000000-0000-7000-8000-000000000000']);

@@ -1,16 +1,16 @@
 /**
  * SQLite stores `events.properties` as its binary JSONB (`eventPropertiesIn` in
- * server/storage/dialect.ts), and rows written before hold the JSON text: both kinds of rows, side
- * by side in one project, answer the same through the real HTTP stack — the events list (the
- * properties object, byte for byte as written), an event by uuid, property filters, values, CSV
- * and HogQL (`properties` whole, `properties.<key>`). Skipped in the PostgreSQL pass (jsonb there).
+ * server/storage/events/property-sets.ts), and rows written before hold the JSON text: both kinds
+ * of rows, side by side in one project, answer the same through the real HTTP stack — the events
+ * list (the properties object, byte for byte as written), an event by uuid, property filters,
+ * values, CSV and HogQL (`properties` whole, `properties.<key>`). Skipped in the PostgreSQL pass (jsonb there).
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
-import { eventTimeIn } from '../../server/storage/event-times.js';
-import { eventUuidIn, eventUuidText } from '../../server/storage/event-uuids.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { eventTimeIn } from '../../server/storage/events/times.js';
+import { eventUuidIn, eventUuidText } from '../../server/storage/events/uuids.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 
 let t: TestServer;
 let pid: number;

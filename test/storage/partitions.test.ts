@@ -1,5 +1,5 @@
 /**
- * The monthly partitions of `events` on PostgreSQL (migration 0008, server/storage/partitions.ts)
+ * The monthly partitions of `events` on PostgreSQL (migration 0008, server/storage/events/partitions.ts)
  * and the write path's global uuid guard (`event_uuids`, repositories/events-write.ts).
  *
  * Checks, each on a fresh schema: `events` is partitioned after migrating, with month partitions
@@ -19,10 +19,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
 import { AccountsRepository } from '../../server/storage/repositories/accounts.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
-import { dematerializeProperty, materializeProperty, materializedColumnName } from '../../server/storage/materialized.js';
+import { dematerializeProperty, materializeProperty, materializedColumnName } from '../../server/storage/events/materialized.js';
 import { migrationProvider } from '../../server/storage/migrations/index.js';
-import { addMonths, ensureEventPartitions, keepEventPartitions, monthOf, partitionName } from '../../server/storage/partitions.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { addMonths, ensureEventPartitions, keepEventPartitions, monthOf, partitionName } from '../../server/storage/events/partitions.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 import { createTestPgSchema, usesPostgres, type TestPgSchema } from '../helpers/pg.js';
 
 const NOW = new Date();

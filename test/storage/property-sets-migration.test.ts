@@ -13,10 +13,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../server/bootstrap.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
-import { eventPropertiesIn, jsonTextLiteral } from '../../server/storage/dialect.js';
-import { loadMaterializedColumns, materializedColumnName } from '../../server/storage/materialized.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository } from '../../server/storage/repositories/events-write.js';
+import { jsonTextLiteral } from '../../server/storage/dialect.js';
+import { eventPropertiesIn } from '../../server/storage/events/property-sets.js';
+import { loadMaterializedColumns, materializedColumnName } from '../../server/storage/events/materialized.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
+import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { createTestStoreLocation, openMigratedTo, timeIndexColumns, type TestStoreLocation } from '../helpers/store.js';
 
 let location: TestStoreLocation;
@@ -78,7 +79,7 @@ describe('migration 0011 on a store with materialized event properties', () => {
     await store.db.transaction().execute((trx) => new EventsWriteRepository(trx).insertEvents(1, NEW.map((p, i) => ({ uuid: uuid(10 + i), event: 'e', distinct_id: 'd', properties: p, timestamp: at(10 + i), elements_chain: '' }))));
     const cells = await sql<{ uuid: string; b: string | null; p: string | null }>`select uuid, ${sql.ref(browser)} as b, ${sql.ref(plan)} as p from events order by uuid`.execute(store.db);
     expect(cells.rows.map((r) => [r.b, r.p])).toEqual([...OLD, ...NEW].map((p) => [(p as { $browser?: string }).$browser ?? null, (p as { plan?: string }).plan ?? null]));
-    const read = new EventsReadRepository(store.db);
+    const read = new RowEventsStore(store.db);
     const materialized = await loadMaterializedColumns(store.db);
     const chrome = { kind: 'group' as const, type: 'AND' as const, values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Chrome'] }] };
     const listed = await read.list({ teamId: 1, before: formatTimestamp(new Date(Date.now() + 60_000)), properties: chrome, materialized, offset: 0, limit: 100 });

@@ -1,6 +1,6 @@
 /**
  * Session-constant properties stored once per distinct set (migration 0011,
- * server/storage/property-sets.ts), on both stores through the real HTTP stack. The same events
+ * server/storage/events/property-sets.ts), on both stores through the real HTTP stack. The same events
  * are written to two projects: `pid` through the store's write path (on SQLite: split into the
  * event's own keys, a property set and a key order) and `legacyPid` as rows written before the
  * migration hold them (all the properties in the event). Then:
@@ -23,13 +23,12 @@ import { deploySqlBlock } from '../helpers/docs.js';
 import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
-import { eventPropertiesIn } from '../../server/storage/dialect.js';
-import { eventTimeIn } from '../../server/storage/event-times.js';
-import { eventUuidIn, eventUuidText } from '../../server/storage/event-uuids.js';
-import { dematerializeProperty, materializedColumnName, materializeProperty } from '../../server/storage/materialized.js';
-import { eventPropertiesWhole, SHARED_PROPERTY_KEYS } from '../../server/storage/property-sets.js';
-import { EventsReadRepository } from '../../server/storage/repositories/events-read.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/repositories/events-write.js';
+import { eventTimeIn } from '../../server/storage/events/times.js';
+import { eventUuidIn, eventUuidText } from '../../server/storage/events/uuids.js';
+import { dematerializeProperty, materializedColumnName, materializeProperty } from '../../server/storage/events/materialized.js';
+import { eventPropertiesIn, eventPropertiesWhole, SHARED_PROPERTY_KEYS } from '../../server/storage/events/property-sets.js';
+import { RowEventsStore } from '../../server/storage/events/row-store.js';
+import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 
 let t: TestServer;
 let pid: number;
@@ -180,7 +179,7 @@ describe('session-constant properties stored once per distinct set', () => {
     if (t.store.dialect !== 'sqlite') ctx.skip();
     // the list stops at its page's end: a common value costs a page's worth of look-ups, not a pass over the project's sets
     const group = { kind: 'group' as const, type: 'AND' as const, values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Chrome'] }] };
-    const where = new EventsReadRepository(t.store.db).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group });
+    const where = new RowEventsStore(t.store.db).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group });
     const plan = await sql<{ detail: string }>`explain query plan select uuid from events where team_id = ${pid} and ${sql.join(where, sql` and `)} order by timestamp desc limit 100`.execute(t.store.db);
     const steps = plan.rows.map((r) => r.detail);
     expect(steps[0]).toMatch(/^SEARCH events USING INDEX events_team_time/);

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrateToLatest, type Store } from '../../server/storage/db.js';
 import { jsonTextLiteral } from '../../server/storage/dialect.js';
-import { materializedColumnName } from '../../server/storage/materialized.js';
+import { materializedColumnName } from '../../server/storage/events/materialized.js';
 import { createTestStoreLocation, openMigratedTo, timeIndexColumns, type TestStoreLocation } from '../helpers/store.js';
 
 let location: TestStoreLocation;

@@ -24,7 +24,7 @@ import {
   type Device,
 } from './hedgebox.js';
 import { hex32, seededBytes, uuidv4, uuidv7, uuidv7Of, type Rng } from './random.js';
-import type { EventInput } from '../../storage/repositories/events-write.js';
+import type { EventInput } from '../../storage/events/index.js';
 
 /**
  * One generated event, in the shape `importEvents` reads: a UUIDv7 `uuid`, `timestamp` in ISO 8601

@@ -9,14 +9,14 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Store } from '../../storage/db.js';
 import { isStoreBusy } from '../../storage/errors.js';
 import { AccountsRepository } from '../../storage/repositories/accounts.js';
-import { EventsWriteRepository } from '../../storage/repositories/events-write.js';
+import { EventsWriteRepository } from '../../storage/events/index.js';
 import { writeEventRows, type NormalizedEventRow } from '../write-events.js';
 import { normalizeEventRow, toImportError, type NumberedRow, type RawEventRow } from './normalize.js';
 
 /**
  * `validating`: the first pass over a file (nothing written yet); `importing`: batches being
  * written; `vacuuming`: PostgreSQL only, after the last batch, `VACUUM (ANALYZE)` of the tables
- * written (`vacuumAfterBulkWrite`, storage/repositories/events-write.ts), reported once.
+ * written (`vacuumAfterBulkWrite`, storage/events/write.ts), reported once.
  */
 export type ImportPhase = 'validating' | 'importing' | 'vacuuming';
 

@@ -1,5 +1,5 @@
 /**
- * Migration 0006: the record of materialized property columns (storage/materialized.ts). The
+ * Migration 0006: the record of materialized property columns (storage/events/materialized.ts). The
  * columns themselves and their indexes are added and dropped by `envapi events materialize` /
  * `dematerialize`, not by a migration: which properties are hot is an operator's choice.
  */

@@ -1,13 +1,13 @@
 /**
  * Migration 0008: on PostgreSQL, `events` becomes a table partitioned by month on `timestamp`
- * (declarative range partitioning; ../partitions.ts has the naming, the bounds and the partitions
+ * (declarative range partitioning; ../events/partitions.ts has the naming, the bounds and the partitions
  * created ahead by the server). SQLite is unchanged: nothing is done there.
  *
  * A partitioned table's unique indexes must hold the partition key, so `uuid` alone can no longer
  * be the primary key; the global uniqueness of an event's uuid (a capture retry or a re-import
  * stores nothing twice, in any project) moves to a table of its own, `event_uuids (uuid primary
  * key)`, filled here from the stored events, which the write path inserts into first
- * (repositories/events-write.ts). `events` gets the primary key `(uuid, timestamp)`.
+ * (events/write.ts). `events` gets the primary key `(uuid, timestamp)`.
  *
  * Steps, in the migration's transaction (reads and writes of events wait until it commits; the
  * copy takes about as long as an import of the same rows):
@@ -22,12 +22,12 @@
  *    dropped;
  * 5. the primary key, the `team_id` foreign key, the three btree indexes of 0002, the GIN index of
  *    0007 and each materialized event column's index (`events_<column>`, as
- *    storage/materialized.ts names it), under their former names, built once over the copied rows
+ *    storage/events/materialized.ts names it), under their former names, built once over the copied rows
  *    (an index of a partitioned table is one index per partition).
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 import { dialectOf } from '../dialect.js';
-import { addMonths, createMonthPartition, DEFAULT_EVENTS_PARTITION, monthOf, monthRange, PARTITION_MONTHS_AHEAD, type Month } from '../partitions.js';
+import { addMonths, createMonthPartition, DEFAULT_EVENTS_PARTITION, monthOf, monthRange, PARTITION_MONTHS_AHEAD, type Month } from '../events/partitions.js';
 
 /** Oldest month given its own partition, in months before the current one; older rows go to the default partition. */
 const MAX_MONTHS_BACK = 120;

@@ -1,6 +1,6 @@
 /**
  * Migration 0009: `events_team_time` carries the materialized event columns after its key, as
- * `envapi events materialize` now builds it (storage/materialized.ts): SQLite `(team_id,
+ * `envapi events materialize` now builds it (storage/events/materialized.ts): SQLite `(team_id,
  * timestamp, uuid, mat_…, …)`, PostgreSQL `(team_id, timestamp, uuid) include (mat_…, …)`, the
  * columns in the order they were added. A store with no materialized event column (most) is left
  * as it is; one with some gets the index built again, which reads every event once (docs/deploy.md).

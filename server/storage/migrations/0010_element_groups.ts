@@ -4,7 +4,7 @@
  * hash). New table `element_groups (id, team_id, hash, elements_chain)`, unique on
  * `(team_id, hash)`; `events` gains `element_group_id` (NULL for an event without a chain). Rows
  * written before keep their chain in `events.elements_chain` with no group; both read the same
- * (storage/element-groups.ts). Adds a nullable column only: no row is rewritten, on either store
+ * (storage/events/element-groups.ts). Adds a nullable column only: no row is rewritten, on either store
  * (on PostgreSQL the partitions inherit it).
  */
 import { sql, type Kysely, type Migration } from 'kysely';

@@ -1,6 +1,6 @@
 /**
  * Migration 0011, SQLite only: the properties that do not change within a session stored once per
- * distinct set (storage/property-sets.ts). New tables `property_sets (id, team_id, hash,
+ * distinct set (storage/events/property-sets.ts). New tables `property_sets (id, team_id, hash,
  * properties)` and `property_key_orders (id, team_id, hash, keys)`, each unique on
  * `(team_id, hash)`, their JSON held as SQLite's JSONB; `events` gains `property_set_id` and
  * `key_order_id` (both NULL for an event whose properties are all its own, and for every row
@@ -9,7 +9,7 @@
  * computed from `events.properties`, which a shared key of a new event is no longer in, so it
  * becomes a plain column holding the same values (copied from the virtual one, which is then
  * dropped: every event that has the property is rewritten), with its index and `events_team_time`
- * built again (storage/materialized.ts `isStoredColumn`; the inserts fill it from then on). Nothing
+ * built again (storage/events/materialized.ts `isStoredColumn`; the inserts fill it from then on). Nothing
  * changes on PostgreSQL, whose events keep their whole properties (the migration is recorded there
  * and does nothing). Written out rather than calling materialized.ts: a released migration must
  * not change when that module does.
@@ -22,7 +22,7 @@ import { dialectOf } from '../dialect.js';
  * a page load or session (posthog-js src/utils/event-utils.ts `getEventProperties`: device,
  * browser, screen, library, referrer; src/sessionid.ts: session and window; the `$geoip_…` keys
  * PostHog's GeoIP transformation adds from the client's address), and the demo's session keys
- * (server/ingest/demo/sessions.ts). Part of the storage format (storage/property-sets.ts reads by
+ * (server/ingest/demo/sessions.ts). Part of the storage format (storage/events/property-sets.ts reads by
  * it): changing it takes a migration that moves the keys between the sets and the events.
  */
 export const SHARED_PROPERTY_KEYS_0011: ReadonlySet<string> = new Set([

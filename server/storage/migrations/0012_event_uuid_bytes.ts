@@ -1,6 +1,6 @@
 /**
  * Migration 0012, SQLite only: each event's uuid stored as its 16 bytes (a BLOB) instead of its
- * 36-character text (storage/event-uuids.ts). One `UPDATE` of every event whose uuid is in the
+ * 36-character text (storage/events/uuids.ts). One `UPDATE` of every event whose uuid is in the
  * API's form (lowercase hex with dashes: every uuid written since 2026-11-21); a row in another
  * form keeps its text, which the reads handle. The column keeps its declared type (`text`, whose
  * affinity leaves a BLOB as it is) and its indexes, which the update rewrites: it reads and

@@ -1,6 +1,6 @@
 /**
  * Migration 0013, SQLite only: each event's `timestamp` and `created_at` stored as INTEGER
- * microseconds since the epoch instead of ISO 8601 text (storage/event-times.ts). SQLite cannot
+ * microseconds since the epoch instead of ISO 8601 text (storage/events/times.ts). SQLite cannot
  * change a column's declared type, and a `text` column turns every integer written into it back
  * into text, so the table is built again, as SQLite's documentation gives it (sqlite.org/lang_altertable.html,
  * "Making Other Kinds Of Table Schema Changes"):
@@ -30,7 +30,7 @@ import { dialectOf } from '../dialect.js';
  * SQL microseconds of a stored text time `column`: `YYYY-MM-DDTHH:MM:SS` then `.` and 1–6 digits
  * and `Z` (timestamps have six digits, `created_at` three), or no fraction; an integer (a row
  * converted already) as it is. NULL for text that is not a date. Written out here rather than
- * taken from event-times.ts: a released migration must not change when that module does.
+ * taken from ../events/times.ts: a released migration must not change when that module does.
  */
 function micros(column: string): string {
   const c = `"${column}"`;

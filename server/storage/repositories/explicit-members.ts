@@ -85,6 +85,23 @@ export class ExplicitMembersRepository {
   }
 
   /**
+   * The id of the organization membership of the active user with this UUID in organization
+   * `organizationId` (the parent of an explicit membership), or undefined when they are not an
+   * active member of it.
+   */
+  async organizationMembershipId(organizationId: string, userUuid: string): Promise<string | undefined> {
+    const r = await this.db
+      .selectFrom('organization_memberships as m')
+      .innerJoin('users as u', 'u.id', 'm.user_id')
+      .select(['m.id'])
+      .where('m.organization_id', '=', organizationId)
+      .where('u.uuid', '=', userUuid)
+      .where('u.is_active', '=', 1)
+      .executeTakeFirst();
+    return r?.id;
+  }
+
+  /**
    * Creates an explicit membership. Throws the driver's unique-constraint error when the
    * organization membership already has one in this project.
    */

@@ -1,18 +1,18 @@
 /**
  * The read side of persons (the `persons` and `person_distinct_ids` tables the events store keeps,
- * written by ./events-write.ts): a page of a team's persons with PostHog's list filters, one
+ * written by ../events/write.ts): a page of a team's persons with PostHog's list filters, one
  * person by id or uuid, and the distinct ids of persons. Property filters compile through the
- * events reads' compiler (./events-read.ts `compilePropertyGroup`) over the person's own
+ * events reads' compiler (../events/filters.ts `compilePropertyGroup`) over the person's own
  * properties; dialect differences come from `../dialect.ts`.
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import type { PropertyGroup } from '../event-filter-tree.js';
+import type { PropertyGroup } from '../events/filter-tree.js';
 import { dialectOf, icontains, type DialectName } from '../dialect.js';
 import { chunks } from '../chunks.js';
 import type { Database } from '../schema.js';
 import { fromJson, toBool, toIso, toInt } from '../values.js';
-import { compilePropertyGroup, jsonFilterSource, propertyText, type FilterSource } from './events-read.js';
-import { loadMaterializedColumns, NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../materialized.js';
+import { compilePropertyGroup, jsonFilterSource, propertyText, type FilterSource } from '../events/filters.js';
+import { loadMaterializedColumns, NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../events/materialized.js';
 
 /** The persons list's one source: the person's own properties, and its materialized columns. */
 const PERSON_SOURCE: FilterSource = jsonFilterSource(sql`persons.properties`, 'person', (name) => sql<string | null>`persons.${sql.ref(name)}`);

@@ -7,8 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { chunks } from './chunks.js';
-import type { Database } from './schema.js';
+import { chunks } from '../chunks.js';
+import type { Database } from '../schema.js';
 
 /** Each interning table and the column holding its text. */
 const VALUE_COLUMN = {

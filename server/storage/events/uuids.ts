@@ -15,7 +15,7 @@
  *   such a row.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { DialectName } from './dialect.js';
+import type { DialectName } from '../dialect.js';
 
 /** An events row's `uuid` as the driver gives it: text (PostgreSQL, unconverted SQLite rows) or bytes (SQLite; `Uint8Array` once passed between threads). */
 export type StoredEventUuid = string | Uint8Array;
@@ -42,7 +42,7 @@ export function eventUuidOut(stored: StoredEventUuid): string {
 /**
  * The SQLite literal of `uuid`'s 16 bytes (`X'0190…'`) when it is in the API's form, else
  * undefined: what HogQL's `uuid = '…'` compares the stored column with, so that the uuid's key
- * serves it (server/hogql/fields.ts).
+ * serves it (the events table's `storedUuid`, ./table.ts).
  */
 export function eventUuidLiteral(uuid: string): RawBuilder<Uint8Array> | undefined {
   return API_FORM.test(uuid) ? sql.raw<Uint8Array>(`X'${uuid.replace(/-/g, '')}'`) : undefined;

@@ -18,7 +18,7 @@
  * SQLite has no partitions: everything here is a no-op there.
  */
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from './dialect.js';
+import { dialectOf } from '../dialect.js';
 
 /** Months ahead of the current one that `ensureEventPartitions` keeps created (the server's default). */
 export const PARTITION_MONTHS_AHEAD = 3;

@@ -1,33 +1,30 @@
 /**
- * The write side of the event store: inserting events (idempotent on uuid) and keeping persons
- * and their distinct ids up to date from `$set` / `$set_once` / `$unset` / `$identify` /
- * `$create_alias`, as PostHog's ingestion does (the rules are in person-updates.ts).
+ * The write side of the row store (./row-store.ts): inserting events (idempotent on uuid) in the
+ * layout of this directory, and keeping persons and their distinct ids up to date from `$set` /
+ * `$set_once` / `$unset` / `$identify` / `$create_alias`, as PostHog's ingestion does (the rules
+ * are in ../repositories/person-updates.ts).
  */
 import { sql, type Insertable, type Kysely } from 'kysely';
-import { dialectOf, eventPropertiesIn } from '../dialect.js';
+import { dialectOf } from '../dialect.js';
 import { chunks, chunksAt } from '../chunks.js';
-import { elementGroupIds } from '../element-groups.js';
-import { eventUuidIn, eventUuidOut } from '../event-uuids.js';
-import { eventTimeIn } from '../event-times.js';
-import { propertySetIds, splitProperties } from '../property-sets.js';
+import { elementGroupIds } from './element-groups.js';
+import { eventUuidIn, eventUuidOut } from './uuids.js';
+import { eventTimeIn } from './times.js';
+import { eventPropertiesIn, propertySetIds, splitProperties } from './property-sets.js';
 import type { Database, EventTable } from '../schema.js';
-import { storedMaterializedValues } from '../materialized.js';
+import { storedMaterializedValues } from './materialized.js';
 import { jsonValue, nowIso } from '../values.js';
-import { applyPersonUpdates, type PersonUpdate } from './person-updates.js';
+import type { EventRow } from './store.js';
+import { applyPersonUpdates, type PersonUpdate } from '../repositories/person-updates.js';
 
-/** One event ready to store; `timestamp` already normalised (see `normalizeTimestamp`). */
-export interface EventInput {
-  uuid: string;
-  event: string;
-  distinct_id: string;
-  properties: Record<string, unknown>;
-  /** fixed-width ISO 8601 UTC with microseconds, e.g. `2024-11-20T14:03:10.871123Z` */
-  timestamp: string;
-  elements_chain: string;
-}
+/**
+ * One event ready to store, in the shape every read gives it back (`EventRow`, ./store.ts): the
+ * uuid lowercase with dashes, `timestamp` already normalised to the stored form (capture and
+ * import normalise it: server/capture/process.ts, server/ingest/import/normalize.ts).
+ */
+export type EventInput = EventRow;
 
-export type { PersonUpdate } from './person-updates.js';
-
+export type { PersonUpdate } from '../repositories/person-updates.js';
 
 /** Writes events and persons of one team; use inside a transaction for atomic batches. */
 export class EventsWriteRepository {
@@ -78,10 +75,10 @@ export class EventsWriteRepository {
    * of `events` with one uuid, the first is stored. Returns how many rows were inserted. Throws
    * the driver's error on a constraint violation other than the uuid.
    *
-   * Each elements chain is stored once per project (storage/element-groups.ts): the event gets its
+   * Each elements chain is stored once per project (storage/events/element-groups.ts): the event gets its
    * group's id and `elements_chain` `''`. On SQLite the session-constant properties are stored once
-   * per distinct set (storage/property-sets.ts), and the materialized columns of those keys, which
-   * are stored columns, are filled from the set (storage/materialized.ts `storedMaterializedValues`).
+   * per distinct set (storage/events/property-sets.ts), and the materialized columns of those keys, which
+   * are stored columns, are filled from the set (storage/events/materialized.ts `storedMaterializedValues`).
    *
    * SQLite: `insert … on conflict (uuid) do nothing` (uuid is the primary key). PostgreSQL, where
    * `events` is partitioned (migration 0008) and its primary key is `(uuid, timestamp)`: the

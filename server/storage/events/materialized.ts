@@ -3,9 +3,9 @@
  * does on ClickHouse (posthog/clickhouse/materialized_columns/; its columns are named
  * `mat_<property>`). An operator chooses them (`envapi events materialize <property> [--person]`,
  * server/cli/materialize.ts); every read that would take the property out of the JSON then reads
- * the column instead (the events filters and values, storage/repositories/events-read.ts; HogQL,
- * server/hogql/fields.ts), and gives the same answers, because the column is defined by the very
- * expression it replaces (`jsonTextLiteral` in ./dialect.ts: the property's text as PostHog
+ * the column instead (the events filters and values, ./filters.ts and ./row-store.ts; HogQL,
+ * through the events table's `materializedColumn`, ./table.ts), and gives the same answers, because the column is defined by the very
+ * expression it replaces (`jsonTextLiteral` in ../dialect.ts: the property's text as PostHog
  * compares it, NULL when missing or JSON null).
  *
  * What `materializeProperty` does, in ONE transaction (all of it or none of it lands):
@@ -30,14 +30,14 @@
  *   are longer by the columns' values (what that costs an import was not measured).
  * - the record in `materialized_columns`.
  * Person properties (`kind` `person`) are the same on `persons`, indexed `(team_id, mat_…)`.
- * On SQLite, an event property kept in the property sets (storage/property-sets.ts
+ * On SQLite, an event property kept in the property sets (storage/events/property-sets.ts
  * `SHARED_PROPERTY_KEYS`: `$browser`, `$os`, …) cannot be a generated column, whose expression may
  * read only its own row: its column is a plain `TEXT` column (`isStoredColumn`), filled in the same
  * transaction by one `UPDATE` of the rows that have the property (step `backfill`, the same
  * expression as the reads use), and by every insert after (`storedMaterializedValues`, called by
  * the insert inside its write transaction, so that no insert after the commit misses the column).
  * On SQLite the WAL, which then holds the whole new index, is checkpointed and truncated right
- * after the commit (`truncateWal` in ./db.ts; best effort while a server reads the store). On
+ * after the commit (`truncateWal` in ../db.ts; best effort while a server reads the store). On
  * PostgreSQL the table is then vacuumed and analyzed (step `vacuum`, outside the transaction):
  * the rewrite left its visibility map empty, so no read could use the new index alone (HogQL's
  * `count()` over a materialized property of 500,000 events: 557 ms before, ~100 ms after,
@@ -51,12 +51,12 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { truncateWal, type Store } from './db.js';
-import { chunks } from './chunks.js';
-import { canBeLiteralKey, jsonTextLiteral, type DialectName } from './dialect.js';
+import { truncateWal, type Store } from '../db.js';
+import { chunks } from '../chunks.js';
+import { canBeLiteralKey, jsonTextLiteral, type DialectName } from '../dialect.js';
 import { readEventProperty, SHARED_PROPERTY_KEYS } from './property-sets.js';
-import type { Database } from './schema.js';
-import { nowIso, toIso } from './values.js';
+import type { Database } from '../schema.js';
+import { nowIso, toIso } from '../values.js';
 
 /** Which properties: an event's own (`events.properties`) or its person's (`persons.properties`). */
 export type MaterializedKind = 'event' | 'person';

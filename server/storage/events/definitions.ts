@@ -1,47 +1,16 @@
 /**
- * Event definitions derived from the events store: one per event name seen in a team, with the
+ * Event definitions derived from the row store's events (./row-store.ts `eventDefinitions`): one
+ * per event name seen in a team, with the
  * first and last `timestamp` of its events and how many it had since a given moment. There is no
  * table of definitions: every read groups the team's events by name through the
  * `events_team_event_time` index (team_id, event, timestamp, uuid), which covers the whole query.
  */
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { bytewise, dialectOf, icontains, type DialectName } from '../dialect.js';
-import { eventTimeIn, eventTimeText } from '../event-times.js';
+import { eventTimeIn, eventTimeText } from './times.js';
 import type { Database } from '../schema.js';
+import type { DefinitionOrder, EventDefinitionFilters, EventDefinitionQuery, EventDefinitionRow } from './store.js';
 import { toInt } from '../values.js';
-
-/** One event name of a team with what its events say of it. */
-export interface EventDefinitionRow {
-  name: string;
-  /** the earliest event's `timestamp`, stored form (`YYYY-MM-DDTHH:MM:SS.ffffffZ`) */
-  first_seen: string;
-  /** the latest event's `timestamp`, stored form */
-  last_seen: string;
-  /** events of this name with `timestamp >= since` */
-  volume: number;
-}
-
-/** A sort key of the list: the name, the last-seen instant, or its UTC date (`last_seen_at::date`). */
-export interface DefinitionOrder {
-  key: 'name' | 'last_seen_at' | 'last_seen_date';
-  desc: boolean;
-}
-
-/** The filters, order and page of one event definitions read. */
-export interface EventDefinitionQuery {
-  teamId: number;
-  /** every term must be in the name (any case) */
-  terms: string[];
-  /** `custom`: names not starting with `$`; `posthog`: names starting with `$`; `none`: no definitions */
-  kind: 'all' | 'custom' | 'posthog' | 'none';
-  /** names left out */
-  excluded: string[];
-  /** `volume` counts events at or after this stored-form timestamp */
-  since: string;
-  order: DefinitionOrder[];
-  offset: number;
-  limit: number;
-}
 
 type EventsQuery = SelectQueryBuilder<Database, 'events', object>;
 
@@ -53,7 +22,7 @@ export class EventDefinitionsRepository {
     this.dialect = dialectOf(db);
   }
 
-  private filtered(q: Omit<EventDefinitionQuery, 'order' | 'offset' | 'limit' | 'since'>): EventsQuery {
+  private filtered(q: EventDefinitionFilters): EventsQuery {
     let query: EventsQuery = this.db.selectFrom('events').where('events.team_id', '=', q.teamId);
     if (q.kind === 'none') query = query.where(sql<boolean>`1 = 0`);
     if (q.kind === 'custom') query = query.where(sql<boolean>`substr(events.event, 1, 1) <> '$'`);
@@ -83,7 +52,7 @@ export class EventDefinitionsRepository {
   }
 
   /** How many definitions match (the page envelope's `count`). */
-  async count(q: Omit<EventDefinitionQuery, 'order' | 'offset' | 'limit' | 'since'>): Promise<number> {
+  async count(q: EventDefinitionFilters): Promise<number> {
     const row = await this.filtered(q)
       .select(sql<number | string>`count(distinct events.event)`.as('n'))
       .executeTakeFirstOrThrow();

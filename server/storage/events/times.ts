@@ -15,7 +15,7 @@
  *   (HogQL's `now()`, a DateTime computed per row); SQLite evaluates a constant one once.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { DialectName } from './dialect.js';
+import type { DialectName } from '../dialect.js';
 
 /** An events row's `timestamp` / `created_at` as bound: the text (PostgreSQL) or microseconds (SQLite). */
 export type StoredEventTime = string | bigint;

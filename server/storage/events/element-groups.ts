@@ -18,12 +18,12 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { internedIds } from './interned.js';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 
 /**
  * The group id of each distinct non-empty chain of `chains` in project `teamId`: chain → id. Reads
  * the groups first; the ones missing are created (`insert … on conflict do nothing`) and read
- * again, so a batch whose chains are all known costs one query (storage/interned.ts). Call it
+ * again, so a batch whose chains are all known costs one query (storage/events/interned.ts). Call it
  * inside the transaction that writes the events, so that a failed batch leaves no group behind.
  * Throws the driver's error.
  */

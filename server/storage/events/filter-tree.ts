@@ -1,6 +1,6 @@
 /**
  * The tree of validated property filters that the events reads compile to SQL
- * (repositories/events-read.ts). The domain builds it from the `properties` query parameter and
+ * (./filters.ts). The domain builds it from the `properties` query parameter and
  * checks every rule on the way (server/domain/event-filters.ts); the store only translates it.
  */
 
