@@ -119,11 +119,10 @@ const RETRY_MAX_DELAY_MS = 25;
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
- * The page size of a new SQLite store, bytes (SQLite's default is 4,096). Events rows are ~1 KB
- * (their properties' JSON), four to a 4 KB page: with 16 KB pages a read that visits every event
- * of a project (a filter on a property without a materialized column) took 1.23 → 0.81 s per
- * 1,000,000 events, the import of 1,000,000 demo events 56.6 → 48.8 s, and the file was 6 %
- * smaller (docs/performance.md, 2026-11-27). SQLite takes the page size when it creates the file;
+ * The page size of a new SQLite store, bytes (SQLite's default is 4,096). Events rows are about a KB
+ * (their properties' JSON), a few to a 4 KB page: with 16 KB pages a read that visits every event
+ * of a project (a filter on a property without a materialized column) and an import are both
+ * faster, and the file smaller (docs/performance.md). SQLite takes the page size when it creates the file;
  * a store created before keeps its own (docs/deploy.md says how to convert one).
  */
 export const SQLITE_PAGE_SIZE_BYTES = 16 * 1024;
@@ -150,7 +149,7 @@ export interface Store {
   /**
    * SQLite only: runs a compiled read-only query (a SELECT) and returns its rows as arrays of
    * column values in the select list's order (better-sqlite3's raw mode), without building one
-   * object per row as Kysely does (~90 µs of a 101-row events page; docs/performance.md).
+   * object per row as Kysely does (a visible share of an events page; docs/performance.md).
    * Returns undefined, running nothing, while a transaction is open on the connection (Kysely
    * runs one transaction at a time on it and awaits between statements: reading then would see
    * its uncommitted rows), so the caller runs the query through Kysely, which waits for it.

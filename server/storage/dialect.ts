@@ -155,7 +155,7 @@ export function containmentDocuments(key: string, texts: readonly string[]): str
  * No text comparison is kept beside it as a recheck: PostgreSQL would multiply its guessed
  * selectivity (0.5 %) into the containment's, think a value common in the project rare, and read
  * all of its events through the GIN index to sort them instead of reading the newest few in
- * order (measured: 1.2 → 34.5 ms for a value of 12 % of 100,000 events, docs/performance.md).
+ * order (measured many times slower for a common value, docs/performance.md).
  */
 export function jsonTextInByContainment(dialect: DialectName, source: JsonSource, key: string, texts: readonly string[]): RawBuilder<boolean> | undefined {
   if (dialect !== 'postgres') return undefined;

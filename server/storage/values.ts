@@ -45,7 +45,7 @@ const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /**
  * A timestamp as an ISO 8601 UTC string with milliseconds and `Z`, e.g. `2024-11-05T09:14:22.531Z`.
  * Text already in that form (what SQLite holds: this store writes `toISOString()`'s output) is
- * returned as it is; parsing and re-formatting it cost ~1.5 µs a value, several per row read. So
+ * returned as it is; parsing and re-formatting it would cost more than the rest of the read, several per row. So
  * text of that shape that names no real instant (`2024-02-30T…`) is returned unchanged too, where
  * `Date` would roll it over; only text written by something else than this store can be such.
  */

@@ -37,8 +37,7 @@ import type { Database } from '../schema.js';
 /**
  * `events.properties` as written, from its JSON text: SQLite stores it as its binary JSONB
  * (`jsonb(?)`), which SQLite's JSON functions read without parsing text (a filter on a property
- * of every row of a project: 596 → 337 ms at 500,000 events, docs/performance.md) and which is
- * ~7 % smaller; PostgreSQL's jsonb column takes the text. Rows written before 2026-11-27 hold the
+ * of every row of a project, docs/performance.md) and which is a little smaller; PostgreSQL's jsonb column takes the text. Rows written before 2026-11-27 hold the
  * JSON text on SQLite: every JSON function reads both forms, and `eventPropertiesOut` answers both
  * as text, so such stores need no rewrite.
  */
@@ -156,7 +155,7 @@ export interface PageRow {
  * key order from its own keys and its set's, each member written as `JSON.stringify` writes it:
  * the very text captured, as every stored text was written by `JSON.stringify` (storage/values.ts
  * `jsonValue`; no whitespace, members in order). What `eventPropertiesWhole` does in SQL, for the
- * events list's page, where it costs ~3 µs an event instead of ~13, and only for the page's rows
+ * events list's page, where it costs a fraction of the SQL's work, and only for the page's rows
  * (not for every event a person filter sorts). Throws the driver's error.
  */
 export async function joinSharedProperties(rows: PageRow[], fetch: (query: RawBuilder<unknown>) => Promise<unknown[][]>): Promise<void> {

@@ -149,8 +149,7 @@ export class RowEventsStore implements EventsStore {
    * `offset + limit` matching rows. Every row of that day is newer than every row before it, so a
    * full page from the day is the page of the whole range: the answer is the same. What it saves
    * is planning: a bounded query is planned for that day's partition alone (storage/events/partitions.ts),
-   * an unbounded one for every partition and each of its indexes (0.89 → 0.09 ms with 17 monthly
-   * partitions and 10 indexes, docs/performance.md). Only a page filtered by nothing but `event`
+   * an unbounded one for every partition and each of its indexes (docs/performance.md). Only a page filtered by nothing but `event`
    * and time is asked so: with a person, distinct_id, property or `where` filter, a day's partition
    * may hold none of the few matching rows, and PostgreSQL may walk the whole day in time order to
    * learn it before the second query. SQLite has no partitions and plans the same either way, so

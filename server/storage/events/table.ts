@@ -38,9 +38,8 @@ const SQLITE_TIME: StoredTime = {
  * SQLite: `events.timestamp >= <0001-01-01>` holds for every event (the accepted years start at
  * 0001). Three indexes begin with team_id and SQLite has no statistics to tell them apart: for a
  * read of the whole project (HogQL's `count() where properties.$browser = 'Chrome'` without a
- * column) it took `events_team_distinct_id_time`, which visits the rows in distinct_id order
- * (918 ms at 500,000 events, against 199 ms in time order through `events_team_time`;
- * docs/performance.md). The range on its second column makes `events_team_time` the cheaper
+ * column) it took `events_team_distinct_id_time`, which visits the rows in distinct_id order,
+ * several times slower than time order through `events_team_time` (docs/performance.md). The range on its second column makes `events_team_time` the cheaper
  * choice there, while an equality on event, distinct_id or a materialized column still takes that
  * column's index.
  */

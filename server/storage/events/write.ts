@@ -34,12 +34,11 @@ export class EventsWriteRepository {
    * After a bulk write: on PostgreSQL, `VACUUM (ANALYZE)` of events, persons and
    * person_distinct_ids. ANALYZE, so that the planner knows the new rows at once instead of after
    * autovacuum's next pass (up to a minute): without statistics PostgreSQL reads a page of the
-   * events list through a bitmap scan and a sort of every matching row (6 ms for 10,000 rows
-   * sharing a timestamp) instead of the 8 rows of the index range (0.1 ms). VACUUM, so that the
+   * events list through a bitmap scan and a sort of every matching row instead of the few rows of
+   * the index range. VACUUM, so that the
    * new pages are marked all-visible in the visibility map: until they are, an index-only scan
    * must visit every row it counts, and PostgreSQL reads the table instead. HogQL's `count()`
-   * over a materialized property of 500,000 events read its index alone after it, 557 → ~100 ms,
-   * and `group by event` ~540 → ~250 ms (docs/performance.md). VACUUM skips the pages the map
+   * over a materialized property reads its index alone after it (docs/performance.md). VACUUM skips the pages the map
    * marks already, so after a small import it reads only the new ones. A no-op on SQLite, whose
    * planner uses no statistics for these queries and whose index-only reads need no map. Call it
    * outside a transaction (PostgreSQL cannot vacuum inside one). `onStart` is called just before the

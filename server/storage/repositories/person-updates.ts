@@ -46,8 +46,8 @@ export interface PersonUpdate {
  * Rows per multi-row statement: on PostgreSQL 500 (at most 7 parameters a row), one round trip
  * for many rows; on SQLite 1, because there a statement is no round trip, and each distinct row
  * count would be another SQL text held by the store's cache of prepared statements (storage/db.ts,
- * 500 of them): prepared once for each size from 1 to 500, the persons INSERT holds ~63 MB and the
- * CASE update ~135 MB (measured with better-sqlite3 12.11).
+ * 500 of them): prepared once for each size from 1 to 500, the persons INSERT and the CASE update
+ * would hold tens of MB each (docs/performance.md).
  */
 const rowsPerStatement = (db: Kysely<Database>): number => (dialectOf(db) === 'sqlite' ? 1 : 500);
 
