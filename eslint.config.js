@@ -56,7 +56,10 @@ const policies = [
     allow: { to: { element: { types: { anyOf: [type, ...to] } } } },
   })),
   // http/ maps the errors of every layer to PostHog's shape: it may import their error modules
-  { from: { element: { type: 'http' } }, allow: { to: { element: { types: { anyOf: ['storage', 'read-pool'] } }, file: { categories: 'errors' } } } },
+  {
+    from: { element: { type: 'http' } },
+    allow: { to: { element: { types: { anyOf: ['storage', 'read-pool'] } }, file: { categories: 'errors' } } },
+  },
 ];
 
 /**
@@ -75,7 +78,11 @@ const eventsLayoutImports = {
  * values). A Kysely type (`Kysely`, `Transaction`) may still pass a transaction through.
  */
 const domainSql = {
-  kysely: { name: 'kysely', importNames: ['sql'], message: 'The domain builds no SQL: put it in a repository of server/storage/ (or the events store).' },
+  kysely: {
+    name: 'kysely',
+    importNames: ['sql'],
+    message: 'The domain builds no SQL: put it in a repository of server/storage/ (or the events store).',
+  },
   builderCalls: {
     selector: 'CallExpression[callee.property.name=/^(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)$/]',
     message: 'The domain builds no queries: put this one in a repository of server/storage/ (or the events store).',

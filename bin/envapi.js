@@ -133,7 +133,8 @@ function compare(root, manifest) {
     } catch {
       return { fresh: false, reason: `${rel} was removed` };
     }
-    if ((st.size !== entry.size || st.mtimeMs !== entry.mtimeMs) && sha256Of(file) !== entry.sha256) return { fresh: false, reason: `${rel} changed` };
+    if ((st.size !== entry.size || st.mtimeMs !== entry.mtimeMs) && sha256Of(file) !== entry.sha256)
+      return { fresh: false, reason: `${rel} changed` };
   }
   return { fresh: true, reason: 'up to date' };
 }
@@ -244,9 +245,11 @@ export function ensureBuild(options = {}) {
   const first = checkBuild({ root });
   if (first.fresh) return { ok: true, built: false, reason: first.reason };
   const failed = options.retryFailed ? undefined : readManifest(path.join(root, 'dist', FAILED_MANIFEST));
-  if (failed && compare(root, failed).fresh) return { ok: false, built: false, reason: 'the last build of these sources failed (`npm run build` shows the errors)' };
+  if (failed && compare(root, failed).fresh)
+    return { ok: false, built: false, reason: 'the last build of these sources failed (`npm run build` shows the errors)' };
   const tsc = tscPath();
-  if (!tsc) return { ok: false, built: false, noCompiler: true, reason: 'typescript is not installed (installed without devDependencies?)' };
+  if (!tsc)
+    return { ok: false, built: false, noCompiler: true, reason: 'typescript is not installed (installed without devDependencies?)' };
   const release = takeLock(root, log);
   if (!release) return { ok: false, built: false, reason: `another process kept dist/${LOCK} for ${LOCK_WAIT_MS / 60_000} minutes` };
   try {

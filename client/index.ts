@@ -63,7 +63,11 @@ export const textAnswers: Middleware = {
     const headers = new Headers(response.headers);
     headers.delete('content-length');
     const body = await response.text();
-    const text = new Response(parseAs === 'json' ? JSON.stringify(body) : body, { status: response.status, statusText: response.statusText, headers });
+    const text = new Response(parseAs === 'json' ? JSON.stringify(body) : body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+    });
     Object.defineProperty(text, 'url', { value: response.url });
     return text;
   },

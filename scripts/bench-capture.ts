@@ -46,7 +46,23 @@ import { SERVER_NODE_FLAGS } from '../server/main.js';
 import { BOOTSTRAP_EMAIL } from '../server/bootstrap.js';
 import { newUuidv7 } from '../server/capture/process.js';
 import { openStore } from '../server/storage/db.js';
-import { canPin, coresBetween, cpuSample, freePort, median, peakRssMb, pgAdmin, pinned, positive, request, ROOT, spread, startTarget, writePerformanceBlock, type Running } from './bench-lib.js';
+import {
+  canPin,
+  coresBetween,
+  cpuSample,
+  freePort,
+  median,
+  peakRssMb,
+  pgAdmin,
+  pinned,
+  positive,
+  request,
+  ROOT,
+  spread,
+  startTarget,
+  writePerformanceBlock,
+  type Running,
+} from './bench-lib.js';
 
 type StoreKind = 'sqlite' | 'pg';
 
@@ -69,11 +85,47 @@ interface Options {
 // Events as posthog-node and posthog-js send them
 
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
-const PAGES = ['/', '/pricing', '/files', '/files/shared', '/account/settings', '/account/billing', '/signup', '/login', '/blog/how-we-store-files', '/docs/api'];
-const BROWSERS = [['Chrome', 131], ['Safari', 18], ['Firefox', 133], ['Microsoft Edge', 131]] as const;
-const OSES = [['Mac OS X', '14.6.1', 'Desktop'], ['Windows', '10.0', 'Desktop'], ['iOS', '18.1', 'Mobile'], ['Android', '14', 'Mobile'], ['Linux', '', 'Desktop']] as const;
-const REFERRERS = ['$direct', 'https://www.google.com/', 'https://news.ycombinator.com/', 'https://twitter.com/', 'https://duckduckgo.com/'];
-const SERVER_EVENTS = ['file_uploaded', 'file_downloaded', 'file_shared', 'folder_created', 'invite_sent', 'subscription_renewed', 'api_request_completed'];
+const PAGES = [
+  '/',
+  '/pricing',
+  '/files',
+  '/files/shared',
+  '/account/settings',
+  '/account/billing',
+  '/signup',
+  '/login',
+  '/blog/how-we-store-files',
+  '/docs/api',
+];
+const BROWSERS = [
+  ['Chrome', 131],
+  ['Safari', 18],
+  ['Firefox', 133],
+  ['Microsoft Edge', 131],
+] as const;
+const OSES = [
+  ['Mac OS X', '14.6.1', 'Desktop'],
+  ['Windows', '10.0', 'Desktop'],
+  ['iOS', '18.1', 'Mobile'],
+  ['Android', '14', 'Mobile'],
+  ['Linux', '', 'Desktop'],
+] as const;
+const REFERRERS = [
+  '$direct',
+  'https://www.google.com/',
+  'https://news.ycombinator.com/',
+  'https://twitter.com/',
+  'https://duckduckgo.com/',
+];
+const SERVER_EVENTS = [
+  'file_uploaded',
+  'file_downloaded',
+  'file_shared',
+  'folder_created',
+  'invite_sent',
+  'subscription_renewed',
+  'api_request_completed',
+];
 const PLANS = ['free', 'standard', 'pro', 'enterprise'];
 
 /**
@@ -222,20 +274,40 @@ async function loadChild(spec: LoadSpec): Promise<void> {
   );
   const cores = coresBetween(cpu0, cpuSample([spec.serverPid, process.pid]));
   const statuses = Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count]));
-  const out: LoadResult = { requests: r.requests.total, ok: r['2xx'], p50: r.latency.p50, p99: r.latency.p99, statuses, errors: r.errors, timeouts: r.timeouts, liveBodies, poolSeconds, cores: { machine: cores.machine, server: cores.pids[0]!, load: cores.pids[1]! } };
+  const out: LoadResult = {
+    requests: r.requests.total,
+    ok: r['2xx'],
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    statuses,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    liveBodies,
+    poolSeconds,
+    cores: { machine: cores.machine, server: cores.pids[0]!, load: cores.pids[1]! },
+  };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
 /** Runs the load child pinned to core 1 and returns its result. */
 function runLoad(pin: boolean, spec: LoadSpec): Promise<LoadResult> {
-  const [cmd, args] = pinned(pin, 1, [process.execPath, '--import', 'tsx', path.join(ROOT, 'scripts/bench-capture.ts'), '--load-child', JSON.stringify(spec)]);
+  const [cmd, args] = pinned(pin, 1, [
+    process.execPath,
+    '--import',
+    'tsx',
+    path.join(ROOT, 'scripts/bench-capture.ts'),
+    '--load-child',
+    JSON.stringify(spec),
+  ]);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load child exited ${code}: ${err}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load child exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -275,7 +347,14 @@ async function freshStore(kind: StoreKind, databaseUrl: string): Promise<FreshSt
       async countEvents() {
         const store = openStore({ dataDir });
         try {
-          return Number((await store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+          return Number(
+            (
+              await store.db
+                .selectFrom('events')
+                .select((eb) => eb.fn.countAll().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
         } finally {
           await store.close();
         }
@@ -311,7 +390,11 @@ async function freshStore(kind: StoreKind, databaseUrl: string): Promise<FreshSt
 
 /** The project API token as a user gets it: a key from `envapi keys create`, then `GET /api/projects/`. */
 async function projectToken(port: number, cliArgs: string[]): Promise<string> {
-  const cli = spawnSync(process.execPath, ['bin/envapi.js', ...cliArgs, 'keys', 'create', '--user', BOOTSTRAP_EMAIL, '--scopes', '*', '--label', 'bench-capture', '--json'], { cwd: ROOT, encoding: 'utf8' });
+  const cli = spawnSync(
+    process.execPath,
+    ['bin/envapi.js', ...cliArgs, 'keys', 'create', '--user', BOOTSTRAP_EMAIL, '--scopes', '*', '--label', 'bench-capture', '--json'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   if (cli.status !== 0) throw new Error(`envapi keys create exited ${cli.status}: ${cli.stderr}`);
   const { key } = JSON.parse(cli.stdout) as { key: string };
   const r = await request(port, 'GET', '/api/projects/', { Authorization: `Bearer ${key}` });
@@ -337,15 +420,36 @@ async function measure(kind: StoreKind, o: Options, pin: boolean, label: string)
   let server: Running | undefined;
   try {
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off', ...store.env };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_ENABLED: 'off',
+      ...store.env,
+    };
     if (kind === 'sqlite') delete env.DATABASE_URL;
     for (const k of ['REDIS_URL', 'VALIDATE_RESPONSES', 'LOG_LEVEL', 'CAPTURE_MAX_QUEUED_EVENTS']) delete env[k];
-    const argv = [process.execPath, ...SERVER_NODE_FLAGS, ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), 'dist/server/main.js'];
+    const argv = [
+      process.execPath,
+      ...SERVER_NODE_FLAGS,
+      ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []),
+      'dist/server/main.js',
+    ];
     server = await startTarget(kind, argv, env, port, '/_health', {}, pin, `envapi (${kind})`);
     const token = await projectToken(port, store.cliArgs);
     const serverPid = server.child.pid!;
     const poolSize = (seconds: number) => Math.ceil((o.poolRate * seconds) / o.batch);
-    const spec = (seconds: number): LoadSpec => ({ port, token, connections: o.connections, seconds, batch: o.batch, users: o.users, poolSize: poolSize(seconds), serverPid });
+    const spec = (seconds: number): LoadSpec => ({
+      port,
+      token,
+      connections: o.connections,
+      seconds,
+      batch: o.batch,
+      users: o.users,
+      poolSize: poolSize(seconds),
+      serverPid,
+    });
     await runLoad(pin, spec(o.warmup));
     server.assertAlive();
     const before = await settledCount(store);
@@ -408,12 +512,14 @@ async function pgVersion(url: string): Promise<string> {
 
 async function run(o: Options): Promise<void> {
   if (o.loadChild) return loadChild(JSON.parse(o.loadChild) as LoadSpec);
-  if (!fs.existsSync(path.join(ROOT, 'dist/server/main.js'))) throw new Error('dist/server/main.js is missing: run `npm run build` (npm run bench:capture builds first)');
+  if (!fs.existsSync(path.join(ROOT, 'dist/server/main.js')))
+    throw new Error('dist/server/main.js is missing: run `npm run build` (npm run bench:capture builds first)');
   if (o.cpuProf) fs.mkdirSync(path.resolve(o.cpuProf), { recursive: true });
   const pin = canPin();
   const kinds: StoreKind[] = o.store === 'both' ? ['sqlite', 'pg'] : [o.store];
   const results: Record<StoreKind, Measurement[]> = { sqlite: [], pg: [] };
-  for (let rep = 0; rep < o.reps; rep++) for (const kind of kinds) results[kind].push(await measure(kind, o, pin, `rep ${rep + 1}/${o.reps}`));
+  for (let rep = 0; rep < o.reps; rep++)
+    for (const kind of kinds) results[kind].push(await measure(kind, o, pin, `rep ${rep + 1}/${o.reps}`));
 
   const date = new Date().toISOString().slice(0, 10);
   const pgInfo = kinds.includes('pg') ? `; PostgreSQL ${await pgVersion(o.databaseUrl)} on loopback (its processes not pinned)` : '';
@@ -439,10 +545,28 @@ async function run(o: Options): Promise<void> {
         `${med((m) => m.requests).toLocaleString('en-US')} | ${ms.map((m) => m.non2xx).join(', ')} (${ms.map((m) => m.status503).join(', ')})${other.length ? ` ${other.join('; ')}` : ''} | ${ms.map((m) => m.errors).join(', ')} | ` +
         `${med((m) => m.serverCores).toFixed(2)} | ${ms.map((m) => m.otherCores.toFixed(2)).join(', ')} |`,
     );
-    const check = (what: string, value: number, ok: boolean, unit: string) => checks.push(`| ${STORE_LABEL[kind]} | ${what} | ${value.toLocaleString('en-US', { maximumFractionDigits: 0 })} ${unit} | ${ok ? 'met' : '**missed**'} |`);
-    check(`≥ ${GOAL.eventsPerSec.toLocaleString('en-US')} events/s committed`, med((m) => m.eventsPerSec), med((m) => m.eventsPerSec) >= GOAL.eventsPerSec, 'events/s');
-    check(`p99 ≤ ${GOAL.p99} ms`, med((m) => m.p99), med((m) => m.p99) <= GOAL.p99, 'ms');
-    check(`peak RSS ≤ ${GOAL.rssMb} MB`, med((m) => m.peakRssMb), med((m) => m.peakRssMb) <= GOAL.rssMb, 'MB');
+    const check = (what: string, value: number, ok: boolean, unit: string) =>
+      checks.push(
+        `| ${STORE_LABEL[kind]} | ${what} | ${value.toLocaleString('en-US', { maximumFractionDigits: 0 })} ${unit} | ${ok ? 'met' : '**missed**'} |`,
+      );
+    check(
+      `≥ ${GOAL.eventsPerSec.toLocaleString('en-US')} events/s committed`,
+      med((m) => m.eventsPerSec),
+      med((m) => m.eventsPerSec) >= GOAL.eventsPerSec,
+      'events/s',
+    );
+    check(
+      `p99 ≤ ${GOAL.p99} ms`,
+      med((m) => m.p99),
+      med((m) => m.p99) <= GOAL.p99,
+      'ms',
+    );
+    check(
+      `peak RSS ≤ ${GOAL.rssMb} MB`,
+      med((m) => m.peakRssMb),
+      med((m) => m.peakRssMb) <= GOAL.rssMb,
+      'MB',
+    );
     const n503 = ms.reduce((n, m) => n + m.status503, 0);
     checks.push(`| ${STORE_LABEL[kind]} | no 503 under this load | ${n503} | ${n503 === 0 ? 'met' : '**missed**'} |`);
   }
@@ -462,7 +586,9 @@ async function run(o: Options): Promise<void> {
 }
 
 new Command('bench-capture')
-  .description('capture benchmark: POST /batch/ with gzip batches of posthog-node events, events/s committed, latency and memory, on SQLite and PostgreSQL')
+  .description(
+    'capture benchmark: POST /batch/ with gzip batches of posthog-node events, events/s committed, latency and memory, on SQLite and PostgreSQL',
+  )
   .addOption(new Option('--store <kind>', 'which stores').choices(['both', 'sqlite', 'pg']).default('both'))
   .option('--database-url <url>', 'PostgreSQL server (a fresh schema per run, dropped after)', 'postgres://postgres@127.0.0.1:5432/test')
   .option('--reps <n>', 'repetitions per store (a fresh store each)', positive('--reps'), 3)

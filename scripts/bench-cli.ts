@@ -73,7 +73,12 @@ async function status(url: string, key: string): Promise<number> {
  * answers 200, stops the group (SIGTERM) and waits for the exit. Returns the ms from spawn to the
  * first 200, and what the process printed.
  */
-async function startToFirst200(command: string, args: string[], dataDir: string, key: string | undefined): Promise<{ ms: number; output: string; key: string }> {
+async function startToFirst200(
+  command: string,
+  args: string[],
+  dataDir: string,
+  key: string | undefined,
+): Promise<{ ms: number; output: string; key: string }> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
   delete env.DATABASE_URL;
@@ -120,16 +125,32 @@ async function main(o: Options): Promise<void> {
     const node = process.execPath;
     rows.push({ what: '`envapi --help`', ms: repeat(o.runs, () => timed(node, [BIN, '--help'])) });
     rows.push({ what: '`envapi --version`', ms: repeat(o.runs, () => timed(node, [BIN, '--version'])) });
-    rows.push({ what: '`envapi keys list` (SQLite, 1 key)', ms: repeat(o.runs, () => timed(node, [BIN, '--data-dir', cliStore, 'keys', 'list'])) });
-    if (o.npx) rows.push({ what: '`npx envapi --help` (npm’s start-up included)', ms: repeat(o.runs, () => timed('npx', ['--no-install', 'envapi', '--help'])) });
+    rows.push({
+      what: '`envapi keys list` (SQLite, 1 key)',
+      ms: repeat(o.runs, () => timed(node, [BIN, '--data-dir', cliStore, 'keys', 'list'])),
+    });
+    if (o.npx)
+      rows.push({
+        what: '`npx envapi --help` (npm’s start-up included)',
+        ms: repeat(o.runs, () => timed('npx', ['--no-install', 'envapi', '--help'])),
+      });
     if (o.before) {
       const before = path.resolve(o.before);
       rows.push({ what: `\`envapi --help\` with ${o.before}`, ms: repeat(o.runs, () => timed(node, [before, '--help'])) });
-      rows.push({ what: `\`envapi keys list\` with ${o.before}`, ms: repeat(o.runs, () => timed(node, [before, '--data-dir', cliStore, 'keys', 'list'])) });
+      rows.push({
+        what: `\`envapi keys list\` with ${o.before}`,
+        ms: repeat(o.runs, () => timed(node, [before, '--data-dir', cliStore, 'keys', 'list'])),
+      });
     }
     if (o.sourceRuns > 0) {
-      rows.push({ what: '`envapi --help` from the sources with tsx (no dist/; tsx cache warm)', ms: repeat(o.sourceRuns, () => timed(...fromSource(['--help']))) });
-      rows.push({ what: '`envapi keys list` from the sources with tsx (no dist/; tsx cache warm)', ms: repeat(o.sourceRuns, () => timed(...fromSource(['--data-dir', cliStore, 'keys', 'list']))) });
+      rows.push({
+        what: '`envapi --help` from the sources with tsx (no dist/; tsx cache warm)',
+        ms: repeat(o.sourceRuns, () => timed(...fromSource(['--help']))),
+      });
+      rows.push({
+        what: '`envapi keys list` from the sources with tsx (no dist/; tsx cache warm)',
+        ms: repeat(o.sourceRuns, () => timed(...fromSource(['--data-dir', cliStore, 'keys', 'list']))),
+      });
     }
     // the server: a first start sets the store up (and prints the key), then the second starts are timed
     const serverStore = path.join(dir, 'server');
@@ -144,15 +165,22 @@ async function main(o: Options): Promise<void> {
     rows.push({ what: 'second `envapi serve`: spawn → first 200 of a keyed GET', ms: serveStarts });
     rows.push({ what: 'first `npm start` on an empty store (migrations, bootstrap), once', ms: [first.ms] });
 
-    const load = os.loadavg().map((x) => x.toFixed(2)).join(', ');
-    console.log(`\n${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${os.cpus().length} cores, load average ${load}; wall time in ms, median (min–max):\n`);
+    const load = os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(', ');
+    console.log(
+      `\n${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${os.cpus().length} cores, load average ${load}; wall time in ms, median (min–max):\n`,
+    );
     console.log('| what | runs | median ms (min–max) |');
     console.log('|---|---:|---|');
     for (const r of rows) console.log(`| ${r.what} | ${r.ms.length} | ${spread(r.ms)} |`);
     console.log('');
     const help = median(rows[0]!.ms);
     const keys = median(rows[2]!.ms);
-    console.log(`Targets: envapi --help ${help.toFixed(0)} ms and keys list ${keys.toFixed(0)} ms (goal < 500); second npm start ${median(npmStarts).toFixed(0)} ms to the first 200 (goal < 2,000).`);
+    console.log(
+      `Targets: envapi --help ${help.toFixed(0)} ms and keys list ${keys.toFixed(0)} ms (goal < 500); second npm start ${median(npmStarts).toFixed(0)} ms to the first 200 (goal < 2,000).`,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

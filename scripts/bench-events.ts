@@ -80,11 +80,18 @@ function memoryOf(pid: number): { rss: number; peak: number } | undefined {
 /** The HogQL shapes of issue 20, run as HogQLQuery bodies through the query endpoint. */
 const HOGQL_SHAPES: { name: string; query: string }[] = [
   { name: 'HogQL: select event, count() group by event', query: 'select event, count() from events group by event' },
-  { name: 'HogQL: where on one property (latest 100 with $browser = Chrome)', query: "select uuid, event, timestamp from events where properties.$browser = 'Chrome' order by timestamp desc limit 100" },
-  { name: 'HogQL: count where on one property ($browser = Chrome)', query: "select count() from events where properties.$browser = 'Chrome'" },
+  {
+    name: 'HogQL: where on one property (latest 100 with $browser = Chrome)',
+    query: "select uuid, event, timestamp from events where properties.$browser = 'Chrome' order by timestamp desc limit 100",
+  },
+  {
+    name: 'HogQL: count where on one property ($browser = Chrome)',
+    query: "select count() from events where properties.$browser = 'Chrome'",
+  },
   {
     name: 'HogQL: toStartOfDay(timestamp) trend, 30 days',
-    query: 'select toStartOfDay(timestamp) as day, count() from events where timestamp >= now() - interval 30 day group by day order by day',
+    query:
+      'select toStartOfDay(timestamp) as day, count() from events where timestamp >= now() - interval 30 day group by day order by day',
   },
 ];
 
@@ -96,9 +103,19 @@ async function hogqlPlans(store: Store, teamId: number): Promise<string[]> {
   const table = events.table(await events.materializedColumns());
   for (const shape of HOGQL_SHAPES) {
     const ast = await parseSelect(shape.query);
-    const compiled = compileSelect(ast, { dialect: hogqlDialect(store.dialect), teamId, source: shape.query, attr: 'query', now: new Date(), events: table }).sql.compile(store.db);
+    const compiled = compileSelect(ast, {
+      dialect: hogqlDialect(store.dialect),
+      teamId,
+      source: shape.query,
+      attr: 'query',
+      now: new Date(),
+      events: table,
+    }).sql.compile(store.db);
     const explain = store.dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const rows = (await store.db.executeQuery(CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]))).rows as Record<string, unknown>[];
+    const rows = (await store.db.executeQuery(CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]))).rows as Record<
+      string,
+      unknown
+    >[];
     let plan: string[];
     if (store.dialect === 'sqlite') {
       // id/parent form a tree: indent each step under its parent
@@ -111,7 +128,21 @@ async function hogqlPlans(store: Store, teamId: number): Promise<string[]> {
     } else {
       plan = rows.map((r) => String(r['QUERY PLAN']));
     }
-    out.push(`### ${shape.name}`, '', `HogQL: \`${shape.query}\``, '', '```sql', compiled.sql, `-- parameters: ${JSON.stringify(compiled.parameters)}`, '```', '', '```', ...plan, '```', '');
+    out.push(
+      `### ${shape.name}`,
+      '',
+      `HogQL: \`${shape.query}\``,
+      '',
+      '```sql',
+      compiled.sql,
+      `-- parameters: ${JSON.stringify(compiled.parameters)}`,
+      '```',
+      '',
+      '```',
+      ...plan,
+      '```',
+      '',
+    );
   }
   return out;
 }
@@ -142,7 +173,13 @@ async function startServer(target: Target, port: number): Promise<ChildProcess> 
   // Rate limits off: the runs send far more than a key's 240 events requests a minute. The read
   // pool's time budget at 5 min instead of 30 s: a shape is measured, not cut off (HogQL's count
   // over a property without its column reads every row: 20–30 s at 10,000,000 events on SQLite).
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), NODE_ENV: 'production', RATE_LIMIT_ENABLED: 'off', QUERY_TIMEOUT_MS: String(BENCH_QUERY_TIMEOUT_MS) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    NODE_ENV: 'production',
+    RATE_LIMIT_ENABLED: 'off',
+    QUERY_TIMEOUT_MS: String(BENCH_QUERY_TIMEOUT_MS),
+  };
   delete env.DATA_DIR;
   delete env.DATABASE_URL;
   if (target.kind === 'sqlite') env.DATA_DIR = target.dataDir;
@@ -199,234 +236,306 @@ const program = new Command('bench-events')
   .option('--runs <n>', 'timed runs per query shape', (v) => Number(v), 50)
   .option('--seed <n>', 'demo seed', (v) => Number(v), 42)
   .option('--port <n>', 'server port', (v) => Number(v), 18_000 + Math.floor(Math.random() * 1000))
-  .option('--materialize', "after the shapes: materialize the demo's hot properties (envapi demo --materialize's), time it, and time the property shapes again")
-  .option('--materialize-first', "materialize the demo's hot properties on the fresh store before the import, so that the import rate includes writing their columns and indexes (then times the shapes once, with the columns)")
+  .option(
+    '--materialize',
+    "after the shapes: materialize the demo's hot properties (envapi demo --materialize's), time it, and time the property shapes again",
+  )
+  .option(
+    '--materialize-first',
+    "materialize the demo's hot properties on the fresh store before the import, so that the import rate includes writing their columns and indexes (then times the shapes once, with the columns)",
+  )
   .option('--keep [dir-or-schema]', 'SQLite: use (and keep) this data directory; PostgreSQL: keep the schema, or use (and keep) this one')
-  .action(async (o: { db: string; databaseUrl: string; events: number; runs: number; seed: number; port: number; keep?: string | true; materialize?: boolean; materializeFirst?: boolean }) => {
-    if (o.materialize && o.materializeFirst) throw new Error('--materialize and --materialize-first exclude each other');
-    if (o.db !== 'sqlite' && o.db !== 'postgres') throw new Error(`--db must be sqlite or postgres, got ${JSON.stringify(o.db)}`);
-    let target: Target;
-    let cleanup: () => Promise<void>;
-    if (o.db === 'sqlite') {
-      if (o.keep === true) throw new Error('--keep needs a directory on SQLite');
-      const dataDir = o.keep ? path.resolve(o.keep) : fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-'));
-      target = { kind: 'sqlite', dataDir };
-      cleanup = async () => {
-        if (!o.keep) fs.rmSync(dataDir, { recursive: true, force: true });
-      };
-    } else {
-      const schema = typeof o.keep === 'string' ? o.keep : `envapi_bench_${Date.now()}`;
-      if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`not a plain schema name: ${schema}`);
-      await pgAdmin(o.databaseUrl, `create schema if not exists ${schema}`);
-      const url = new URL(o.databaseUrl);
-      url.searchParams.set('options', `-c search_path=${schema}`);
-      target = { kind: 'postgres', url: url.toString() };
-      cleanup = async () => {
-        if (o.keep) console.error(`Kept schema ${schema}.`);
-        else await pgAdmin(o.databaseUrl, `drop schema if exists ${schema} cascade`);
-      };
-    }
-    const where = target.kind === 'sqlite' ? target.dataDir : target.url.replace(/\/\/[^@/]*@/, '//');
-    const store = target.kind === 'sqlite' ? openStore({ dataDir: target.dataDir }) : openStore({ databaseUrl: target.url });
-    try {
-    await migrateToLatest(store);
-    const boot = await bootstrap(store);
-    const accounts = new AccountsRepository(store.db);
-    const owner = boot.user ?? (await accounts.listUsers())[0];
-    if (!owner) throw new Error(`${where} has no user`);
-    const { key } = await new ApiKeysRepository(store.db).create({ user_id: owner.id, label: 'bench', scopes: ['*'], scoped_teams: null });
-    const team1 = 1;
-    const now = new Date();
-    const half = Math.floor(o.events / 2);
-    const t0 = performance.now();
-    let s1 = { inserted: 0 };
-    let s2 = { inserted: 0 };
-    if (boot.created) {
-    let lastPrint = 0;
-    const progress = (label: string) => (done: number) => {
-      if (performance.now() - lastPrint > 2000) {
-        lastPrint = performance.now();
-        process.stderr.write(`  ${label}: ${done.toLocaleString('en-US')} events…\n`);
+  .action(
+    async (o: {
+      db: string;
+      databaseUrl: string;
+      events: number;
+      runs: number;
+      seed: number;
+      port: number;
+      keep?: string | true;
+      materialize?: boolean;
+      materializeFirst?: boolean;
+    }) => {
+      if (o.materialize && o.materializeFirst) throw new Error('--materialize and --materialize-first exclude each other');
+      if (o.db !== 'sqlite' && o.db !== 'postgres') throw new Error(`--db must be sqlite or postgres, got ${JSON.stringify(o.db)}`);
+      let target: Target;
+      let cleanup: () => Promise<void>;
+      if (o.db === 'sqlite') {
+        if (o.keep === true) throw new Error('--keep needs a directory on SQLite');
+        const dataDir = o.keep ? path.resolve(o.keep) : fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-'));
+        target = { kind: 'sqlite', dataDir };
+        cleanup = async () => {
+          if (!o.keep) fs.rmSync(dataDir, { recursive: true, force: true });
+        };
+      } else {
+        const schema = typeof o.keep === 'string' ? o.keep : `envapi_bench_${Date.now()}`;
+        if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`not a plain schema name: ${schema}`);
+        await pgAdmin(o.databaseUrl, `create schema if not exists ${schema}`);
+        const url = new URL(o.databaseUrl);
+        url.searchParams.set('options', `-c search_path=${schema}`);
+        target = { kind: 'postgres', url: url.toString() };
+        cleanup = async () => {
+          if (o.keep) console.error(`Kept schema ${schema}.`);
+          else await pgAdmin(o.databaseUrl, `drop schema if exists ${schema} cascade`);
+        };
       }
-    };
-    if (o.materializeFirst) {
-      for (const property of DEMO_HOT_PROPERTIES) await materializeProperty(store, 'event', property);
-      console.error(`Materialized ${DEMO_HOT_PROPERTIES.join(', ')} before the import.`);
-    }
-    console.error(`Importing ${o.events.toLocaleString('en-US')} demo events into ${where} …`);
-      const team2 = (await accounts.createTeam({ organization_id: boot.organization!.id, name: 'Second project' })).id;
-      s1 = await importEvents(store, team1, generateDemoEvents({ count: half, seed: o.seed, now }), { onProgress: progress('project 1') });
-      s2 = await importEvents(store, team2, generateDemoEvents({ count: o.events - half, seed: o.seed + 1, now }), { onProgress: progress('project 2') });
-    } else {
-      console.error(`Reusing the store in ${where} (no import).`);
-      const counts = await store.db.selectFrom('events').select(['team_id', (eb) => eb.fn.countAll().as('n')]).groupBy('team_id').execute();
-      s1 = { inserted: Number(counts.find((c) => c.team_id === team1)?.n ?? 0) };
-      s2 = { inserted: counts.filter((c) => c.team_id !== team1).reduce((a, c) => a + Number(c.n), 0) };
-    }
-    const importSeconds = (performance.now() - t0) / 1000;
-    const imported = s1.inserted + s2.inserted;
-
-    // A person with many events, for the person_id shape.
-    const busy = await store.db
-      .selectFrom('events')
-      .innerJoin('person_distinct_ids as pdi', (j) => j.onRef('pdi.distinct_id', '=', 'events.distinct_id').onRef('pdi.team_id', '=', 'events.team_id'))
-      .innerJoin('persons as p', 'p.id', 'pdi.person_id')
-      .select(['p.uuid', (eb) => eb.fn.countAll().as('n')])
-      .where('events.team_id', '=', team1)
-      .groupBy('p.uuid')
-      .orderBy('n', 'desc')
-      .limit(1)
-      .executeTakeFirstOrThrow();
-    const rareCount = await store.db
-      .selectFrom('events')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('team_id', '=', team1)
-      // where the event's $browser is (on SQLite, its property set: server/storage/events/property-sets.ts)
-      .where(sql<boolean>`${readEventProperty(store.dialect, '$browser', (json) => jsonText(store.dialect, json, '$browser'))} = ${'Opera Mini'}`)
-      .executeTakeFirstOrThrow();
-    if (store.dialect === 'postgres') await sql`analyze`.execute(store.db);
-    const size = await storeSize(store, target);
-    const plans = await hogqlPlans(store, team1);
-    await store.close();
-
-    const server = await startServer(target, o.port);
-    const base = `http://127.0.0.1:${o.port}/api/environments/${team1}`;
-    let agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const get = (url: string) =>
-      new Promise<{ ms: number; body: string }>((resolve, reject) => {
-        const started = performance.now();
-        const req = http.get(url, { agent, headers: { Authorization: `Bearer ${key}` } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const ms = performance.now() - started;
-            const body = Buffer.concat(chunks).toString('utf8');
-            if (res.statusCode !== 200) reject(new Error(`${url} → ${res.statusCode} ${body.slice(0, 300)}`));
-            else resolve({ ms, body });
-          });
+      const where = target.kind === 'sqlite' ? target.dataDir : target.url.replace(/\/\/[^@/]*@/, '//');
+      const store = target.kind === 'sqlite' ? openStore({ dataDir: target.dataDir }) : openStore({ databaseUrl: target.url });
+      try {
+        await migrateToLatest(store);
+        const boot = await bootstrap(store);
+        const accounts = new AccountsRepository(store.db);
+        const owner = boot.user ?? (await accounts.listUsers())[0];
+        if (!owner) throw new Error(`${where} has no user`);
+        const { key } = await new ApiKeysRepository(store.db).create({
+          user_id: owner.id,
+          label: 'bench',
+          scopes: ['*'],
+          scoped_teams: null,
         });
-        req.on('error', reject);
-      });
-    const time = async (name: string, url: string, note?: string) => {
-      await warmUp(() => get(url));
-      const samples: number[] = [];
-      for (let i = 0; i < o.runs; i++) samples.push((await get(url)).ms);
-      return summarize(name, samples, note);
-    };
-    const post = (url: string, body: unknown) =>
-      new Promise<{ ms: number; body: string }>((resolve, reject) => {
-        const payload = Buffer.from(JSON.stringify(body), 'utf8');
-        const started = performance.now();
-        const req = http.request(url, { method: 'POST', agent, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': payload.length } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const ms = performance.now() - started;
-            const text = Buffer.concat(chunks).toString('utf8');
-            if (res.statusCode !== 200) reject(new Error(`POST ${url} → ${res.statusCode} ${text.slice(0, 300)}`));
-            else resolve({ ms, body: text });
-          });
-        });
-        req.on('error', reject);
-        req.end(payload);
-      });
-    const timePost = async (name: string, url: string, body: unknown) => {
-      let rows = 0;
-      await warmUp(async () => (rows = (JSON.parse((await post(url, body)).body) as { results: unknown[] }).results.length));
-      const samples: number[] = [];
-      for (let i = 0; i < o.runs; i++) samples.push((await post(url, body)).ms);
-      return summarize(name, samples, `${rows} rows`);
-    };
-    const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
-    const stats: Stat[] = [];
-    const materializeLines: string[] = [];
-    let materializedSize: string | undefined;
-    try {
-      stats.push(await time('latest 100', `${base}/events/`));
-      stats.push(await time('event = $pageview, last 7 days', `${base}/events/?${q({ event: '$pageview', after: '-7d' })}`));
-      stats.push(await time('property $browser = Chrome', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) })}`));
-      stats.push(
-        await time('rare property $browser = Opera Mini', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Opera Mini' }]) })}`, `${Number(rareCount.n)} matching events of ${s1.inserted.toLocaleString('en-US')}`),
-      );
-      stats.push(await time('person_id (busiest person)', `${base}/events/?${q({ person_id: busy.uuid })}`, `${Number(busy.n)} events`));
-      stats.push(await time('values of $browser', `${base}/events/values/?${q({ key: '$browser' })}`));
-      for (const shape of HOGQL_SHAPES) stats.push(await timePost(shape.name, `${base}/query/`, { query: { kind: 'HogQLQuery', query: shape.query } }));
-      // Paging through 10,000 rows by following next (100 per page): one sample = one whole walk.
-      const walks: number[] = [];
-      const perPage: number[] = [];
-      for (let w = 0; w < Math.max(5, Math.floor(o.runs / 10)); w++) {
-        let url: string | null = `${base}/events/?limit=100`;
-        let rows = 0;
-        const started = performance.now();
-        while (url && rows < 10_000) {
-          const { ms, body } = await get(url);
-          perPage.push(ms);
-          const page = JSON.parse(body) as { next: string | null; results: unknown[] };
-          rows += page.results.length;
-          url = page.next;
-        }
-        walks.push(performance.now() - started);
-      }
-      stats.push(summarize('paging 10,000 rows via next (per page)', perPage));
-      stats.push(summarize('paging 10,000 rows via next (whole walk)', walks));
-      if (o.materialize) {
-        // the columns are added beside the running server, as an operator would (storage/events/materialized.ts)
-        const admin = target.kind === 'sqlite' ? openStore({ dataDir: target.dataDir, lockTimeoutMs: 600_000 }) : openStore({ databaseUrl: target.url });
-        try {
-          const done = new Set((await listMaterializedColumns(admin.db)).map((c) => c.property));
-          for (const property of DEMO_HOT_PROPERTIES) {
-            if (done.has(property)) {
-              materializeLines.push(`materialize ${property}: materialized already (store reused)`);
-              continue;
+        const team1 = 1;
+        const now = new Date();
+        const half = Math.floor(o.events / 2);
+        const t0 = performance.now();
+        let s1 = { inserted: 0 };
+        let s2 = { inserted: 0 };
+        if (boot.created) {
+          let lastPrint = 0;
+          const progress = (label: string) => (done: number) => {
+            if (performance.now() - lastPrint > 2000) {
+              lastPrint = performance.now();
+              process.stderr.write(`  ${label}: ${done.toLocaleString('en-US')} events…\n`);
             }
-            const started = performance.now();
-            const c = await materializeProperty(admin, 'event', property);
-            materializeLines.push(`materialize ${property} (${c.column}): ${((performance.now() - started) / 1000).toFixed(1)} s`);
+          };
+          if (o.materializeFirst) {
+            for (const property of DEMO_HOT_PROPERTIES) await materializeProperty(store, 'event', property);
+            console.error(`Materialized ${DEMO_HOT_PROPERTIES.join(', ')} before the import.`);
           }
-          if (admin.dialect === 'postgres') await sql`analyze events`.execute(admin.db);
-          materializedSize = await storeSize(admin, target);
-        } finally {
-          await admin.close();
+          console.error(`Importing ${o.events.toLocaleString('en-US')} demo events into ${where} …`);
+          const team2 = (await accounts.createTeam({ organization_id: boot.organization!.id, name: 'Second project' })).id;
+          s1 = await importEvents(store, team1, generateDemoEvents({ count: half, seed: o.seed, now }), {
+            onProgress: progress('project 1'),
+          });
+          s2 = await importEvents(store, team2, generateDemoEvents({ count: o.events - half, seed: o.seed + 1, now }), {
+            onProgress: progress('project 2'),
+          });
+        } else {
+          console.error(`Reusing the store in ${where} (no import).`);
+          const counts = await store.db
+            .selectFrom('events')
+            .select(['team_id', (eb) => eb.fn.countAll().as('n')])
+            .groupBy('team_id')
+            .execute();
+          s1 = { inserted: Number(counts.find((c) => c.team_id === team1)?.n ?? 0) };
+          s2 = { inserted: counts.filter((c) => c.team_id !== team1).reduce((a, c) => a + Number(c.n), 0) };
         }
-        // the server closed the idle keep-alive connection while the columns were built
-        agent.destroy();
-        agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-        stats.push(await time('materialized: property $browser = Chrome', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) })}`));
-        stats.push(await time('materialized: rare property $browser = Opera Mini', `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Opera Mini' }]) })}`, `${Number(rareCount.n)} matching events`));
-        stats.push(await time('materialized: values of $browser', `${base}/events/values/?${q({ key: '$browser' })}`));
-        for (const shape of HOGQL_SHAPES) stats.push(await timePost(`materialized: ${shape.name}`, `${base}/query/`, { query: { kind: 'HogQLQuery', query: shape.query } }));
+        const importSeconds = (performance.now() - t0) / 1000;
+        const imported = s1.inserted + s2.inserted;
+
+        // A person with many events, for the person_id shape.
+        const busy = await store.db
+          .selectFrom('events')
+          .innerJoin('person_distinct_ids as pdi', (j) =>
+            j.onRef('pdi.distinct_id', '=', 'events.distinct_id').onRef('pdi.team_id', '=', 'events.team_id'),
+          )
+          .innerJoin('persons as p', 'p.id', 'pdi.person_id')
+          .select(['p.uuid', (eb) => eb.fn.countAll().as('n')])
+          .where('events.team_id', '=', team1)
+          .groupBy('p.uuid')
+          .orderBy('n', 'desc')
+          .limit(1)
+          .executeTakeFirstOrThrow();
+        const rareCount = await store.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('team_id', '=', team1)
+          // where the event's $browser is (on SQLite, its property set: server/storage/events/property-sets.ts)
+          .where(
+            sql<boolean>`${readEventProperty(store.dialect, '$browser', (json) => jsonText(store.dialect, json, '$browser'))} = ${'Opera Mini'}`,
+          )
+          .executeTakeFirstOrThrow();
+        if (store.dialect === 'postgres') await sql`analyze`.execute(store.db);
+        const size = await storeSize(store, target);
+        const plans = await hogqlPlans(store, team1);
+        await store.close();
+
+        const server = await startServer(target, o.port);
+        const base = `http://127.0.0.1:${o.port}/api/environments/${team1}`;
+        let agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+        const get = (url: string) =>
+          new Promise<{ ms: number; body: string }>((resolve, reject) => {
+            const started = performance.now();
+            const req = http.get(url, { agent, headers: { Authorization: `Bearer ${key}` } }, (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => {
+                const ms = performance.now() - started;
+                const body = Buffer.concat(chunks).toString('utf8');
+                if (res.statusCode !== 200) reject(new Error(`${url} → ${res.statusCode} ${body.slice(0, 300)}`));
+                else resolve({ ms, body });
+              });
+            });
+            req.on('error', reject);
+          });
+        const time = async (name: string, url: string, note?: string) => {
+          await warmUp(() => get(url));
+          const samples: number[] = [];
+          for (let i = 0; i < o.runs; i++) samples.push((await get(url)).ms);
+          return summarize(name, samples, note);
+        };
+        const post = (url: string, body: unknown) =>
+          new Promise<{ ms: number; body: string }>((resolve, reject) => {
+            const payload = Buffer.from(JSON.stringify(body), 'utf8');
+            const started = performance.now();
+            const req = http.request(
+              url,
+              {
+                method: 'POST',
+                agent,
+                headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': payload.length },
+              },
+              (res) => {
+                const chunks: Buffer[] = [];
+                res.on('data', (c: Buffer) => chunks.push(c));
+                res.on('end', () => {
+                  const ms = performance.now() - started;
+                  const text = Buffer.concat(chunks).toString('utf8');
+                  if (res.statusCode !== 200) reject(new Error(`POST ${url} → ${res.statusCode} ${text.slice(0, 300)}`));
+                  else resolve({ ms, body: text });
+                });
+              },
+            );
+            req.on('error', reject);
+            req.end(payload);
+          });
+        const timePost = async (name: string, url: string, body: unknown) => {
+          let rows = 0;
+          await warmUp(async () => (rows = (JSON.parse((await post(url, body)).body) as { results: unknown[] }).results.length));
+          const samples: number[] = [];
+          for (let i = 0; i < o.runs; i++) samples.push((await post(url, body)).ms);
+          return summarize(name, samples, `${rows} rows`);
+        };
+        const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+        const stats: Stat[] = [];
+        const materializeLines: string[] = [];
+        let materializedSize: string | undefined;
+        try {
+          stats.push(await time('latest 100', `${base}/events/`));
+          stats.push(await time('event = $pageview, last 7 days', `${base}/events/?${q({ event: '$pageview', after: '-7d' })}`));
+          stats.push(
+            await time(
+              'property $browser = Chrome',
+              `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) })}`,
+            ),
+          );
+          stats.push(
+            await time(
+              'rare property $browser = Opera Mini',
+              `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Opera Mini' }]) })}`,
+              `${Number(rareCount.n)} matching events of ${s1.inserted.toLocaleString('en-US')}`,
+            ),
+          );
+          stats.push(
+            await time('person_id (busiest person)', `${base}/events/?${q({ person_id: busy.uuid })}`, `${Number(busy.n)} events`),
+          );
+          stats.push(await time('values of $browser', `${base}/events/values/?${q({ key: '$browser' })}`));
+          for (const shape of HOGQL_SHAPES)
+            stats.push(await timePost(shape.name, `${base}/query/`, { query: { kind: 'HogQLQuery', query: shape.query } }));
+          // Paging through 10,000 rows by following next (100 per page): one sample = one whole walk.
+          const walks: number[] = [];
+          const perPage: number[] = [];
+          for (let w = 0; w < Math.max(5, Math.floor(o.runs / 10)); w++) {
+            let url: string | null = `${base}/events/?limit=100`;
+            let rows = 0;
+            const started = performance.now();
+            while (url && rows < 10_000) {
+              const { ms, body } = await get(url);
+              perPage.push(ms);
+              const page = JSON.parse(body) as { next: string | null; results: unknown[] };
+              rows += page.results.length;
+              url = page.next;
+            }
+            walks.push(performance.now() - started);
+          }
+          stats.push(summarize('paging 10,000 rows via next (per page)', perPage));
+          stats.push(summarize('paging 10,000 rows via next (whole walk)', walks));
+          if (o.materialize) {
+            // the columns are added beside the running server, as an operator would (storage/events/materialized.ts)
+            const admin =
+              target.kind === 'sqlite'
+                ? openStore({ dataDir: target.dataDir, lockTimeoutMs: 600_000 })
+                : openStore({ databaseUrl: target.url });
+            try {
+              const done = new Set((await listMaterializedColumns(admin.db)).map((c) => c.property));
+              for (const property of DEMO_HOT_PROPERTIES) {
+                if (done.has(property)) {
+                  materializeLines.push(`materialize ${property}: materialized already (store reused)`);
+                  continue;
+                }
+                const started = performance.now();
+                const c = await materializeProperty(admin, 'event', property);
+                materializeLines.push(`materialize ${property} (${c.column}): ${((performance.now() - started) / 1000).toFixed(1)} s`);
+              }
+              if (admin.dialect === 'postgres') await sql`analyze events`.execute(admin.db);
+              materializedSize = await storeSize(admin, target);
+            } finally {
+              await admin.close();
+            }
+            // the server closed the idle keep-alive connection while the columns were built
+            agent.destroy();
+            agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+            stats.push(
+              await time(
+                'materialized: property $browser = Chrome',
+                `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) })}`,
+              ),
+            );
+            stats.push(
+              await time(
+                'materialized: rare property $browser = Opera Mini',
+                `${base}/events/?${q({ properties: JSON.stringify([{ key: '$browser', value: 'Opera Mini' }]) })}`,
+                `${Number(rareCount.n)} matching events`,
+              ),
+            );
+            stats.push(await time('materialized: values of $browser', `${base}/events/values/?${q({ key: '$browser' })}`));
+            for (const shape of HOGQL_SHAPES)
+              stats.push(
+                await timePost(`materialized: ${shape.name}`, `${base}/query/`, { query: { kind: 'HogQLQuery', query: shape.query } }),
+              );
+          }
+        } finally {
+          const mem = server.pid ? memoryOf(server.pid) : undefined;
+          server.kill('SIGTERM');
+          agent.destroy();
+          const rate = Math.round(imported / importSeconds);
+          const lines = [
+            `Events benchmark — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores`,
+            `Store: ${target.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${imported.toLocaleString('en-US')} events in 2 projects (project ${team1}: ${s1.inserted.toLocaleString('en-US')})`,
+            boot.created
+              ? `Import: ${rate.toLocaleString('en-US')} events/s (${importSeconds.toFixed(1)} s for ${imported.toLocaleString('en-US')} events, demo generation included${o.materializeFirst ? `; columns of ${DEMO_HOT_PROPERTIES.join(', ')} materialized first` : ''})`
+              : 'Import: not measured (store reused)',
+            '',
+            '| query shape | runs | median ms | p95 ms | note |',
+            '|---|---|---|---|---|',
+            ...stats.map((s) => `| ${s.name} | ${s.runs} | ${s.median.toFixed(2)} | ${s.p95.toFixed(2)} | ${s.note ?? ''} |`),
+            '',
+            `Size: ${size}`,
+            ...(materializedSize ? [`Size with the materialized columns: ${materializedSize}`, ...materializeLines] : []),
+            mem ? `Server memory after the runs: RSS ${mem.rss} MB, peak ${mem.peak} MB` : 'Server memory: /proc not available',
+            '',
+            '## HogQL query plans (project 1)',
+            '',
+            ...plans,
+          ];
+          console.log(lines.join('\n'));
+        }
+      } finally {
+        await store.close().catch(() => undefined);
+        await cleanup();
       }
-    } finally {
-      const mem = server.pid ? memoryOf(server.pid) : undefined;
-      server.kill('SIGTERM');
-      agent.destroy();
-      const rate = Math.round(imported / importSeconds);
-      const lines = [
-        `Events benchmark — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores`,
-        `Store: ${target.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${imported.toLocaleString('en-US')} events in 2 projects (project ${team1}: ${s1.inserted.toLocaleString('en-US')})`,
-        boot.created
-          ? `Import: ${rate.toLocaleString('en-US')} events/s (${importSeconds.toFixed(1)} s for ${imported.toLocaleString('en-US')} events, demo generation included${o.materializeFirst ? `; columns of ${DEMO_HOT_PROPERTIES.join(', ')} materialized first` : ''})`
-          : 'Import: not measured (store reused)',
-        '',
-        '| query shape | runs | median ms | p95 ms | note |',
-        '|---|---|---|---|---|',
-        ...stats.map((s) => `| ${s.name} | ${s.runs} | ${s.median.toFixed(2)} | ${s.p95.toFixed(2)} | ${s.note ?? ''} |`),
-        '',
-        `Size: ${size}`,
-        ...(materializedSize ? [`Size with the materialized columns: ${materializedSize}`, ...materializeLines] : []),
-        mem ? `Server memory after the runs: RSS ${mem.rss} MB, peak ${mem.peak} MB` : 'Server memory: /proc not available',
-        '',
-        '## HogQL query plans (project 1)',
-        '',
-        ...plans,
-      ];
-      console.log(lines.join('\n'));
-    }
-    } finally {
-      await store.close().catch(() => undefined);
-      await cleanup();
-    }
-  });
+    },
+  );
 
 program.parseAsync().catch((err: unknown) => {
   console.error(err instanceof Error ? err.stack : err);

@@ -32,7 +32,8 @@ const PROJECT = 1;
 
 /** The four worst-case reads. */
 function hostileRequests(): { name: string; path: string }[] {
-  const props = (filters: unknown) => `/api/environments/${PROJECT}/events/?limit=100&properties=${encodeURIComponent(JSON.stringify(filters))}`;
+  const props = (filters: unknown) =>
+    `/api/environments/${PROJECT}/events/?limit=100&properties=${encodeURIComponent(JSON.stringify(filters))}`;
   return [
     { name: 'regex .*.*.*.*\\u0001', path: props([{ key: '$current_url', value: '.*.*.*.*\u0001', operator: 'regex' }]) },
     { name: 'icontains, 5,000-char needle', path: props([{ key: '$current_url', value: 'x'.repeat(5_000), operator: 'icontains' }]) },
@@ -57,16 +58,36 @@ interface RunOutcome {
 async function runOnce(dataDir: string, key: string, threads: string, seconds: number): Promise<RunOutcome> {
   const port = await freePort();
   const headers = { Authorization: `Bearer ${key}` };
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_ENV: 'production', RATE_LIMIT_ENABLED: 'off', LOG_LEVEL: 'silent' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    NODE_ENV: 'production',
+    RATE_LIMIT_ENABLED: 'off',
+    LOG_LEVEL: 'silent',
+  };
   delete env.DATABASE_URL;
   if (threads !== 'default') env.EVENTS_READ_THREADS = threads;
-  const server = await startTarget('envapi', [process.execPath, ...SERVER_NODE_FLAGS, path.join(ROOT, 'dist/server/main.js')], env, port, '/_health', {}, false);
+  const server = await startTarget(
+    'envapi',
+    [process.execPath, ...SERVER_NODE_FLAGS, path.join(ROOT, 'dist/server/main.js')],
+    env,
+    port,
+    '/_health',
+    {},
+    false,
+  );
   try {
     const list = `/api/environments/${PROJECT}/pipeline_frontend_apps_configs/`;
     const existing = await request(port, 'GET', `${list}?limit=1`, headers);
     let id = (JSON.parse(existing.body.toString()) as { results: { id: number }[] }).results[0]?.id;
     if (id === undefined) {
-      const body = { plugin: PLUGIN_CATALOG.findIndex((p) => p.key === 'notification-bar') + 1, enabled: true, order: 1, config: { notification: 'Hedgebox 2.0 is out!' } };
+      const body = {
+        plugin: PLUGIN_CATALOG.findIndex((p) => p.key === 'notification-bar') + 1,
+        enabled: true,
+        order: 1,
+        config: { notification: 'Hedgebox 2.0 is out!' },
+      };
       const made = await request(port, 'POST', list, { ...headers, 'Content-Type': 'application/json' }, JSON.stringify(body));
       if (made.status !== 201) throw new Error(`creating a frontend app config answered ${made.status}: ${made.body.toString()}`);
       id = (JSON.parse(made.body.toString()) as { id: number }).id;
@@ -114,11 +135,17 @@ function table(outcomes: RunOutcome[], events: number, seconds: number): string 
     '|---|---|---:|---:|---:|---:|',
   ];
   for (const o of outcomes) {
-    for (const [name, xs] of Object.entries(o.probes)) lines.push(`| ${o.threads === '0' ? 'main thread (EVENTS_READ_THREADS=0)' : `worker pool (${o.threads === 'default' ? 'default threads' : `${o.threads} threads`})`} | ${name} | ${xs.length} | ${f(percentile(xs, 50))} | ${f(percentile(xs, 99))} | ${f(Math.max(...xs))} |`);
+    for (const [name, xs] of Object.entries(o.probes))
+      lines.push(
+        `| ${o.threads === '0' ? 'main thread (EVENTS_READ_THREADS=0)' : `worker pool (${o.threads === 'default' ? 'default threads' : `${o.threads} threads`})`} | ${name} | ${xs.length} | ${f(percentile(xs, 50))} | ${f(percentile(xs, 99))} | ${f(Math.max(...xs))} |`,
+      );
   }
   lines.push('', '| events reads | hostile request | answered | statuses | median ms |', '|---|---|---:|---|---:|');
   for (const o of outcomes) {
-    for (const h of o.hostile) lines.push(`| ${o.threads === '0' ? 'main thread' : 'worker pool'} | ${h.name} | ${h.times.length} | ${[...h.statuses].join(', ')} | ${f(median(h.times))} |`);
+    for (const h of o.hostile)
+      lines.push(
+        `| ${o.threads === '0' ? 'main thread' : 'worker pool'} | ${h.name} | ${h.times.length} | ${[...h.statuses].join(', ')} | ${f(median(h.times))} |`,
+      );
   }
   return lines.join('\n');
 }
@@ -145,12 +172,16 @@ async function main(): Promise<void> {
     .option('--no-write', 'print only; do not update docs/reliability.md');
   program.parse();
   const o = program.opts<{ events: number; duration: number; threads: string; seed: number; keep?: string; write: boolean }>();
-  if (!fs.existsSync(path.join(ROOT, 'dist/server/main.js'))) throw new Error('dist/server/main.js is missing: run `npm run build` (npm run bench:hostile does)');
+  if (!fs.existsSync(path.join(ROOT, 'dist/server/main.js')))
+    throw new Error('dist/server/main.js is missing: run `npm run build` (npm run bench:hostile does)');
   const dataDir = o.keep ? path.resolve(o.keep) : fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-hostile-'));
   const { key, imported } = await prepareStore(dataDir, o.events, o.seed, PROJECT);
   console.error(imported);
   const outcomes: RunOutcome[] = [];
-  for (const threads of o.threads.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const threads of o.threads
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     console.error(`Run with EVENTS_READ_THREADS=${threads} for ${o.duration} s …`);
     outcomes.push(await runOnce(dataDir, key, threads, o.duration));
   }

@@ -37,7 +37,22 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { SERVER_NODE_FLAGS } from '../server/main.js';
 import type { CapturedRoute } from './bench-http-bare.js';
-import { autocannon, canPin, freePorts, median, prepareStore, request, rssMb, positive, ROOT, spread, startTarget, type RunResult, type Running, type Scenario } from './bench-lib.js';
+import {
+  autocannon,
+  canPin,
+  freePorts,
+  median,
+  prepareStore,
+  request,
+  rssMb,
+  positive,
+  ROOT,
+  spread,
+  startTarget,
+  type RunResult,
+  type Running,
+  type Scenario,
+} from './bench-lib.js';
 
 const PROJECT = 1;
 
@@ -56,7 +71,10 @@ function writeDoc(table: string): void {
   const block = `${begin}\n${table}\n${end}`;
   const i = doc.indexOf(begin);
   const j = doc.indexOf(end);
-  fs.writeFileSync(file, i !== -1 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n## HTTP benchmark\n\n${block}\n`);
+  fs.writeFileSync(
+    file,
+    i !== -1 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n## HTTP benchmark\n\n${block}\n`,
+  );
 }
 
 interface Options {
@@ -82,32 +100,83 @@ async function run(o: Options): Promise<void> {
     const auth = { Authorization: `Bearer ${key}` };
     const [portA, portB, portC] = await freePorts(3);
     const ports: Record<TargetName, number> = { A: portA!, B: portB!, C: portC! };
-    const envB: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(ports.B), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off' };
+    const envB: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATA_DIR: dataDir,
+      PORT: String(ports.B),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_ENABLED: 'off',
+    };
     delete envB.DATABASE_URL;
     delete envB.REDIS_URL;
     delete envB.VALIDATE_RESPONSES;
     // what `npm start` runs after its build step (`npm run bench:http` builds first), with its node
     // flags (SERVER_NODE_FLAGS; a test checks that package.json's start script passes them)
-    const argvB = [process.execPath, ...SERVER_NODE_FLAGS, ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []), 'dist/server/main.js'];
+    const argvB = [
+      process.execPath,
+      ...SERVER_NODE_FLAGS,
+      ...(o.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.cpuProf)] : []),
+      'dist/server/main.js',
+    ];
     const base = `/api/environments/${PROJECT}`;
 
     // Fixtures through B's API: a frontend-app config and a destination config.
     const boot = await startTarget('B', argvB, envB, ports.B, `${base}/pipeline_frontend_apps_configs/`, auth, pin, TARGET_LABEL.B);
     const post = async (plugin: string, body: Record<string, unknown>) => {
       const { PLUGIN_CATALOG } = await import('../server/domain/plugin-catalog.js');
-      const r = await request(ports.B, 'POST', `${base}/pipeline_frontend_apps_configs/`, { ...auth, 'Content-Type': 'application/json' }, JSON.stringify({ plugin: PLUGIN_CATALOG.findIndex((p) => p.key === plugin) + 1, ...body }));
+      const r = await request(
+        ports.B,
+        'POST',
+        `${base}/pipeline_frontend_apps_configs/`,
+        { ...auth, 'Content-Type': 'application/json' },
+        JSON.stringify({ plugin: PLUGIN_CATALOG.findIndex((p) => p.key === plugin) + 1, ...body }),
+      );
       if (r.status !== 201) throw new Error(`creating a ${plugin} config answered ${r.status}: ${r.body.toString()}`);
       return (JSON.parse(r.body.toString()) as { id: number }).id;
     };
-    const frontendId = await post('notification-bar', { enabled: true, order: 1, config: { notification: 'Hedgebox 2.0 is out!', position: 'sticky' } });
-    const destinationId = await post('webhook', { enabled: false, order: 2, config: { url: 'https://example.com/webhook', method: 'POST' } });
+    const frontendId = await post('notification-bar', {
+      enabled: true,
+      order: 1,
+      config: { notification: 'Hedgebox 2.0 is out!', position: 'sticky' },
+    });
+    const destinationId = await post('webhook', {
+      enabled: false,
+      order: 2,
+      config: { url: 'https://example.com/webhook', method: 'POST' },
+    });
     const filter = new URLSearchParams({ properties: JSON.stringify([{ key: '$browser', value: 'Chrome' }]) }).toString();
     const all: Scenario[] = [
-      { name: 'retrieve', label: 'retrieve one frontend-app config', method: 'GET', url: `${base}/pipeline_frontend_apps_configs/${frontendId}/`, group: 'keyed' },
+      {
+        name: 'retrieve',
+        label: 'retrieve one frontend-app config',
+        method: 'GET',
+        url: `${base}/pipeline_frontend_apps_configs/${frontendId}/`,
+        group: 'keyed',
+      },
       { name: 'list', label: 'list frontend-app configs', method: 'GET', url: `${base}/pipeline_frontend_apps_configs/`, group: 'keyed' },
-      { name: 'events-latest', label: `events latest 100 (${o.events.toLocaleString('en-US')} events)`, method: 'GET', url: `${base}/events/`, group: 'events' },
-      { name: 'events-filter', label: 'events, property filter $browser = Chrome', method: 'GET', url: `${base}/events/?${filter}`, group: 'events' },
-      { name: 'patch', label: 'PATCH a destination config', method: 'PATCH', url: `${base}/pipeline_destination_configs/${destinationId}/`, body: JSON.stringify({ name: 'Webhook (bench)' }), group: 'write' },
+      {
+        name: 'events-latest',
+        label: `events latest 100 (${o.events.toLocaleString('en-US')} events)`,
+        method: 'GET',
+        url: `${base}/events/`,
+        group: 'events',
+      },
+      {
+        name: 'events-filter',
+        label: 'events, property filter $browser = Chrome',
+        method: 'GET',
+        url: `${base}/events/?${filter}`,
+        group: 'events',
+      },
+      {
+        name: 'patch',
+        label: 'PATCH a destination config',
+        method: 'PATCH',
+        url: `${base}/pipeline_destination_configs/${destinationId}/`,
+        body: JSON.stringify({ name: 'Webhook (bench)' }),
+        group: 'write',
+      },
     ];
     const picked = o.scenarios ? o.scenarios.split(',').map((n) => n.trim()) : all.map((s) => s.name);
     const unknown = picked.filter((n) => !all.some((s) => s.name === n));
@@ -123,7 +192,14 @@ async function run(o: Options): Promise<void> {
       const r = await request(ports.B, s.method, s.url, { ...auth, ...(s.body ? { 'Content-Type': 'application/json' } : {}) }, s.body);
       if (r.status !== 200) throw new Error(`${s.name}: envapi answered ${r.status}: ${r.body.toString().slice(0, 300)}`);
       const q = s.url.indexOf('?');
-      routes.push({ method: s.method.toLowerCase() as CapturedRoute['method'], path: q === -1 ? s.url : s.url.slice(0, q), query: q === -1 ? '' : s.url.slice(q + 1), status: r.status, contentType: r.contentType, body: r.body.toString('base64') });
+      routes.push({
+        method: s.method.toLowerCase() as CapturedRoute['method'],
+        path: q === -1 ? s.url : s.url.slice(0, q),
+        query: q === -1 ? '' : s.url.slice(q + 1),
+        status: r.status,
+        contentType: r.contentType,
+        body: r.body.toString('base64'),
+      });
       console.error(`${s.name}: ${r.body.length.toLocaleString('en-US')} bytes`);
     }
     await boot.stop();
@@ -131,10 +207,37 @@ async function run(o: Options): Promise<void> {
     fs.writeFileSync(routesFile, JSON.stringify(routes));
 
     const launch: Record<TargetName, () => Promise<Running>> = {
-      A: () => startTarget('A', [process.execPath, '--import', 'tsx', 'scripts/bench-http-bare.ts', '--routes', routesFile, '--port', String(ports.A)], process.env, ports.A, probe.url, auth, pin, TARGET_LABEL.A),
+      A: () =>
+        startTarget(
+          'A',
+          [process.execPath, '--import', 'tsx', 'scripts/bench-http-bare.ts', '--routes', routesFile, '--port', String(ports.A)],
+          process.env,
+          ports.A,
+          probe.url,
+          auth,
+          pin,
+          TARGET_LABEL.A,
+        ),
       B: () => startTarget('B', argvB, envB, ports.B, probe.url, auth, pin, TARGET_LABEL.B),
       C: () =>
-        startTarget('C', [path.join(ROOT, 'node_modules/.bin/prism'), 'mock', 'generated/openapi.bundle.yaml', '--port', String(ports.C), '--host', '127.0.0.1'], { ...process.env, NO_COLOR: '1' }, ports.C, probe.url, auth, pin, TARGET_LABEL.C),
+        startTarget(
+          'C',
+          [
+            path.join(ROOT, 'node_modules/.bin/prism'),
+            'mock',
+            'generated/openapi.bundle.yaml',
+            '--port',
+            String(ports.C),
+            '--host',
+            '127.0.0.1',
+          ],
+          { ...process.env, NO_COLOR: '1' },
+          ports.C,
+          probe.url,
+          auth,
+          pin,
+          TARGET_LABEL.C,
+        ),
     };
 
     // Cold starts: spawn → first 200, interleaved, --reps times each.
@@ -163,7 +266,9 @@ async function run(o: Options): Promise<void> {
           const r = await autocannon(pin, port, s, auth, o.connections, o.duration);
           byName[t].assertAlive();
           res[t].push(r);
-          console.error(`${s.name} rep ${rep + 1} ${t}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failed ? ` FAILED (${r.failed})` : ''}`);
+          console.error(
+            `${s.name} rep ${rep + 1} ${t}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failed ? ` FAILED (${r.failed})` : ''}`,
+          );
         }
       }
       results.set(s.name, res);
@@ -210,7 +315,8 @@ async function run(o: Options): Promise<void> {
       check('retrieve B/C ≥ 2.5', med(ratio(rRetrieve.B, rRetrieve.C)) >= 2.5, med(ratio(rRetrieve.B, rRetrieve.C)).toFixed(2));
     }
     const rLatest = results.get('events-latest');
-    if (rLatest) check('events latest 100 B/A ≥ 0.35', med(ratio(rLatest.B, rLatest.A)) >= 0.35, med(ratio(rLatest.B, rLatest.A)).toFixed(2));
+    if (rLatest)
+      check('events latest 100 B/A ≥ 0.35', med(ratio(rLatest.B, rLatest.A)) >= 0.35, med(ratio(rLatest.B, rLatest.A)).toFixed(2));
     for (const s of scenarios) {
       const p99 = med(results.get(s.name)!.B.map((r) => r.p99));
       check(`${s.name}: B p99 ≤ 30 ms`, p99 <= 30, `${p99.toFixed(1)} ms`);
@@ -231,7 +337,6 @@ async function run(o: Options): Promise<void> {
     if (!o.keep) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
-
 
 new Command('bench-http')
   .description('HTTP benchmark: bare Express 5 (A), envapi (B) and the Prism mock (C), interleaved, with autocannon')

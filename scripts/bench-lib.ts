@@ -107,13 +107,30 @@ export async function freePorts(n: number): Promise<number[]> {
 }
 
 /** One HTTP exchange; resolves with status, content type and body bytes (never rejects on status). */
-export function request(port: number, method: string, url: string, headers: Record<string, string>, body?: string): Promise<{ status: number; contentType: string; body: Buffer }> {
+export function request(
+  port: number,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; contentType: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: url, headers: { ...headers, ...(body ? { 'Content-Length': Buffer.byteLength(body) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: url,
+        headers: { ...headers, ...(body ? { 'Content-Length': Buffer.byteLength(body) } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -134,7 +151,16 @@ export function pinned(pin: boolean, core: number, argv: string[]): [string, str
  * Spawns a target and waits for its first 200 on `probe` (GET with `headers`), polling every 5 ms.
  * Rejects with the process's stderr when it exits first or is not ready within 60 s.
  */
-export async function startTarget(name: string, argv: string[], env: NodeJS.ProcessEnv, port: number, probe: string, headers: Record<string, string>, pin: boolean, label = name): Promise<Running> {
+export async function startTarget(
+  name: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  probe: string,
+  headers: Record<string, string>,
+  pin: boolean,
+  label = name,
+): Promise<Running> {
   const [cmd, args] = pinned(pin, 0, argv);
   const t0 = performance.now();
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -150,7 +176,8 @@ export async function startTarget(name: string, argv: string[], env: NodeJS.Proc
     }
     const r = await request(port, 'GET', probe, headers).catch(() => undefined);
     if (r?.status === 200) break;
-    if (r && r.status !== 200 && r.status !== 404 && r.status !== 503) throw new Error(`${label} answered ${r.status} to ${probe}: ${r.body.toString().slice(0, 300)}`);
+    if (r && r.status !== 200 && r.status !== 404 && r.status !== 503)
+      throw new Error(`${label} answered ${r.status} to ${probe}: ${r.body.toString().slice(0, 300)}`);
     await new Promise((res) => setTimeout(res, 5));
   }
   const coldStartMs = performance.now() - t0;
@@ -174,8 +201,26 @@ export async function startTarget(name: string, argv: string[], env: NodeJS.Proc
 }
 
 /** Runs autocannon (its own process, core 1) against one target; parses its JSON result. */
-export function autocannon(pin: boolean, port: number, s: Scenario, headers: Record<string, string>, connections: number, seconds: number): Promise<RunResult> {
-  const argv = [process.execPath, path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '-j', '-n', '-c', String(connections), '-d', String(seconds), '-m', s.method];
+export function autocannon(
+  pin: boolean,
+  port: number,
+  s: Scenario,
+  headers: Record<string, string>,
+  connections: number,
+  seconds: number,
+): Promise<RunResult> {
+  const argv = [
+    process.execPath,
+    path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
+    '-j',
+    '-n',
+    '-c',
+    String(connections),
+    '-d',
+    String(seconds),
+    '-m',
+    s.method,
+  ];
   for (const [k, v] of Object.entries(headers)) argv.push('-H', `${k}=${v}`);
   if (s.body) argv.push('-H', 'Content-Type=application/json', '-b', s.body);
   argv.push(`http://127.0.0.1:${port}${s.url}`);
@@ -196,7 +241,9 @@ export function autocannon(pin: boolean, port: number, s: Scenario, headers: Rec
         errors: number;
         timeouts: number;
       };
-      const failures = [r.non2xx && `${r.non2xx} non-2xx`, r.errors && `${r.errors} errors`, r.timeouts && `${r.timeouts} timeouts`].filter(Boolean);
+      const failures = [r.non2xx && `${r.non2xx} non-2xx`, r.errors && `${r.errors} errors`, r.timeouts && `${r.timeouts} timeouts`].filter(
+        Boolean,
+      );
       resolve({
         rps: r.requests.average,
         p50: r.latency.p50,
@@ -227,7 +274,15 @@ export async function prepareStore(dataDir: string, events: number, seed: number
     const owner = boot.user ?? (await new AccountsRepository(store.db).listUsers())[0];
     if (!owner) throw new Error(`${dataDir} has no user`);
     const { key } = await new ApiKeysRepository(store.db).create({ user_id: owner.id, label: 'bench', scopes: ['*'], scoped_teams: null });
-    const have = Number((await store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('team_id', '=', project).executeTakeFirstOrThrow()).n);
+    const have = Number(
+      (
+        await store.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('team_id', '=', project)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
     if (have >= events) return { key, imported: `reused ${have.toLocaleString('en-US')} events in ${dataDir}` };
     console.error(`Importing ${events.toLocaleString('en-US')} demo events into ${dataDir} …`);
     const t0 = performance.now();
@@ -240,7 +295,10 @@ export async function prepareStore(dataDir: string, events: number, seed: number
         }
       },
     });
-    return { key, imported: `imported ${summary.inserted.toLocaleString('en-US')} events in ${((performance.now() - t0) / 1000).toFixed(0)} s` };
+    return {
+      key,
+      imported: `imported ${summary.inserted.toLocaleString('en-US')} events in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+    };
   } finally {
     await store.close();
   }
@@ -269,7 +327,12 @@ export function writePerformanceBlock(name: string, text: string, heading: strin
   const block = `${begin}\n${text}\n${end}`;
   const i = doc.indexOf(begin);
   const j = doc.indexOf(end);
-  fs.writeFileSync(file, i !== -1 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n## ${heading}\n\n${intro ? `${intro}\n\n` : ''}${block}\n`);
+  fs.writeFileSync(
+    file,
+    i !== -1 && j > i
+      ? doc.slice(0, i) + block + doc.slice(j + end.length)
+      : `${doc.trimEnd()}\n\n## ${heading}\n\n${intro ? `${intro}\n\n` : ''}${block}\n`,
+  );
 }
 
 /** CPU time so far, in seconds: of the whole machine (busy, all cores) and of each of `pids` (user + system). */

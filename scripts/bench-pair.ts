@@ -54,7 +54,8 @@ async function makeKey(dataDir: string): Promise<string> {
   try {
     const owner = (await new AccountsRepository(store.db).listUsers())[0];
     if (!owner) throw new Error(`${dataDir} has no user: start envapi on it once first`);
-    return (await new ApiKeysRepository(store.db).create({ user_id: owner.id, label: 'bench:pair', scopes: ['*'], scoped_teams: null })).key;
+    return (await new ApiKeysRepository(store.db).create({ user_id: owner.id, label: 'bench:pair', scopes: ['*'], scoped_teams: null }))
+      .key;
   } finally {
     await store.close();
   }
@@ -77,12 +78,28 @@ async function run(o: Options): Promise<void> {
       const port = name === 'old' ? portOld! : portNew!;
       const ownDir = copies ? path.join(copies, name) : dataDir;
       if (copies) fs.cpSync(dataDir, ownDir, { recursive: true });
-      const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', DATA_DIR: ownDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'off' };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        NODE_ENV: 'production',
+        DATA_DIR: ownDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        RATE_LIMIT_ENABLED: 'off',
+      };
       delete env.DATABASE_URL;
       delete env.REDIS_URL;
       delete env.VALIDATE_RESPONSES;
       const main = path.relative(ROOT, path.join(builds[name], 'server/main.js'));
-      const target = await startTarget(name, [process.execPath, ...SERVER_NODE_FLAGS, main], env, port, '/_health', headers, pin, `${name} (${main})`);
+      const target = await startTarget(
+        name,
+        [process.execPath, ...SERVER_NODE_FLAGS, main],
+        env,
+        port,
+        '/_health',
+        headers,
+        pin,
+        `${name} (${main})`,
+      );
       running.push(target);
       return target;
     };
@@ -91,7 +108,11 @@ async function run(o: Options): Promise<void> {
     const rps = { old: [] as number[], new: [] as number[] };
     for (let rep = 0; rep < o.reps; rep++) {
       // warm-up, then the measured run; both targets loaded at once
-      const both = (seconds: number) => Promise.all([autocannon(pin, oldT.port, scenario, headers, o.connections, seconds), autocannon(pin, newT.port, scenario, headers, o.connections, seconds)]);
+      const both = (seconds: number) =>
+        Promise.all([
+          autocannon(pin, oldT.port, scenario, headers, o.connections, seconds),
+          autocannon(pin, newT.port, scenario, headers, o.connections, seconds),
+        ]);
       await both(o.warmup);
       const [a, b] = await both(o.duration);
       oldT.assertAlive();
@@ -102,7 +123,9 @@ async function run(o: Options): Promise<void> {
       ratios.push(b.rps / a.rps);
       console.log(`rep ${rep + 1}: old ${Math.round(a.rps)} req/s, new ${Math.round(b.rps)} req/s, new/old ${(b.rps / a.rps).toFixed(3)}`);
     }
-    console.log(`${o.method} ${o.url}: old ${spread(rps.old)} req/s, new ${spread(rps.new)} req/s; new/old ${spread(ratios, 3)} (median ${median(ratios).toFixed(3)})`);
+    console.log(
+      `${o.method} ${o.url}: old ${spread(rps.old)} req/s, new ${spread(rps.new)} req/s; new/old ${spread(ratios, 3)} (median ${median(ratios).toFixed(3)})`,
+    );
   } finally {
     await Promise.all(running.map((r) => r.stop()));
     if (copies) fs.rmSync(copies, { recursive: true, force: true });
@@ -110,7 +133,9 @@ async function run(o: Options): Promise<void> {
 }
 
 new Command('bench-pair')
-  .description('paired benchmark: two envapi builds on one core at once; the ratio of their req/s is the inverse ratio of their CPU per request')
+  .description(
+    'paired benchmark: two envapi builds on one core at once; the ratio of their req/s is the inverse ratio of their CPU per request',
+  )
   .requiredOption('--old <dir>', 'build folder of the baseline (with server/main.js)')
   .requiredOption('--new <dir>', 'build folder of the change (with server/main.js)')
   .requiredOption('--data-dir <dir>', 'SQLite data directory both servers use (or copy, with --copy-store)')

@@ -62,8 +62,22 @@ interface EventRow {
 
 /** Properties of the demo's events (server/ingest/demo/sessions.ts) that are the same for every event of a session. */
 const SESSION_KEYS = new Set([
-  '$os', '$os_version', '$browser', '$browser_version', '$device_type', '$screen_width', '$screen_height', '$lib', '$lib_version',
-  '$session_id', '$window_id', '$referrer', '$referring_domain', '$geoip_country_code', '$geoip_country_name', '$host',
+  '$os',
+  '$os_version',
+  '$browser',
+  '$browser_version',
+  '$device_type',
+  '$screen_width',
+  '$screen_height',
+  '$lib',
+  '$lib_version',
+  '$session_id',
+  '$window_id',
+  '$referrer',
+  '$referring_domain',
+  '$geoip_country_code',
+  '$geoip_country_name',
+  '$host',
 ]);
 
 /** Microseconds since the epoch (UTC) of a stored ISO timestamp (`…T…[.ffffff]Z`). */
@@ -102,7 +116,6 @@ function storeEach(sqlText: string, values: (r: EventRow) => unknown[]): Layout[
     for (const r of rows) insert.run(...values(r));
   };
 }
-
 
 /** Column types of a layout that keeps session-constant properties and chains apart (layouts 6–8). */
 interface CompactTypes {
@@ -152,7 +165,17 @@ function storeCompact(opts: { uuid: (u: string) => unknown; time: (iso: string) 
         chainId = chains.get(r.elements_chain) ?? Number(insertChain.run(r.elements_chain).lastInsertRowid);
         chains.set(r.elements_chain, chainId);
       }
-      const values = [opts.uuid(r.uuid), r.team_id, r.event, r.distinct_id, JSON.stringify(own), setId, opts.time(r.timestamp), chainId, opts.time(r.created_at)];
+      const values = [
+        opts.uuid(r.uuid),
+        r.team_id,
+        r.event,
+        r.distinct_id,
+        JSON.stringify(own),
+        setId,
+        opts.time(r.timestamp),
+        chainId,
+        opts.time(r.created_at),
+      ];
       if (opts.keyOrder) {
         const keys = JSON.stringify(Object.keys(all));
         const orderId = orders.get(keys) ?? Number(insertOrder.run(keys).lastInsertRowid);
@@ -168,24 +191,60 @@ const INSERT = 'insert into events (uuid, team_id, event, distinct_id, propertie
 
 const LAYOUTS: Layout[] = [
   {
-    name: "before 2026-11-27: uuid text key, ISO timestamps as text, properties as JSON text",
+    name: 'before 2026-11-27: uuid text key, ISO timestamps as text, properties as JSON text',
     schema: plainSchema({ uuid: 'text', properties: 'text', time: 'text' }),
-    store: storeEach(`${INSERT} values (?, ?, ?, ?, ?, ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.elements_chain, r.created_at]),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, ?, ?, ?, ?)`, (r) => [
+      r.uuid,
+      r.team_id,
+      r.event,
+      r.distinct_id,
+      r.properties,
+      r.timestamp,
+      r.elements_chain,
+      r.created_at,
+    ]),
   },
   {
     name: "properties as SQLite's JSONB (the store's layout from 2026-11-27 to migration 0010)",
     schema: plainSchema({ uuid: 'text', properties: 'blob', time: 'text' }),
-    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, r.timestamp, r.elements_chain, r.created_at]),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [
+      r.uuid,
+      r.team_id,
+      r.event,
+      r.distinct_id,
+      r.properties,
+      r.timestamp,
+      r.elements_chain,
+      r.created_at,
+    ]),
   },
   {
     name: '+ timestamp and created_at as integer µs',
     schema: plainSchema({ uuid: 'text', properties: 'blob', time: 'integer' }),
-    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [r.uuid, r.team_id, r.event, r.distinct_id, r.properties, micros(r.timestamp), r.elements_chain, micros(r.created_at)]),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [
+      r.uuid,
+      r.team_id,
+      r.event,
+      r.distinct_id,
+      r.properties,
+      micros(r.timestamp),
+      r.elements_chain,
+      micros(r.created_at),
+    ]),
   },
   {
     name: '+ uuids as 16-byte blobs',
     schema: plainSchema({ uuid: 'blob', properties: 'blob', time: 'integer' }),
-    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [uuidBlob(r.uuid), r.team_id, r.event, r.distinct_id, r.properties, micros(r.timestamp), r.elements_chain, micros(r.created_at)]),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [
+      uuidBlob(r.uuid),
+      r.team_id,
+      r.event,
+      r.distinct_id,
+      r.properties,
+      micros(r.timestamp),
+      r.elements_chain,
+      micros(r.created_at),
+    ]),
   },
   {
     name: 'the same, WITHOUT ROWID clustered on (team_id, timestamp, uuid)',
@@ -194,7 +253,16 @@ const LAYOUTS: Layout[] = [
       create unique index events_uuid on events (uuid);
       create index events_team_event_time on events (team_id, event, timestamp);
       create index events_team_distinct_id_time on events (team_id, distinct_id, timestamp);`,
-    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [uuidBlob(r.uuid), r.team_id, r.event, r.distinct_id, r.properties, micros(r.timestamp), r.elements_chain, micros(r.created_at)]),
+    store: storeEach(`${INSERT} values (?, ?, ?, ?, jsonb(?), ?, ?, ?)`, (r) => [
+      uuidBlob(r.uuid),
+      r.team_id,
+      r.event,
+      r.distinct_id,
+      r.properties,
+      micros(r.timestamp),
+      r.elements_chain,
+      micros(r.created_at),
+    ]),
   },
   {
     name: '+ session-constant properties once per distinct set, elements chains once per distinct chain',
@@ -202,7 +270,7 @@ const LAYOUTS: Layout[] = [
     store: storeCompact({ uuid: uuidBlob, time: micros, keyOrder: false }),
   },
   {
-    name: 'the same, with the order of the event\'s keys kept: each distinct order once, the event holding its id (every read gives back the object as captured)',
+    name: "the same, with the order of the event's keys kept: each distinct order once, the event holding its id (every read gives back the object as captured)",
     schema: compactSchema({ uuid: 'blob', time: 'integer', keyOrder: true }),
     store: storeCompact({ uuid: uuidBlob, time: micros, keyOrder: true }),
   },
@@ -235,7 +303,12 @@ const LAYOUTS: Layout[] = [
 ];
 
 /** Bytes an event of one layout: the file, and each table or index (`dbstat`). */
-function measure(layout: Layout, rows: EventRow[], dir: string, index: number): { total: number; parts: { name: string; bytes: number }[] } {
+function measure(
+  layout: Layout,
+  rows: EventRow[],
+  dir: string,
+  index: number,
+): { total: number; parts: { name: string; bytes: number }[] } {
   const file = path.join(dir, `layout-${index + 1}.sqlite3`);
   const db = openSqlite(file);
   try {
@@ -245,7 +318,10 @@ function measure(layout: Layout, rows: EventRow[], dir: string, index: number): 
     db.exec('vacuum');
     const pages = db.pragma('page_count', { simple: true }) as number;
     const pageSize = db.pragma('page_size', { simple: true }) as number;
-    const parts = db.prepare('select name, sum(pgsize) as bytes from dbstat group by name having bytes > 0 order by bytes desc').all() as { name: string; bytes: number }[];
+    const parts = db.prepare('select name, sum(pgsize) as bytes from dbstat group by name having bytes > 0 order by bytes desc').all() as {
+      name: string;
+      bytes: number;
+    }[];
     return { total: (pages * pageSize) / rows.length, parts: parts.map((p) => ({ name: p.name, bytes: p.bytes / rows.length })) };
   } finally {
     db.close();
@@ -254,7 +330,7 @@ function measure(layout: Layout, rows: EventRow[], dir: string, index: number): 
 }
 
 const program = new Command('bench-row-sizes')
-  .description('bytes an event of the SQLite events table, today and under candidate layouts (see the script\'s header)')
+  .description("bytes an event of the SQLite events table, today and under candidate layouts (see the script's header)")
   .requiredOption('--store <file>', 'an existing SQLite store with events (opened read-only)')
   .option('--events <n>', 'events to copy (the oldest of the project)', (v) => Number(v), 100_000)
   .option('--team <id>', 'the project whose events are copied', (v) => Number(v), 1)
@@ -264,15 +340,18 @@ const program = new Command('bench-row-sizes')
     // the chain of a row written since migration 0010 is in element_groups, and since migration
     // 0011 its session-constant properties are in property_sets: read through the server's own
     // expressions (server/storage/events/element-groups.ts, property-sets.ts) when the store has them
-    const has = (column: string) => (source.prepare('select count(*) as n from pragma_table_info(\'events\') where name = ?').get(column) as { n: number }).n > 0;
+    const has = (column: string) =>
+      (source.prepare("select count(*) as n from pragma_table_info('events') where name = ?").get(column) as { n: number }).n > 0;
     const chain = has('element_group_id') ? elementsChainOf() : sql`events.elements_chain`;
     const properties = has('key_order_id') ? eventPropertiesWhole('sqlite') : sql`events.properties`;
     const reader = new Kysely<unknown>({ dialect: new SqliteDialect({ database: source }) });
     // json(): the store holds JSONB (or, written before 2026-11-27, text); layout 1 is the text
     // the uuid as text whether the store holds its 16 bytes (migration 0012) or its text
     // the times as text whether the store holds microseconds (migration 0013) or the text itself
-    const timeText = (column: string) => sql`(case when typeof(${sql.ref(`events.${column}`)}) = 'integer' then ${eventTimeText('sqlite', sql.ref(`events.${column}`))} else ${sql.ref(`events.${column}`)} end)`;
-    const query = sql`select ${eventUuidText('sqlite', sql`events.uuid`)} as uuid, team_id, event, distinct_id, json(${properties}) as properties, ${timeText('timestamp')} as timestamp, ${chain} as elements_chain, ${timeText('created_at')} as created_at
+    const timeText = (column: string) =>
+      sql`(case when typeof(${sql.ref(`events.${column}`)}) = 'integer' then ${eventTimeText('sqlite', sql.ref(`events.${column}`))} else ${sql.ref(`events.${column}`)} end)`;
+    const query =
+      sql`select ${eventUuidText('sqlite', sql`events.uuid`)} as uuid, team_id, event, distinct_id, json(${properties}) as properties, ${timeText('timestamp')} as timestamp, ${chain} as elements_chain, ${timeText('created_at')} as created_at
       from events where team_id = ${o.team} order by timestamp limit ${o.events}`.compile(reader);
     const rows = source.prepare(query.sql).all(...query.parameters) as EventRow[];
     source.close();
@@ -284,7 +363,9 @@ const program = new Command('bench-row-sizes')
       LAYOUTS.forEach((layout, i) => {
         process.stderr.write(`layout ${i + 1} of ${LAYOUTS.length}…\n`);
         const m = measure(layout, rows, dir, i);
-        console.log(`| ${i + 1}. ${layout.name} | ${Math.round(m.total).toLocaleString('en-US')} | ${m.parts.map((p) => `${p.name} ${Math.round(p.bytes)}`).join(', ')} |`);
+        console.log(
+          `| ${i + 1}. ${layout.name} | ${Math.round(m.total).toLocaleString('en-US')} | ${m.parts.map((p) => `${p.name} ${Math.round(p.bytes)}`).join(', ')} |`,
+        );
       });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -79,7 +79,13 @@ function readOperations(): Operation[] {
   for (const [p, item] of Object.entries(doc.paths)) {
     for (const method of METHODS) {
       const op = item[method] as
-        | { operationId?: string; responses?: Record<string, unknown>; requestBody?: unknown; security?: Array<{ PersonalAPIKeyAuth?: string[] }>; 'x-served-by'?: string }
+        | {
+            operationId?: string;
+            responses?: Record<string, unknown>;
+            requestBody?: unknown;
+            security?: Array<{ PersonalAPIKeyAuth?: string[] }>;
+            'x-served-by'?: string;
+          }
         | undefined;
       if (!op?.operationId) continue;
       ops.push({
@@ -104,8 +110,18 @@ interface Child {
   stop(): Promise<void>;
 }
 
-function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number): Promise<{ proc: Child; match: RegExpExecArray }> {
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env, NO_COLOR: '1', FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startChild(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  timeoutMs: number,
+): Promise<{ proc: Child; match: RegExpExecArray }> {
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const append = (c: Buffer) => {
     output += c.toString('utf8');
@@ -168,7 +184,16 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     const s = await startChild(
       process.execPath,
       ['--import', 'tsx', 'server/main.ts'],
-      { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, VALIDATE_RESPONSES: 'off', NODE_ENV: 'production', LOG_LEVEL: 'silent', RATE_LIMIT_ENABLED: 'on', RATE_LIMIT_EVENT_VALUES: `${VALUES_PER_MINUTE}/minute,1000/hour` },
+      {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        VALIDATE_RESPONSES: 'off',
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'silent',
+        RATE_LIMIT_ENABLED: 'on',
+        RATE_LIMIT_EVENT_VALUES: `${VALUES_PER_MINUTE}/minute,1000/hour`,
+      },
       /envapi listening on (http:\/\/\S+)/,
       30_000,
     );
@@ -203,11 +228,18 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       path?: Record<string, string | number>;
     }
     /** Sends a request of `operationId` through the proxy and checks it answered `expected`. */
-    async function sendOp(operationId: string, expected: number, r: Req = {}): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
+    async function sendOp(
+      operationId: string,
+      expected: number,
+      r: Req = {},
+    ): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
       const op = byId.get(operationId);
       if (!op) throw new Error(`the scenario names ${operationId}, which the spec does not have`);
       const params: Record<string, string | number> = { project_id: '1', ...r.path };
-      const url = proxy + op.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(String(params[name] ?? ''))) + (r.query ? `?${r.query}` : '');
+      const url =
+        proxy +
+        op.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(String(params[name] ?? ''))) +
+        (r.query ? `?${r.query}` : '');
       const headers: Record<string, string> = {};
       const k = r.key === undefined ? key! : r.key;
       if (k) headers.Authorization = `Bearer ${k}`;
@@ -232,7 +264,9 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       if (prismType?.endsWith('#VIOLATIONS')) {
         failures.push(`${what}: Prism reports the response violates the contract: ${text.slice(0, 800)}`);
       } else if (prismType) {
-        failures.push(`${what}: Prism answered ${res.status} itself (${prismType}), the request never reached the server: ${text.slice(0, 400)}`);
+        failures.push(
+          `${what}: Prism answered ${res.status} itself (${prismType}), the request never reached the server: ${text.slice(0, 400)}`,
+        );
       } else {
         if (slViolations) failures.push(`${what}: sl-violations ${slViolations.slice(0, 800)}`);
         if (res.status !== expected) failures.push(`${what}: answered ${res.status}: ${text.slice(0, 300)}`);
@@ -251,11 +285,16 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
      * id without `environments_`). It creates what it needs each time, so it runs twice.
      */
     const scenario = async (twin: boolean) => {
-      const send = (operationId: string, expected: number, r: Req = {}) => sendOp(twin ? operationId.replace(/^environments_/, '') : operationId, expected, r);
+      const send = (operationId: string, expected: number, r: Req = {}) =>
+        sendOp(twin ? operationId.replace(/^environments_/, '') : operationId, expected, r);
       await send('environments_pipeline_frontend_apps_configs_list', 200);
       // plugin ids by name, from a created config's plugin_info
       const create = async (pluginId: number, order: number) =>
-        (await send('environments_pipeline_frontend_apps_configs_create', 201, { body: { plugin: pluginId, order, enabled: true, config: {} } })).body as { id: number };
+        (
+          await send('environments_pipeline_frontend_apps_configs_create', 201, {
+            body: { plugin: pluginId, order, enabled: true, config: {} },
+          })
+        ).body as { id: number };
       const frontendCfg = await create(fx.plugin.notificationBar, 1);
       const destCfg = await create(fx.plugin.customerio, 2);
       const webhookCfg = await create(fx.plugin.webhook, 3);
@@ -270,9 +309,14 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       await send('environments_pipeline_destination_configs_list', 400, { query: 'offset=abc' });
       await send('environments_pipeline_destination_configs_retrieve', 200, { path: { id: destCfg.id } });
       await send('environments_pipeline_destination_configs_retrieve', 404, { path: { id: frontendCfg.id } });
-      await send('environments_pipeline_destination_configs_rearrange_partial_update', 200, { body: { orders: { [String(destCfg.id)]: 5 } } });
+      await send('environments_pipeline_destination_configs_rearrange_partial_update', 200, {
+        body: { orders: { [String(destCfg.id)]: 5 } },
+      });
       await send('environments_pipeline_destination_configs_rearrange_partial_update', 400, { body: { orders: { abc: 5 } } });
-      await send('environments_pipeline_destination_configs_partial_update', 200, { path: { id: destCfg.id }, body: { name: 'Renamed', config: { host: 'track.customer.io' } } });
+      await send('environments_pipeline_destination_configs_partial_update', 200, {
+        path: { id: destCfg.id },
+        body: { name: 'Renamed', config: { host: 'track.customer.io' } },
+      });
       await send('environments_pipeline_destination_configs_partial_update', 400, { path: { id: destCfg.id }, body: { order: 'first' } });
       await send('environments_pipeline_destination_configs_activity_retrieve', 200, { path: { id: destCfg.id }, query: 'page=1&limit=2' });
       await send('environments_pipeline_destination_configs_activity_retrieve', 200, { path: { id: destCfg.id }, query: 'page=99' });
@@ -282,24 +326,58 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
         path: { id: destCfg.id },
         body: { job: { type: 'Export historical events V2', payload: { dateRange: ['2024-01-01', '2024-01-31'] } } },
       });
-      await send('environments_pipeline_destination_configs_job_create', 400, { path: { id: destCfg.id }, body: { job: { type: 'No such job' } } });
+      await send('environments_pipeline_destination_configs_job_create', 400, {
+        path: { id: destCfg.id },
+        body: { job: { type: 'No such job' } },
+      });
       await send('environments_pipeline_destination_configs_migrate_create', 200, { path: { id: destCfg.id } });
       await send('environments_pipeline_destination_configs_migrate_create', 400, { path: { id: webhookCfg.id } });
       await send('environments_pipeline_destination_configs_destroy', 204, { path: { id: doomed.id } });
 
       // dashboards
       const template = (name: string) => ({
-        template: { template_name: name, dashboard_description: 'Contract check', dashboard_filters: {}, tags: ['contract'], tiles: [{ type: 'TEXT', body: 'Hello' }, { type: 'INSIGHT', name: 'Pageviews', query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } } }] },
+        template: {
+          template_name: name,
+          dashboard_description: 'Contract check',
+          dashboard_filters: {},
+          tags: ['contract'],
+          tiles: [
+            { type: 'TEXT', body: 'Hello' },
+            {
+              type: 'INSIGHT',
+              name: 'Pageviews',
+              query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } },
+            },
+          ],
+        },
       });
-      const dashA = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Source') })).body as { id: number; tiles: Array<{ id: number }> };
-      const dashB = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Target') })).body as { id: number; tiles: Array<{ id: number }> };
-      await send('environments_dashboards_create_from_template_json_create', 400, { body: { template: { ...template('Bad').template, tiles: [{ type: 'CHART', body: 'x' }] } } });
+      const dashA = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Source') })).body as {
+        id: number;
+        tiles: Array<{ id: number }>;
+      };
+      const dashB = (await send('environments_dashboards_create_from_template_json_create', 200, { body: template('Target') })).body as {
+        id: number;
+        tiles: Array<{ id: number }>;
+      };
+      await send('environments_dashboards_create_from_template_json_create', 400, {
+        body: { template: { ...template('Bad').template, tiles: [{ type: 'CHART', body: 'x' }] } },
+      });
       await send('environments_dashboards_list', 200, { query: 'limit=1' });
       await send('environments_dashboards_list', 400, { query: 'offset=-1' });
       await send('environments_dashboards_retrieve', 200, { path: { id: dashA.id } });
-      await send('environments_dashboards_move_tile_partial_update', 200, { path: { id: dashA.id }, body: { tile: { id: dashA.tiles[0]!.id }, toDashboard: dashB.id } });
-      await send('environments_dashboards_move_tile_partial_update', 400, { path: { id: dashA.id }, body: { tile: { id: dashB.tiles[1]!.id }, toDashboard: dashB.id } });
-      const restricted = (await send('environments_dashboards_create_from_template_json_create', 200, { body: { ...template('Restricted'), restriction_level: 37 } })).body as {
+      await send('environments_dashboards_move_tile_partial_update', 200, {
+        path: { id: dashA.id },
+        body: { tile: { id: dashA.tiles[0]!.id }, toDashboard: dashB.id },
+      });
+      await send('environments_dashboards_move_tile_partial_update', 400, {
+        path: { id: dashA.id },
+        body: { tile: { id: dashB.tiles[1]!.id }, toDashboard: dashB.id },
+      });
+      const restricted = (
+        await send('environments_dashboards_create_from_template_json_create', 200, {
+          body: { ...template('Restricted'), restriction_level: 37 },
+        })
+      ).body as {
         id: number;
         tiles: Array<{ id: number }>;
       };
@@ -310,7 +388,9 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       });
 
       // events
-      const page = (await send('environments_events_list', 200, { query: 'limit=2&event=$pageview' })).body as { results: Array<{ id: string }> };
+      const page = (await send('environments_events_list', 200, { query: 'limit=2&event=$pageview' })).body as {
+        results: Array<{ id: string }>;
+      };
       await send('environments_events_list', 200, { query: 'format=csv&limit=2' });
       await send('environments_events_list', 400, { query: 'after=not-a-date' });
       await send('environments_events_values_retrieve', 200, { query: 'key=$browser' });
@@ -323,10 +403,16 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       await send('environments_events_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
 
       // query: a HogQLQuery, an EventsQuery, a construct outside the subset, a syntax error
-      await send('environments_query_create', 200, { body: { query: { kind: 'HogQLQuery', query: 'select event, count() from events group by event order by event' } } });
+      await send('environments_query_create', 200, {
+        body: { query: { kind: 'HogQLQuery', query: 'select event, count() from events group by event order by event' } },
+      });
       await send('environments_query_create', 200, { body: { query: { kind: 'EventsQuery', select: ['*'], after: 'all', limit: 2 } } });
-      await send('environments_query_create', 200, { body: { query: { kind: 'EventsQuery', select: ['event', 'count()'], after: 'all' } } });
-      await send('environments_query_create', 400, { body: { query: { kind: 'HogQLQuery', query: 'select event from events join persons p on 1' } } });
+      await send('environments_query_create', 200, {
+        body: { query: { kind: 'EventsQuery', select: ['event', 'count()'], after: 'all' } },
+      });
+      await send('environments_query_create', 400, {
+        body: { query: { kind: 'HogQLQuery', query: 'select event from events join persons p on 1' } },
+      });
       await send('environments_query_create', 400, { body: { query: { kind: 'HogQLQuery', query: 'select event from events where' } } });
 
       // explicit members (private project Q)
@@ -336,11 +422,23 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       await send('environments_explicit_members_create', 400, { path: { project_id: Q }, body: { user_uuid: fx.memberUuid, level: 1 } });
       await send('environments_explicit_members_create', 403, { path: { project_id: Q }, body: { user_uuid: fx.ownerUuid, level: 1 } });
       await send('environments_explicit_members_retrieve', 200, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
-      await send('environments_explicit_members_partial_update', 200, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid }, body: { level: 8 } });
-      await send('environments_explicit_members_partial_update', 400, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid }, body: { level: 5 } });
-      await send('environments_explicit_members_retrieve', 403, { key: fx.outsiderKey, path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+      await send('environments_explicit_members_partial_update', 200, {
+        path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid },
+        body: { level: 8 },
+      });
+      await send('environments_explicit_members_partial_update', 400, {
+        path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid },
+        body: { level: 5 },
+      });
+      await send('environments_explicit_members_retrieve', 403, {
+        key: fx.outsiderKey,
+        path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid },
+      });
       await send('environments_explicit_members_list', 403, { key: fx.outsiderKey, path: { project_id: Q } });
-      await send('environments_explicit_members_destroy', 403, { key: fx.outsiderKey, path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
+      await send('environments_explicit_members_destroy', 403, {
+        key: fx.outsiderKey,
+        path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid },
+      });
       await send('environments_explicit_members_destroy', 204, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
       await send('environments_explicit_members_retrieve', 404, { path: { project_id: Q, parent_membership__user__uuid: fx.memberUuid } });
 
@@ -386,9 +484,17 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       const token = `token=${fx.projectToken}`;
       // the SDK start-up calls (tag sdk): flags and decide read the body's token; remote config the path's
       if (op.operationId === 'capture_flags_create' || op.operationId === 'capture_decide_create') {
-        await send(op.operationId, 200, { key: null, query: `v=2&${token}`, body: { token: fx.projectToken, distinct_id: 'contract-user' } });
+        await send(op.operationId, 200, {
+          key: null,
+          query: `v=2&${token}`,
+          body: { token: fx.projectToken, distinct_id: 'contract-user' },
+        });
         await send(op.operationId, 400, { key: null, query: `v=2&${token}`, body: { token: fx.projectToken } });
-        await send(op.operationId, 401, { key: null, query: 'v=2&token=phc_unknown', body: { token: 'phc_unknown', distinct_id: 'contract-user' } });
+        await send(op.operationId, 401, {
+          key: null,
+          query: 'v=2&token=phc_unknown',
+          body: { token: 'phc_unknown', distinct_id: 'contract-user' },
+        });
         continue;
       }
       if (op.path.startsWith('/array/')) {
@@ -406,7 +512,12 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
         await send(op.operationId, 204, { key: null, query: `${token}&beacon=1`, body: [event] });
         await send(op.operationId, 400, { key: null, query: token, body: { event: 'no distinct id' } });
         await send(op.operationId, 401, { key: null, query: 'token=phc_unknown', body: event });
-        if (op.path !== '/batch/') await send(op.operationId, 413, { key: null, query: token, rawBody: JSON.stringify({ ...event, padding: 'x'.repeat(2 * 1024 * 1024 + 16) }) });
+        if (op.path !== '/batch/')
+          await send(op.operationId, 413, {
+            key: null,
+            query: token,
+            rawBody: JSON.stringify({ ...event, padding: 'x'.repeat(2 * 1024 * 1024 + 16) }),
+          });
       }
     }
 
@@ -458,9 +569,11 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       const q = queryFor(op);
       if (q) base.query = q;
       if (op.declared.includes('401')) await send(op.operationId, 401, { ...base, key: BAD_KEY });
-      if (op.scope && op.declared.includes('403') && !exercised.get(op.operationId)!.has('403')) await send(op.operationId, 403, { ...base, key: otherScopeKey(op) });
+      if (op.scope && op.declared.includes('403') && !exercised.get(op.operationId)!.has('403'))
+        await send(op.operationId, 403, { ...base, key: otherScopeKey(op) });
       if (op.declared.includes('404') && !exercised.get(op.operationId)!.has('404')) {
-        if (op.path.includes('{project_id}')) await send(op.operationId, 404, { ...base, path: { ...base.path, project_id: MISSING_PROJECT } });
+        if (op.path.includes('{project_id}'))
+          await send(op.operationId, 404, { ...base, path: { ...base.path, project_id: MISSING_PROJECT } });
       }
       if (op.declared.includes('415') && op.hasBody) {
         await send(op.operationId, 415, { ...base, rawBody: 'plain text', contentType: 'text/plain' });
@@ -472,7 +585,8 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     }
     // 429: a fresh key exhausts the events-values class (limit set low on the server above)
     if (byId.get('environments_events_values_retrieve')?.declared.includes('429')) {
-      for (let i = 0; i < VALUES_PER_MINUTE; i += 1) await send('environments_events_values_retrieve', 200, { key: fx.throttledKey, query: 'key=$browser' });
+      for (let i = 0; i < VALUES_PER_MINUTE; i += 1)
+        await send('environments_events_values_retrieve', 200, { key: fx.throttledKey, query: 'key=$browser' });
       const r = await send('environments_events_values_retrieve', 429, { key: fx.throttledKey, query: 'key=$browser' });
       if (r.status === 429 && !r.retryAfter) failures.push('environments_events_values_retrieve: 429 without a Retry-After header');
     }
@@ -483,7 +597,7 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     // let Prism flush its log
     await new Promise((r) => setTimeout(r, 300));
   } catch (err) {
-    failures.push(`the run stopped: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    failures.push(`the run stopped: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   } finally {
     await prism?.stop();
     await server?.stop();
@@ -506,7 +620,9 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
   for (const r of rows) log(`${r.operationId.padEnd(w)}  ${r.exercised.join(' ').padEnd(28)}  ${r.notExercised.join(' ') || '-'}`);
   const durationMs = Math.round(performance.now() - started);
   log('');
-  log(`${requests} requests through Prism in ${durationMs} ms; ${violations.length} violation(s) in Prism's log; ${failures.length} failure(s).`);
+  log(
+    `${requests} requests through Prism in ${durationMs} ms; ${violations.length} violation(s) in Prism's log; ${failures.length} failure(s).`,
+  );
   for (const f of failures) log(`FAIL ${f}`);
   return { ok: failures.length === 0, failures, rows, violations, requests, durationMs };
 }

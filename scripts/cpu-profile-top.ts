@@ -46,7 +46,9 @@ function summarise(file: string, top: number): void {
       continue;
     }
     busy += us;
-    const where = frame.url ? `${frame.url.replace(/^file:\/\/.*?\/(node_modules|dist|server|scripts)\//, '$1/')}:${frame.lineNumber + 1}` : '(native)';
+    const where = frame.url
+      ? `${frame.url.replace(/^file:\/\/.*?\/(node_modules|dist|server|scripts)\//, '$1/')}:${frame.lineNumber + 1}`
+      : '(native)';
     const key = `${frame.functionName || '(anonymous)'}  ${where}`;
     fns.set(key, (fns.get(key) ?? 0) + us);
     const area = areaOf(frame.url);
@@ -55,7 +57,9 @@ function summarise(file: string, top: number): void {
   const total = [...special.values()].reduce((a, b) => a + b, busy);
   const ms = (us: number) => (us / 1000).toFixed(0).padStart(7);
   const pct = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)} %`;
-  console.log(`${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s busy; ${[...special].map(([k, v]) => `${k} ${(v / 1e6).toFixed(1)} s`).join(', ')}`);
+  console.log(
+    `${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s busy; ${[...special].map(([k, v]) => `${k} ${(v / 1e6).toFixed(1)} s`).join(', ')}`,
+  );
   console.log('\nself time by area (share of busy time):');
   for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(us)} ms ${pct(us)}  ${area}`);
   console.log(`\ntop ${top} functions by self time:`);

@@ -26,11 +26,32 @@ import { createClient, unwrap, paginate, EnvApiError, type EnvApiClient } from '
 import { PLUGIN_CATALOG } from '../server/domain/plugin-catalog.js';
 
 const DEMO: { key: string; order: number; enabled: boolean; config: Record<string, unknown> }[] = [
-  { key: 'notification-bar', order: 1, enabled: true, config: { notification: '🚀 Hedgebox 2.0 is out!', position: 'sticky', backgroundColor: '#ebece8', textColor: '#333', linkColor: '#f64e00' } },
+  {
+    key: 'notification-bar',
+    order: 1,
+    enabled: true,
+    config: {
+      notification: '🚀 Hedgebox 2.0 is out!',
+      position: 'sticky',
+      backgroundColor: '#ebece8',
+      textColor: '#333',
+      linkColor: '#f64e00',
+    },
+  },
   { key: 'pineapple-mode', order: 2, enabled: false, config: { emoji: '🍍', domains: 'hedgebox.net' } },
-  { key: 'customerio', order: 3, enabled: false, config: { customerioSiteId: 'site-123', customerioToken: 'demo-secret-token', host: 'track.customer.io' } },
+  {
+    key: 'customerio',
+    order: 3,
+    enabled: false,
+    config: { customerioSiteId: 'site-123', customerioToken: 'demo-secret-token', host: 'track.customer.io' },
+  },
   { key: 'hubspot', order: 4, enabled: false, config: { hubspotAccessToken: 'pat-demo-secret', triggeringEvents: '$identify,$set' } },
-  { key: 'webhook', order: 5, enabled: false, config: { url: 'https://example.com/webhook', method: 'POST', payload: '{"event": "{event.event}"}' } },
+  {
+    key: 'webhook',
+    order: 5,
+    enabled: false,
+    config: { url: 'https://example.com/webhook', method: 'POST', payload: '{"event": "{event.event}"}' },
+  },
 ];
 
 /** `http://HOST:PORT` as the server listens by default (server/config.ts): PORT 8000, HOST 127.0.0.1; wildcard hosts → 127.0.0.1. */
@@ -52,9 +73,17 @@ function unreachable(err: unknown): string | undefined {
 /** Plugin ids that already have a config in the project: the frontend apps list and the destinations list. */
 async function configuredPlugins(api: EnvApiClient, project: string): Promise<Map<number, { id: number; name: string | null }>> {
   const seen = new Map<number, { id: number; name: string | null }>();
-  const frontend = await unwrap(api.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: { project_id: project }, query: { limit: 100 } } }));
+  const frontend = await unwrap(
+    api.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', {
+      params: { path: { project_id: project }, query: { limit: 100 } },
+    }),
+  );
   for await (const c of paginate(api, frontend)) seen.set(c.plugin, { id: c.id, name: c.name ?? null });
-  const destinations = await unwrap(api.GET('/api/environments/{project_id}/pipeline_destination_configs/', { params: { path: { project_id: project }, query: { limit: 100 } } }));
+  const destinations = await unwrap(
+    api.GET('/api/environments/{project_id}/pipeline_destination_configs/', {
+      params: { path: { project_id: project }, query: { limit: 100 } },
+    }),
+  );
   for await (const c of paginate(api, destinations)) seen.set(c.plugin, { id: c.id, name: c.name ?? null });
   return seen;
 }
@@ -67,14 +96,20 @@ function parseProject(value: string): string {
 
 /** The server's URL (see the module doc), or a usage error saying which setting is not an http(s) URL. */
 function baseUrlOf(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const [url, from] = option !== undefined ? [option, '--base-url'] : env.ENVAPI_URL ? [env.ENVAPI_URL, 'ENVAPI_URL'] : [defaultBaseUrl(env), 'HOST and PORT'];
+  const [url, from] =
+    option !== undefined
+      ? [option, '--base-url']
+      : env.ENVAPI_URL
+        ? [env.ENVAPI_URL, 'ENVAPI_URL']
+        : [defaultBaseUrl(env), 'HOST and PORT'];
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
   } catch {
     parsed = undefined;
   }
-  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:') program.error(`error: ${from} gives ${JSON.stringify(url)}, not an http(s) URL such as http://127.0.0.1:8000`, { exitCode: 2 });
+  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:')
+    program.error(`error: ${from} gives ${JSON.stringify(url)}, not an http(s) URL such as http://127.0.0.1:8000`, { exitCode: 2 });
   return url;
 }
 
@@ -116,7 +151,11 @@ Example:
       existing = await configuredPlugins(api, o.project);
     } catch (err) {
       const why = unreachable(err);
-      if (why) throw new Error(`could not reach the server at ${api.baseUrl} (${why}); start it with npm start, or name it with ENVAPI_URL=URL (or --base-url URL, or PORT=…)`, { cause: err });
+      if (why)
+        throw new Error(
+          `could not reach the server at ${api.baseUrl} (${why}); start it with npm start, or name it with ENVAPI_URL=URL (or --base-url URL, or PORT=…)`,
+          { cause: err },
+        );
       if (err instanceof EnvApiError) throw new Error(`${api.baseUrl}: ${err.message}`, { cause: err });
       throw err;
     }

@@ -39,7 +39,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const target = path.join(root, 'generated', 'api-docs.html');
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  console.log('usage: node scripts/gen-docs-html.mjs [--check]\nWrites generated/api-docs.html from generated/openapi.bundle.yaml (redocly build-docs); --check fails when it is stale.');
+  console.log(
+    'usage: node scripts/gen-docs-html.mjs [--check]\nWrites generated/api-docs.html from generated/openapi.bundle.yaml (redocly build-docs); --check fails when it is stale.',
+  );
   process.exit(0);
 }
 
@@ -52,7 +54,8 @@ const INLINE_LOGO =
 function withoutCdn(html) {
   let out = html;
   for (const url of CDN_LOGOS) {
-    if (!out.includes(url)) throw new Error(`${url} not found in build-docs' output: revisit scripts/gen-docs-html.mjs for this @redocly/cli version`);
+    if (!out.includes(url))
+      throw new Error(`${url} not found in build-docs' output: revisit scripts/gen-docs-html.mjs for this @redocly/cli version`);
     out = out.split(url).join(INLINE_LOGO);
   }
   return out;
@@ -66,7 +69,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 function aliasNote(method, envPath, envOperationId) {
   return (
     `**Also served at** \`${method.toUpperCase()} ${envPath}\` (operationId \`${envOperationId}\`): the same ` +
-    'operation under PostHog\'s environments prefix, with the same parameters, body, answers, scopes and ' +
+    "operation under PostHog's environments prefix, with the same parameters, body, answers, scopes and " +
     'rate limit. This reference lists it once, under `/api/projects/{project_id}/`.'
   );
 }
@@ -116,11 +119,27 @@ const out = path.join(dir, 'api-docs.html');
 try {
   // the transformed document, under the hand-written source's file name (Redoc's download name)
   const input = path.join(dir, 'openapi.yaml');
-  fs.writeFileSync(input, stringify(docsDocument(parse(fs.readFileSync(path.join(root, 'generated', 'openapi.bundle.yaml'), 'utf8'))), { lineWidth: 0 }));
+  fs.writeFileSync(
+    input,
+    stringify(docsDocument(parse(fs.readFileSync(path.join(root, 'generated', 'openapi.bundle.yaml'), 'utf8'))), { lineWidth: 0 }),
+  );
   execFileSync(
     process.execPath,
-    [path.join(root, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'build-docs', input, '--inlineBundle', '--title', 'envapi API reference', '-o', out],
-    { cwd: root, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    [
+      path.join(root, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'),
+      'build-docs',
+      input,
+      '--inlineBundle',
+      '--title',
+      'envapi API reference',
+      '-o',
+      out,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
   );
   const built = Buffer.from(withoutCdn(fs.readFileSync(out, 'utf8')), 'utf8');
   if (process.argv.includes('--check')) {

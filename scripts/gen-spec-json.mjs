@@ -24,7 +24,9 @@ const source = path.join(root, 'generated', 'openapi.bundle.yaml');
 const target = path.join(root, 'generated', 'openapi.json');
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  console.log('usage: node scripts/gen-spec-json.mjs [--check]\nWrites generated/openapi.json from generated/openapi.bundle.yaml; --check fails when it is stale.');
+  console.log(
+    'usage: node scripts/gen-spec-json.mjs [--check]\nWrites generated/openapi.json from generated/openapi.bundle.yaml; --check fails when it is stale.',
+  );
   process.exit(0);
 }
 const bytes = fs.readFileSync(source);

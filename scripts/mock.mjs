@@ -72,7 +72,10 @@ function main() {
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-mock-'));
   const spec = path.join(dir, 'openapi.yaml');
-  fs.writeFileSync(spec, pointLinksAt(fs.readFileSync(path.join(ROOT, 'generated', 'openapi.bundle.yaml'), 'utf8'), `http://${linkHost}:${port}`));
+  fs.writeFileSync(
+    spec,
+    pointLinksAt(fs.readFileSync(path.join(ROOT, 'generated', 'openapi.bundle.yaml'), 'utf8'), `http://${linkHost}:${port}`),
+  );
   const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
 
   const prism = path.join(ROOT, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');

@@ -41,5 +41,8 @@ const dirs = [
   'test/shutdown.test.ts',
   'test/production-start.test.ts',
 ];
-const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...dirs], { stdio: 'inherit', env: { ...process.env, TEST_DATABASE_URL: url, TEST_STORE: 'postgres' } });
+const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...dirs], {
+  stdio: 'inherit',
+  env: { ...process.env, TEST_DATABASE_URL: url, TEST_STORE: 'postgres' },
+});
 process.exit(r.status ?? 1);

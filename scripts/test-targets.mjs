@@ -49,7 +49,11 @@ export async function pgAnswers(url, timeoutMs = 2_000) {
 export async function postgresTarget(env = process.env) {
   const off = /^(0|off|false|no)$/i.test(env.TEST_POSTGRES ?? '');
   if (off || env.TEST_DATABASE_URL === '') {
-    return { url: undefined, reason: 'turned off (TEST_POSTGRES=off or TEST_DATABASE_URL is empty)', fix: `TEST_DATABASE_URL=${DEFAULT_TEST_DATABASE_URL} npm run test:postgres` };
+    return {
+      url: undefined,
+      reason: 'turned off (TEST_POSTGRES=off or TEST_DATABASE_URL is empty)',
+      fix: `TEST_DATABASE_URL=${DEFAULT_TEST_DATABASE_URL} npm run test:postgres`,
+    };
   }
   if (env.TEST_DATABASE_URL) return { url: env.TEST_DATABASE_URL };
   if (await pgAnswers(DEFAULT_TEST_DATABASE_URL)) return { url: DEFAULT_TEST_DATABASE_URL };
@@ -77,7 +81,8 @@ export function readSkips(file) {
     if (!line.trim()) continue;
     try {
       const s = JSON.parse(line);
-      if (s && typeof s.suite === 'string' && !seen.has(s.suite)) seen.set(s.suite, { suite: s.suite, reason: String(s.reason ?? ''), fix: String(s.fix ?? '') });
+      if (s && typeof s.suite === 'string' && !seen.has(s.suite))
+        seen.set(s.suite, { suite: s.suite, reason: String(s.reason ?? ''), fix: String(s.fix ?? '') });
     } catch {
       // a torn line of a process killed mid-write: nothing to report of it
     }

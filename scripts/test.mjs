@@ -5,8 +5,9 @@
  * Both run the static checks first, side by side (as many at once as the machine has cores; each
  * one's output is printed whole when it ends, in this order):
  *   1. `redocly lint` of openapi.yaml and of the bundle made from it, generated/openapi.bundle.yaml
- *   (`npm run lint:spec`; zero warnings), 2. `eslint .`, 3. the generated files are up to date
- *   (`npm run check:gen`), 4. `tsc --noEmit`, 5. the build (`envapi build`).
+ *   (`npm run lint:spec`; zero warnings), 2. `eslint .` and `prettier --check .` (`npm run lint`),
+ *   3. the generated files are up to date (`npm run check:gen`), 4. `tsc --noEmit`, 5. the build
+ *   (`envapi build`).
  * When all of them pass, 6. vitest: every suite on SQLite (the whole run) or the suites of
  * FAST_SUITES (`--fast`).
  * The whole run then runs 7. the PostgreSQL pass (scripts/test-postgres.mjs: every suite with a
@@ -133,6 +134,7 @@ async function main() {
   const staticChecks = [
     ['the spec (redocly lint)', bin('redocly'), ['lint', 'openapi.yaml', 'generated/openapi.bundle.yaml']],
     ['the code (eslint)', bin('eslint'), ['.']],
+    ['the format (prettier --check)', bin('prettier'), ['--check', '.']],
     ['generated/ up to date', npm, ['run', '--silent', 'check:gen']],
     ['types (tsc --noEmit)', bin('tsc'), ['--noEmit', '-p', '.']],
     ['the build (envapi build)', process.execPath, ['bin/envapi.js', 'build']],
@@ -140,14 +142,22 @@ async function main() {
   let status = await checks(staticChecks, env);
   if (status === 0) {
     status = fast
-      ? step('the fast suites (vitest, SQLite)', process.execPath, [...vitest, ...FAST_SUITES, ...FAST_EXCLUDED.flatMap((f) => ['--exclude', f])], env)
+      ? step(
+          'the fast suites (vitest, SQLite)',
+          process.execPath,
+          [...vitest, ...FAST_SUITES, ...FAST_EXCLUDED.flatMap((f) => ['--exclude', f])],
+          env,
+        )
       : step('every suite on SQLite (vitest)', process.execPath, vitest, env);
   }
   const extra = [];
   if (status === 0 && !fast) {
     const pgTarget = await postgresTarget(env);
     if (pgTarget.url) {
-      status = step(`every suite with a store on PostgreSQL (${shownUrl(pgTarget.url)})`, process.execPath, ['scripts/test-postgres.mjs'], { ...env, TEST_DATABASE_URL: pgTarget.url });
+      status = step(`every suite with a store on PostgreSQL (${shownUrl(pgTarget.url)})`, process.execPath, ['scripts/test-postgres.mjs'], {
+        ...env,
+        TEST_DATABASE_URL: pgTarget.url,
+      });
     } else {
       extra.push({ suite: 'the PostgreSQL pass', reason: pgTarget.reason, fix: pgTarget.fix });
     }
@@ -158,7 +168,13 @@ async function main() {
   if (fast) console.log('Fast tier only: the suites with child processes, browsers and the PostgreSQL pass run in npm test.');
   for (const s of skips) console.log(skipLine(s));
   if (!skips.length && !fast) console.log('Nothing skipped.');
-  console.log(status === 0 ? (fast ? 'npm run test:fast passed.' : 'npm test passed.') : `npm ${fast ? 'run test:fast' : 'test'} failed (exit ${status}).`);
+  console.log(
+    status === 0
+      ? fast
+        ? 'npm run test:fast passed.'
+        : 'npm test passed.'
+      : `npm ${fast ? 'run test:fast' : 'test'} failed (exit ${status}).`,
+  );
   return status;
 }
 

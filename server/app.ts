@@ -93,7 +93,10 @@ export function createApp(deps: AppDeps): express.Express {
   const spec = deps.spec ?? loadSpec();
   const validateResponses = deps.validateResponses !== false;
   // the handler map, plus the operations server/http/ answers itself (handler-types.ts `HttpOperationId`)
-  const handlers = { ...(deps.handlers ?? defaultHandlers), ...schemaHandlers({ document: spec, yamlPath: deps.spec ? undefined : SPEC_PATH }) };
+  const handlers = {
+    ...(deps.handlers ?? defaultHandlers),
+    ...schemaHandlers({ document: spec, yamlPath: deps.spec ? undefined : SPEC_PATH }),
+  };
   const logger = deps.logger ?? defaultLogger();
   const onServerError = deps.onServerError ?? ((err: unknown) => logger.error({ err }, 'unexpected error'));
   const rateLimit = deps.rateLimit === undefined ? readRateLimitConfig() : deps.rateLimit;
@@ -129,7 +132,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(jsonBody(BODY_LIMIT));
   app.use(normaliseRequest);
   app.use(openapiValidator({ spec, validateResponses, securityHandler: personalApiKeyHandler(services.authentication, limit) }));
-  app.use(dispatch({ spec, handlers, services, validatesResponses: validateResponses, publicKeyCheck: publicOperationKeyCheck(services.authentication, limit) }));
+  app.use(
+    dispatch({
+      spec,
+      handlers,
+      services,
+      validatesResponses: validateResponses,
+      publicKeyCheck: publicOperationKeyCheck(services.authentication, limit),
+    }),
+  );
   app.use(errorHandler({ spec, onServerError }));
   return app;
 }

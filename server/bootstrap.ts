@@ -46,7 +46,11 @@ export const BOOTSTRAP_LOCK_KEY: bigint = createHash('sha256').update('envapi-bo
 export const BOOTSTRAP_EMAIL = 'admin@envapi.local';
 
 /** Installs one catalog entry in an organization (updates it when its url is installed already). */
-export async function installCatalogPlugin(store: Store, organizationId: string, entry: CatalogPlugin): Promise<{ plugin: Plugin; created: boolean }> {
+export async function installCatalogPlugin(
+  store: Store,
+  organizationId: string,
+  entry: CatalogPlugin,
+): Promise<{ plugin: Plugin; created: boolean }> {
   const copy = structuredClone(entry) as CatalogPlugin;
   return new PluginsRepository(store.db).install({
     organization_id: organizationId,

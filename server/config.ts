@@ -27,7 +27,6 @@ import { DEFAULT_MAX_QUEUED_EVENTS } from './capture/queue.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, defaultReadThreads } from './read-pool/index.js';
 import { DEFAULT_LOCK_TIMEOUT_MS } from './storage/db.js';
 
-
 /** The server's settings. */
 export interface ServerConfig {
   port: number;
@@ -75,7 +74,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     databasePoolSize: poolSize(env.DATABASE_POOL_SIZE),
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.RATE_LIMIT_REDIS_PREFIX || 'envapi:rl:',
-    validateResponses: validate === undefined || validate === '' ? env.NODE_ENV !== 'production' : !['0', 'false', 'off', 'no'].includes(validate.toLowerCase()),
+    validateResponses:
+      validate === undefined || validate === ''
+        ? env.NODE_ENV !== 'production'
+        : !['0', 'false', 'off', 'no'].includes(validate.toLowerCase()),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
     logLevel: logLevel(env.LOG_LEVEL),
     rateLimit: readRateLimitConfig(env),

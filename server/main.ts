@@ -88,26 +88,35 @@ async function prepareStore(store: Store, print: Printer, url: string | undefine
 }
 
 function openConfiguredStore(config: ServerConfig, logger: Logger): Store {
-  return openStore({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.databasePoolSize,
-    // the time budget of a read also bounds every PostgreSQL statement of the main thread
-    statementTimeoutMs: config.queryTimeoutMs,
-    lockTimeoutMs: config.lockTimeoutMs,
-    // no request waits for a WAL checkpoint (storage/checkpoints.ts)
-    backgroundCheckpoints: true,
-  }, {
-    onConnectionError: (err) => logger.warn({ err: { message: err.message } }, 'an idle PostgreSQL connection failed; the next query opens a new one'),
-    onCheckpointFailure: (err) => logger.warn({ err: { message: err.message } }, 'the SQLite checkpoint worker failed; checkpoints run in the commits again'),
-  });
+  return openStore(
+    {
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
+      // the time budget of a read also bounds every PostgreSQL statement of the main thread
+      statementTimeoutMs: config.queryTimeoutMs,
+      lockTimeoutMs: config.lockTimeoutMs,
+      // no request waits for a WAL checkpoint (storage/checkpoints.ts)
+      backgroundCheckpoints: true,
+    },
+    {
+      onConnectionError: (err) =>
+        logger.warn({ err: { message: err.message } }, 'an idle PostgreSQL connection failed; the next query opens a new one'),
+      onCheckpointFailure: (err) =>
+        logger.warn({ err: { message: err.message } }, 'the SQLite checkpoint worker failed; checkpoints run in the commits again'),
+    },
+  );
 }
 
 /**
  * Opens the store, migrates, bootstraps, and listens. Throws when the port is taken or the store
  * cannot be opened. With `REDIS_URL` the rate-limit counters live in Redis.
  */
-export async function startServer(config: ServerConfig, print: Printer = (l) => console.log(l), opts: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(
+  config: ServerConfig,
+  print: Printer = (l) => console.log(l),
+  opts: StartOptions = {},
+): Promise<RunningServer> {
   const logger = defaultLogger(config.logLevel);
   const store = openConfiguredStore(config, logger);
   const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
@@ -149,7 +158,9 @@ export async function startServer(config: ServerConfig, print: Printer = (l) => 
   const limits = config.rateLimit ? (redis ? 'rate limits: redis' : 'rate limits: per process') : 'rate limits: off';
   if (opts.worker) print(`envapi worker ${process.pid} listening on ${url}`);
   else {
-    print(`envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits}; events reads: ${config.eventsReadThreads ? `${config.eventsReadThreads} worker threads` : 'main thread'}, ${config.queryTimeoutMs} ms budget)`);
+    print(
+      `envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits}; events reads: ${config.eventsReadThreads ? `${config.eventsReadThreads} worker threads` : 'main thread'}, ${config.queryTimeoutMs} ms budget)`,
+    );
     print(docsLine(url));
   }
   return {

@@ -21,7 +21,6 @@ const PROCESSES = 4;
 /** Without the bootstrap lock, 2 of the 4 processes crashed in every round tried; BOOTSTRAP_RACE_ROUNDS repeats it. */
 const ROUNDS = Number(process.env.BOOTSTRAP_RACE_ROUNDS || 1);
 
-
 const reason = (await pgReachable(PG_URL)) ? '' : `PostgreSQL not reachable at ${PG_URL}`;
 if (reason) reportSkip('test/bootstrap-race.test.ts', reason, 'start PostgreSQL there or set TEST_DATABASE_URL=postgres://…');
 
@@ -65,7 +64,10 @@ describe.skipIf(Boolean(reason))(`${PROCESSES} server processes starting at once
         const started = settled.map((s) => (s as PromiseFulfilledResult<Started>).value);
 
         const outputs = started.map((s) => s.output());
-        expect(outputs.filter((o) => /Applied migrations:/.test(o)), outputs.join('\n----\n')).toHaveLength(1);
+        expect(
+          outputs.filter((o) => /Applied migrations:/.test(o)),
+          outputs.join('\n----\n'),
+        ).toHaveLength(1);
         const printers = outputs.filter((o) => /Personal API key/.test(o));
         expect(printers, outputs.join('\n----\n')).toHaveLength(1);
         const key = /^ {2}(phx_\S+)$/m.exec(printers[0]!)?.[1];
@@ -82,7 +84,9 @@ describe.skipIf(Boolean(reason))(`${PROCESSES} server processes starting at once
           const ready = await fetch(`${s.url}/_readyz`);
           expect(ready.status).toBe(200);
           expect(await ready.json()).toEqual({ status: 'ok' });
-          const res = await fetch(`${s.url}/api/environments/1/pipeline_frontend_apps_configs/`, { headers: { Authorization: `Bearer ${key}` } });
+          const res = await fetch(`${s.url}/api/environments/1/pipeline_frontend_apps_configs/`, {
+            headers: { Authorization: `Bearer ${key}` },
+          });
           expect(res.status).toBe(200);
         }
       } finally {

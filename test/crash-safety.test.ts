@@ -32,7 +32,12 @@ let dbFile: string;
 let watcher: pg.Client | undefined;
 
 function envapi(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...location.cliArgs, ...args], { cwd: ROOT, env: childEnv(location.cliEnv), encoding: 'utf8', timeout: 300_000 });
+  const r = spawnSync(process.execPath, [BIN, ...location.cliArgs, ...args], {
+    cwd: ROOT,
+    env: childEnv(location.cliEnv),
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -64,7 +69,9 @@ async function eventTotals(): Promise<{ n: number; d: number; teams: number[] }>
   if (location.pg) {
     const store = location.open();
     try {
-      const r = await sql<{ n: number; d: number }>`select count(*)::int as n, count(distinct uuid)::int as d from events`.execute(store.db);
+      const r = await sql<{ n: number; d: number }>`select count(*)::int as n, count(distinct uuid)::int as d from events`.execute(
+        store.db,
+      );
       const teams = await sql<{ team_id: number }>`select distinct team_id from events order by team_id`.execute(store.db);
       return { n: r.rows[0]!.n, d: r.rows[0]!.d, teams: teams.rows.map((t) => t.team_id) };
     } finally {
@@ -74,7 +81,9 @@ async function eventTotals(): Promise<{ n: number; d: number; teams: number[] }>
   const db = openSqlite(dbFile, { readonly: true });
   try {
     const { n, d } = db.prepare('SELECT count(*) AS n, count(DISTINCT uuid) AS d FROM events').get() as { n: number; d: number };
-    const teams = (db.prepare('SELECT DISTINCT team_id FROM events ORDER BY team_id').all() as Array<{ team_id: number }>).map((t) => t.team_id);
+    const teams = (db.prepare('SELECT DISTINCT team_id FROM events ORDER BY team_id').all() as Array<{ team_id: number }>).map(
+      (t) => t.team_id,
+    );
     return { n, d, teams };
   } finally {
     db.close();
@@ -143,11 +152,17 @@ describe('an import killed with SIGKILL midway', () => {
 
     // 1. start the import and SIGKILL it once it has written some batches
     const started = Date.now();
-    const child = spawn(process.execPath, [BIN, ...location.cliArgs, ...DEMO], { cwd: ROOT, env: childEnv(location.cliEnv), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...location.cliArgs, ...DEMO], {
+      cwd: ROOT,
+      env: childEnv(location.cliEnv),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     let seen = 0;
     let finished = false;
     void exited.then(() => (finished = true));

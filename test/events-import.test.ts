@@ -60,7 +60,16 @@ function jsonl(rows: unknown[]): string {
 async function events() {
   const rows = await store.db
     .selectFrom('events')
-    .select(['uuid', 'team_id', 'event', 'distinct_id', eventPropertiesOut(store.dialect, eventPropertiesWhole(store.dialect)).as('properties'), eventTimeText(store.dialect, sql.ref('timestamp')).as('timestamp'), elementsChainOf().as('elements_chain'), eventTimeText(store.dialect, sql.ref('created_at')).as('created_at')])
+    .select([
+      'uuid',
+      'team_id',
+      'event',
+      'distinct_id',
+      eventPropertiesOut(store.dialect, eventPropertiesWhole(store.dialect)).as('properties'),
+      eventTimeText(store.dialect, sql.ref('timestamp')).as('timestamp'),
+      elementsChainOf().as('elements_chain'),
+      eventTimeText(store.dialect, sql.ref('created_at')).as('created_at'),
+    ])
     .orderBy('timestamp')
     .orderBy('uuid')
     .execute();
@@ -68,21 +77,37 @@ async function events() {
 }
 
 async function countEvents(): Promise<number> {
-  const r = await store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const r = await store.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 async function countPersons(): Promise<number> {
-  const r = await store.db.selectFrom('persons').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const r = await store.db
+    .selectFrom('persons')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 /** The person of a distinct id, with all its distinct ids. */
 async function personOf(distinctId: string) {
-  const link = await store.db.selectFrom('person_distinct_ids').selectAll().where('team_id', '=', 1).where('distinct_id', '=', distinctId).executeTakeFirst();
+  const link = await store.db
+    .selectFrom('person_distinct_ids')
+    .selectAll()
+    .where('team_id', '=', 1)
+    .where('distinct_id', '=', distinctId)
+    .executeTakeFirst();
   if (!link) return undefined;
   const person = await store.db.selectFrom('persons').selectAll().where('id', '=', link.person_id).executeTakeFirstOrThrow();
-  const ids = await store.db.selectFrom('person_distinct_ids').select('distinct_id').where('person_id', '=', person.id).orderBy('distinct_id').execute();
+  const ids = await store.db
+    .selectFrom('person_distinct_ids')
+    .select('distinct_id')
+    .where('person_id', '=', person.id)
+    .orderBy('distinct_id')
+    .execute();
   return {
     id: person.id,
     properties: fromJson<Record<string, unknown>>(person.properties),
@@ -192,7 +217,10 @@ describe('importEventsFile: JSON Lines', () => {
 
   it('reports progress: the whole file validated, then each batch', async () => {
     const calls: [number, number | undefined, string][] = [];
-    await importEventsFile(store, 1, writeFile('events.jsonl', jsonl(SAMPLE)), { batchSize: 2, onProgress: (d, t, p) => calls.push([d, t, p]) });
+    await importEventsFile(store, 1, writeFile('events.jsonl', jsonl(SAMPLE)), {
+      batchSize: 2,
+      onProgress: (d, t, p) => calls.push([d, t, p]),
+    });
     expect(calls).toEqual([
       [5, undefined, 'validating'],
       [2, 5, 'importing'],
@@ -211,11 +239,18 @@ describe('importEventsFile: JSON Lines', () => {
       await sql<{ relname: string; vacuums: string; analyzes: string }>`
         select s.relname, s.vacuum_count as vacuums, s.analyze_count as analyzes
         from pg_stat_user_tables s join pg_class c on c.oid = s.relid
-        where s.schemaname = current_schema() and (s.relname like 'events%' or s.relname in ('persons', 'person_distinct_ids')) and c.relkind = 'r' and c.reltuples > 0`.execute(store.db)
+        where s.schemaname = current_schema() and (s.relname like 'events%' or s.relname in ('persons', 'person_distinct_ids')) and c.relkind = 'r' and c.reltuples > 0`.execute(
+        store.db,
+      )
     ).rows;
     expect(after.map((r) => r.relname)).toEqual(expect.arrayContaining(['persons', 'person_distinct_ids']));
     expect(after.some((r) => r.relname.startsWith('events_'))).toBe(true);
-    for (const r of after) expect({ table: r.relname, vacuums: Number(r.vacuums) > 0, analyzes: Number(r.analyzes) > 0 }).toEqual({ table: r.relname, vacuums: true, analyzes: true });
+    for (const r of after)
+      expect({ table: r.relname, vacuums: Number(r.vacuums) > 0, analyzes: Number(r.analyzes) > 0 }).toEqual({
+        table: r.relname,
+        vacuums: true,
+        analyzes: true,
+      });
   });
 
   it('skips blank lines and a byte order mark, and counts lines as a text editor does', async () => {
@@ -263,7 +298,9 @@ describe('importEventsFile: JSON Lines', () => {
     const stored = await events();
     for (const r of stored) expect(r.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // Key order in properties does not matter.
-    const reordered = rows.map((r) => ('properties' in r && r.properties ? { ...r, properties: Object.fromEntries(Object.entries(r.properties).reverse()) } : r));
+    const reordered = rows.map((r) =>
+      'properties' in r && r.properties ? { ...r, properties: Object.fromEntries(Object.entries(r.properties).reverse()) } : r,
+    );
     const second = await importEventsFile(store, 1, writeFile('no-uuid-again.jsonl', jsonl(reordered)));
     expect(second).toMatchObject({ rows_read: 5, inserted: 0, skipped: 5 });
     expect((await events()).map((r) => r.uuid)).toEqual(stored.map((r) => r.uuid));
@@ -277,7 +314,19 @@ describe('importEventsFile: JSON Lines', () => {
   });
 
   it('accepts `id` as the uuid (rows of the events list)', async () => {
-    const file = writeFile('list.jsonl', jsonl([{ id: '0193A4E1-0009-7000-8000-000000000001', event: 'x', distinct_id: 'a', timestamp: '2024-11-20T14:00:00Z', person: null, elements: [] }]));
+    const file = writeFile(
+      'list.jsonl',
+      jsonl([
+        {
+          id: '0193A4E1-0009-7000-8000-000000000001',
+          event: 'x',
+          distinct_id: 'a',
+          timestamp: '2024-11-20T14:00:00Z',
+          person: null,
+          elements: [],
+        },
+      ]),
+    );
     await importEventsFile(store, 1, file);
     expect((await events()).map((r) => r.uuid)).toEqual(['0193a4e1-0009-7000-8000-000000000001']);
   });
@@ -287,7 +336,10 @@ describe('importEventsFile: malformed input leaves nothing behind', () => {
   const good = (i: number) => JSON.stringify({ event: '$pageview', distinct_id: `d${i}`, timestamp: `2024-11-20T14:00:0${i}Z` });
 
   it('when line 5 is not valid JSON, fails naming line 5 and writes nothing', async () => {
-    const file = writeFile('events.jsonl', [good(1), good(2), good(3), good(4), '{"event": "$pageview", "distinct_id": ', good(6)].join('\n'));
+    const file = writeFile(
+      'events.jsonl',
+      [good(1), good(2), good(3), good(4), '{"event": "$pageview", "distinct_id": ', good(6)].join('\n'),
+    );
     const err = await importFailure(file, { batchSize: 2 });
     expect(err.line).toBe(5);
     expect(err.reason).toMatch(/^invalid JSON: /);
@@ -301,14 +353,42 @@ describe('importEventsFile: malformed input leaves nothing behind', () => {
     ['an empty "event"', { event: '', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z' }, 'missing "event"'],
     ['a non-string "event"', { event: 7, distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z' }, '"event" must be a string, got a number'],
     ['a missing "distinct_id"', { event: 'e', timestamp: '2024-11-20T14:00:00Z' }, 'missing "distinct_id"'],
-    ['an object "distinct_id"', { event: 'e', distinct_id: { a: 1 }, timestamp: '2024-11-20T14:00:00Z' }, '"distinct_id" must be a string or a number, got an object'],
+    [
+      'an object "distinct_id"',
+      { event: 'e', distinct_id: { a: 1 }, timestamp: '2024-11-20T14:00:00Z' },
+      '"distinct_id" must be a string or a number, got an object',
+    ],
     ['a missing "timestamp"', { event: 'e', distinct_id: 'd' }, 'missing "timestamp"'],
-    ['an unparsable "timestamp"', { event: 'e', distinct_id: 'd', timestamp: 'yesterday' }, 'unparsable "timestamp": "yesterday" (expected ISO 8601, e.g. 2024-11-20T14:03:10.871Z)'],
-    ['an impossible date', { event: 'e', distinct_id: 'd', timestamp: '2024-02-30T10:00:00Z' }, 'unparsable "timestamp": "2024-02-30T10:00:00Z" (expected ISO 8601, e.g. 2024-11-20T14:03:10.871Z)'],
-    ['a bad "uuid"', { uuid: 'not-a-uuid', event: 'e', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z' }, '"uuid" is not a UUID: "not-a-uuid"'],
-    ['array "properties"', { event: 'e', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z', properties: [1] }, '"properties" must be an object, got an array'],
-    ['a string "$set"', { event: 'e', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z', $set: 'x' }, '"$set" must be an object, got a string'],
-    ['a numeric "elements_chain"', { event: 'e', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z', elements_chain: 3 }, '"elements_chain" must be a string, got a number'],
+    [
+      'an unparsable "timestamp"',
+      { event: 'e', distinct_id: 'd', timestamp: 'yesterday' },
+      'unparsable "timestamp": "yesterday" (expected ISO 8601, e.g. 2024-11-20T14:03:10.871Z)',
+    ],
+    [
+      'an impossible date',
+      { event: 'e', distinct_id: 'd', timestamp: '2024-02-30T10:00:00Z' },
+      'unparsable "timestamp": "2024-02-30T10:00:00Z" (expected ISO 8601, e.g. 2024-11-20T14:03:10.871Z)',
+    ],
+    [
+      'a bad "uuid"',
+      { uuid: 'not-a-uuid', event: 'e', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z' },
+      '"uuid" is not a UUID: "not-a-uuid"',
+    ],
+    [
+      'array "properties"',
+      { event: 'e', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z', properties: [1] },
+      '"properties" must be an object, got an array',
+    ],
+    [
+      'a string "$set"',
+      { event: 'e', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z', $set: 'x' },
+      '"$set" must be an object, got a string',
+    ],
+    [
+      'a numeric "elements_chain"',
+      { event: 'e', distinct_id: 'd', timestamp: '2024-11-20T14:00:00Z', elements_chain: 3 },
+      '"elements_chain" must be a string, got a number',
+    ],
   ])('when line 3 has %s, fails naming line 3 and writes nothing', async (_name, row, reason) => {
     const file = writeFile('events.jsonl', [good(1), good(2), JSON.stringify(row), good(4)].join('\n'));
     const err = await importFailure(file, { batchSize: 1 });
@@ -334,7 +414,11 @@ describe('importEventsFile: malformed input leaves nothing behind', () => {
 
   it('when the store fails in the middle of an import, the failing batch leaves no row behind', async () => {
     await refuseInserts(store, 'events', 'event', 'boom', 'boom refused');
-    const rows: RawEventRow[] = [1, 2, 3, 4, 5].map((i) => ({ event: i === 5 ? 'boom' : 'ok', distinct_id: `d${i}`, timestamp: `2024-11-20T14:00:0${i}Z` }));
+    const rows: RawEventRow[] = [1, 2, 3, 4, 5].map((i) => ({
+      event: i === 5 ? 'boom' : 'ok',
+      distinct_id: `d${i}`,
+      timestamp: `2024-11-20T14:00:0${i}Z`,
+    }));
     await expect(importEvents(store, 1, rows, { batchSize: 3 })).rejects.toThrow(/boom refused/);
     // The first batch (rows 1–3) committed; the second (rows 4–5) rolled back whole, persons too.
     expect((await events()).map((r) => r.distinct_id)).toEqual(['d1', 'd2', 'd3']);
@@ -371,7 +455,12 @@ describe('importEventsFile: CSV', () => {
   });
 
   it('when a properties cell is not JSON, fails naming its line and writes nothing', async () => {
-    const csv = ['event,distinct_id,timestamp,properties', 'a,d1,2024-11-20T14:00:00Z,{}', 'b,d2,2024-11-20T14:00:01Z,"{""x"": 1}"', 'c,d3,2024-11-20T14:00:02Z,{oops}'].join('\n');
+    const csv = [
+      'event,distinct_id,timestamp,properties',
+      'a,d1,2024-11-20T14:00:00Z,{}',
+      'b,d2,2024-11-20T14:00:01Z,"{""x"": 1}"',
+      'c,d3,2024-11-20T14:00:02Z,{oops}',
+    ].join('\n');
     const err = await importFailure(writeFile('events.csv', csv), { batchSize: 1 });
     expect(err.line).toBe(4);
     expect(err.reason).toMatch(/^invalid JSON in column "properties": /);
@@ -382,7 +471,11 @@ describe('importEventsFile: CSV', () => {
     ['CRLF', '\r\n'],
     ['LF', '\n'],
   ])('counts a record spanning lines from its first line (%s)', async (_name, eol) => {
-    const csv = ['event,distinct_id,timestamp,properties', `a,d1,2024-11-20T14:00:00Z,"{${eol}""x"": 1${eol}}"`, 'b,,2024-11-20T14:00:01Z,'].join(eol);
+    const csv = [
+      'event,distinct_id,timestamp,properties',
+      `a,d1,2024-11-20T14:00:00Z,"{${eol}""x"": 1${eol}}"`,
+      'b,,2024-11-20T14:00:01Z,',
+    ].join(eol);
     const err = await importFailure(writeFile('events.csv', csv));
     expect([err.line, err.reason]).toEqual([5, 'missing "distinct_id"']);
   });
@@ -425,7 +518,9 @@ describe('importEvents / importEventsFile: bad arguments', () => {
   });
 
   it('when a .gz file is not gzip, says so', async () => {
-    await expect(importEventsFile(store, 1, writeFile('events.csv.gz', 'event,distinct_id,timestamp\n'))).rejects.toThrow(/events\.csv\.gz: not a valid gzip file/);
+    await expect(importEventsFile(store, 1, writeFile('events.csv.gz', 'event,distinct_id,timestamp\n'))).rejects.toThrow(
+      /events\.csv\.gz: not a valid gzip file/,
+    );
   });
 
   it('when the batch size is out of range, throws RangeError', async () => {
@@ -480,7 +575,8 @@ describe('generateDemoEvents', () => {
     expect(byCount[0]).toBe('$pageview');
     expect(byCount[1]).toBe('$autocapture');
     expect(counts.get('$pageview')! / rows.length).toBeGreaterThan(0.3);
-    for (const e of ['$pageleave', '$identify', 'signed_up', 'uploaded_file', 'downloaded_file', 'deleted_file', 'upgraded_plan']) expect(counts.get(e), e).toBeGreaterThan(0);
+    for (const e of ['$pageleave', '$identify', 'signed_up', 'uploaded_file', 'downloaded_file', 'deleted_file', 'upgraded_plan'])
+      expect(counts.get(e), e).toBeGreaterThan(0);
 
     for (const r of rows) {
       expect(r.properties).toMatchObject({ $lib: 'web', $host: 'hedgebox.net', $session_id: expect.stringMatching(UUID) });
@@ -491,9 +587,13 @@ describe('generateDemoEvents', () => {
       } else expect(r.elements_chain).toBe('');
       if (r.event === '$identify') {
         expect(r.properties.$anon_distinct_id).toMatch(UUID);
-        expect(r.properties.$set).toMatchObject({ email: expect.stringMatching(/^[^@\s]+@[^@\s]+\.[a-z]+$/), name: expect.stringMatching(/\S \S/) });
+        expect(r.properties.$set).toMatchObject({
+          email: expect.stringMatching(/^[^@\s]+@[^@\s]+\.[a-z]+$/),
+          name: expect.stringMatching(/\S \S/),
+        });
       }
-      if (r.event === 'uploaded_file') expect(r.properties).toMatchObject({ file_type: expect.any(String), file_size_b: expect.any(Number) });
+      if (r.event === 'uploaded_file')
+        expect(r.properties).toMatchObject({ file_type: expect.any(String), file_size_b: expect.any(Number) });
       if (r.event === 'upgraded_plan') expect(['standard', 'professional']).toContain(r.properties.plan);
     }
     const chrome = rows.filter((r) => r.properties.$browser === 'Chrome').length / rows.length;
@@ -501,7 +601,9 @@ describe('generateDemoEvents', () => {
     expect(chrome).toBeLessThan(0.75);
     const landing = rows.filter((r) => r.properties.utm_source);
     expect(new Set(landing.map((r) => r.properties.utm_source))).toEqual(expect.objectContaining({ size: expect.any(Number) }));
-    expect([...new Set(landing.map((r) => r.properties.utm_source))]).toEqual(expect.arrayContaining(['google', 'twitter', 'newsletter', 'producthunt']));
+    expect([...new Set(landing.map((r) => r.properties.utm_source))]).toEqual(
+      expect.arrayContaining(['google', 'twitter', 'newsletter', 'producthunt']),
+    );
     for (const r of landing) expect(r.event).toBe('$pageview');
     const persons = new Set(rows.filter((r) => r.event !== '$identify').map((r) => r.distinct_id)).size;
     expect(persons).toBeGreaterThan(20_000 / 80);
@@ -539,10 +641,16 @@ describe('generateDemoEvents', () => {
   });
 
   it('imports through importEvents: anonymous and identified persons, identified ones with their anonymous ids', async () => {
-    const summary = await importEvents(store, 1, generateDemoEvents({ count: 3_000, seed: 5, now: NOW }), { source: 'demo', batchSize: 500 });
+    const summary = await importEvents(store, 1, generateDemoEvents({ count: 3_000, seed: 5, now: NOW }), {
+      source: 'demo',
+      batchSize: 500,
+    });
     expect(summary).toMatchObject({ source: 'demo', rows_read: 3_000, inserted: 3_000, skipped: 0 });
     expect(summary.persons_created).toBe(await countPersons());
-    const persons = (await store.db.selectFrom('persons').selectAll().execute()).map((p) => ({ ...p, properties: fromJson<Record<string, unknown>>(p.properties) }));
+    const persons = (await store.db.selectFrom('persons').selectAll().execute()).map((p) => ({
+      ...p,
+      properties: fromJson<Record<string, unknown>>(p.properties),
+    }));
     const identified = persons.filter((p) => toBool(p.is_identified));
     expect(identified.length).toBeGreaterThan(0);
     expect(identified.length).toBeLessThan(persons.length);
@@ -561,7 +669,11 @@ describe('envapi import events / envapi demo', () => {
   const cli = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
     try {
       // `--data-dir DIR` on SQLite; DATABASE_URL (the test's schema) on PostgreSQL
-      const { stdout, stderr } = await run(process.execPath, [BIN, ...location.cliArgs, ...args], { cwd: ROOT, env: childEnv(location.cliEnv), timeout: CLI_TIMEOUT_MS });
+      const { stdout, stderr } = await run(process.execPath, [BIN, ...location.cliArgs, ...args], {
+        cwd: ROOT,
+        env: childEnv(location.cliEnv),
+        timeout: CLI_TIMEOUT_MS,
+      });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -569,50 +681,85 @@ describe('envapi import events / envapi demo', () => {
     }
   };
 
-  it('import events --json prints the summary and exits 0; a second run skips every row', async () => {
-    const file = writeFile('events.jsonl', jsonl(SAMPLE));
-    const first = await cli('import', 'events', file, '--project', '1', '--json');
-    expect(first.stderr).toBe('');
-    expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ source: file, rows_read: 5, inserted: 5, skipped: 0, persons_created: 2, project_id: 1 });
-    const second = await cli('import', 'events', file, '--project', '1');
-    expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/5 rows read, 0 inserted, 5 skipped \(duplicate uuid: 5\)/);
-    expect(await countEvents()).toBe(5);
-  }, CLI_TIMEOUT_MS);
+  it(
+    'import events --json prints the summary and exits 0; a second run skips every row',
+    async () => {
+      const file = writeFile('events.jsonl', jsonl(SAMPLE));
+      const first = await cli('import', 'events', file, '--project', '1', '--json');
+      expect(first.stderr).toBe('');
+      expect(first.code).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({
+        source: file,
+        rows_read: 5,
+        inserted: 5,
+        skipped: 0,
+        persons_created: 2,
+        project_id: 1,
+      });
+      const second = await cli('import', 'events', file, '--project', '1');
+      expect(second.code).toBe(0);
+      expect(second.stdout).toMatch(/5 rows read, 0 inserted, 5 skipped \(duplicate uuid: 5\)/);
+      expect(await countEvents()).toBe(5);
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('import events exits 1 with FILE:LINE: reason on a bad file, and imports nothing', async () => {
-    const file = writeFile('bad.jsonl', `${JSON.stringify(SAMPLE[0])}\n{"event": oops}\n`);
-    const r = await cli('import', 'events', file, '--project', '1', '--json');
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`${file}:2: invalid JSON`);
-    expect(await countEvents()).toBe(0);
-  }, CLI_TIMEOUT_MS);
+  it(
+    'import events exits 1 with FILE:LINE: reason on a bad file, and imports nothing',
+    async () => {
+      const file = writeFile('bad.jsonl', `${JSON.stringify(SAMPLE[0])}\n{"event": oops}\n`);
+      const r = await cli('import', 'events', file, '--project', '1', '--json');
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`${file}:2: invalid JSON`);
+      expect(await countEvents()).toBe(0);
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('import events exits non-zero on an unknown project or a bad --format', async () => {
-    const file = writeFile('events.jsonl', jsonl(SAMPLE));
-    const unknown = await cli('import', 'events', file, '--project', '99');
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/Project 99 does not exist/);
-    const badFormat = await cli('import', 'events', file, '--project', '1', '--format', 'xml');
-    expect(badFormat.code).not.toBe(0);
-    expect(badFormat.stderr).toMatch(/jsonl, csv/);
-  }, CLI_TIMEOUT_MS);
+  it(
+    'import events exits non-zero on an unknown project or a bad --format',
+    async () => {
+      const file = writeFile('events.jsonl', jsonl(SAMPLE));
+      const unknown = await cli('import', 'events', file, '--project', '99');
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/Project 99 does not exist/);
+      const badFormat = await cli('import', 'events', file, '--project', '1', '--format', 'xml');
+      expect(badFormat.code).not.toBe(0);
+      expect(badFormat.stderr).toMatch(/jsonl, csv/);
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('demo --events 2000 --seed 7 --json inserts 2000 events and exits 0', async () => {
-    const r = await cli('demo', '--project', '1', '--events', '2000', '--seed', '7', '--now', '2025-01-15T12:00:00Z', '--json');
-    expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ source: 'demo', rows_read: 2000, inserted: 2000, skipped: 0, seed: 7, now: '2025-01-15T12:00:00.000Z', days: 30 });
-    expect(await countEvents()).toBe(2000);
-  }, CLI_TIMEOUT_MS);
+  it(
+    'demo --events 2000 --seed 7 --json inserts 2000 events and exits 0',
+    async () => {
+      const r = await cli('demo', '--project', '1', '--events', '2000', '--seed', '7', '--now', '2025-01-15T12:00:00Z', '--json');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        source: 'demo',
+        rows_read: 2000,
+        inserted: 2000,
+        skipped: 0,
+        seed: 7,
+        now: '2025-01-15T12:00:00.000Z',
+        days: 30,
+      });
+      expect(await countEvents()).toBe(2000);
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('both commands have --help', async () => {
-    const imp = await cli('import', 'events', '--help');
-    expect(imp.code).toBe(0);
-    expect(imp.stdout).toMatch(/--project <id>[\s\S]*--format <format>[\s\S]*--batch-size <n>[\s\S]*--json/);
-    const demo = await cli('demo', '--help');
-    expect(demo.code).toBe(0);
-    expect(demo.stdout).toMatch(/--events <n>[\s\S]*--seed <n>[\s\S]*--days <n>[\s\S]*--json/);
-  }, CLI_TIMEOUT_MS);
+  it(
+    'both commands have --help',
+    async () => {
+      const imp = await cli('import', 'events', '--help');
+      expect(imp.code).toBe(0);
+      expect(imp.stdout).toMatch(/--project <id>[\s\S]*--format <format>[\s\S]*--batch-size <n>[\s\S]*--json/);
+      const demo = await cli('demo', '--help');
+      expect(demo.code).toBe(0);
+      expect(demo.stdout).toMatch(/--events <n>[\s\S]*--seed <n>[\s\S]*--days <n>[\s\S]*--json/);
+    },
+    CLI_TIMEOUT_MS,
+  );
 });

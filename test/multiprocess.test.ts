@@ -21,19 +21,28 @@ import { reportSkip } from './helpers/skips.js';
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
-
-
 const redisAt = new URL(REDIS_URL);
 const [pgOk, redisOk] = await Promise.all([pgReachable(PG_URL), redisPong(redisAt.hostname, Number(redisAt.port || 6379), 2_000)]);
 const reason = !pgOk ? `PostgreSQL not reachable at ${PG_URL}` : !redisOk ? `Redis not reachable at ${REDIS_URL}` : '';
-if (reason) reportSkip('test/multiprocess.test.ts', reason, pgOk ? 'start Redis there (redis-server --port 6379) or set TEST_REDIS_URL' : 'start PostgreSQL there or set TEST_DATABASE_URL=postgres://…');
+if (reason)
+  reportSkip(
+    'test/multiprocess.test.ts',
+    reason,
+    pgOk
+      ? 'start Redis there (redis-server --port 6379) or set TEST_REDIS_URL'
+      : 'start PostgreSQL there or set TEST_DATABASE_URL=postgres://…',
+  );
 
 type Proc = ListeningProcess;
 
 const procs: ChildProcess[] = [];
 
 function startProcess(env: Record<string, string>, args: string[] = SERVER_FROM_SOURCE): Promise<Proc> {
-  return spawnListening(args, { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }, { track: (p) => procs.push(p) });
+  return spawnListening(
+    args,
+    { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+    { track: (p) => procs.push(p) },
+  );
 }
 
 describe.skipIf(Boolean(reason))('two server processes on one PostgreSQL and one Redis', () => {
@@ -125,7 +134,8 @@ describe.skipIf(Boolean(reason))('two server processes on one PostgreSQL and one
   it('concurrent rearranges through both processes end with one request’s orders, never a mix', async () => {
     const [bar, pine] = await pluginIds();
     const configs: Config[] = [];
-    for (const plugin of [bar!, pine!, bar!, pine!]) configs.push(await json<Config>(await call(p1, 'POST', APPS, { plugin, order: 0, enabled: true })));
+    for (const plugin of [bar!, pine!, bar!, pine!])
+      configs.push(await json<Config>(await call(p1, 'POST', APPS, { plugin, order: 0, enabled: true })));
     const ids = configs.map((c) => c.id);
     for (let round = 0; round < 8; round++) {
       const a = Object.fromEntries(ids.map((id, i) => [String(id), 100 * round + i + 1]));
@@ -160,7 +170,10 @@ describe.skipIf(Boolean(reason))('two server processes on one PostgreSQL and one
       expect([r1.status, r2.status]).toEqual([200, 200]);
       const level = await members.levelOf(team.id, user.id);
       expect([1, 8]).toContain(level);
-      const [g1, g2] = await Promise.all([json<{ level: number }>(await call(p1, 'GET', member)), json<{ level: number }>(await call(p2, 'GET', member))]);
+      const [g1, g2] = await Promise.all([
+        json<{ level: number }>(await call(p1, 'GET', member)),
+        json<{ level: number }>(await call(p2, 'GET', member)),
+      ]);
       expect(g1.level).toBe(level);
       expect(g2.level).toBe(level);
     }
@@ -200,34 +213,45 @@ describe('envapi serve --workers', () => {
     expect(out).toMatch(/--workers 2 needs PostgreSQL \(DATABASE_URL\)/);
   }, 120_000);
 
-  it.skipIf(Boolean(reason))('migrates and bootstraps once, serves from 2 workers on one port, and stops them on SIGTERM', async () => {
-    const schema = `envapi_mpw_${process.pid}_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    const url = new URL(PG_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    try {
-      const primary = await startProcess(
-        { DATABASE_URL: url.toString(), REDIS_URL: '', SHUTDOWN_TIMEOUT_MS: '5000' },
-        ['bin/envapi.js', 'serve', '--workers', '2', '--port', '0'],
-      );
-      const key = /^ {2}(\S+)$/m.exec(primary.output())?.[1];
-      expect(key, primary.output()).toBeTruthy();
-      const res = await fetch(`${primary.url}/api/environments/1/pipeline_frontend_apps_configs/`, { headers: { Authorization: `Bearer ${key}` } });
-      expect(res.status).toBe(200);
-      // both workers listen (their lines may come just after the primary's)
-      const deadline = Date.now() + 10_000;
-      while ((primary.output().match(/envapi worker \d+ listening on/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect(primary.output().match(/envapi worker \d+ listening on/g)).toHaveLength(2);
-      expect(primary.output().match(/Personal API key/g)).toHaveLength(1);
-      primary.proc.kill('SIGTERM');
-      expect((await primary.exited).code, primary.output()).toBe(0);
-      await new Promise((r) => setTimeout(r, 200));
-      await expect(fetch(`${primary.url}/_health`)).rejects.toThrow();
-    } finally {
-      await admin.query(`drop schema if exists ${schema} cascade`);
-      await admin.end();
-    }
-  }, 120_000);
+  it.skipIf(Boolean(reason))(
+    'migrates and bootstraps once, serves from 2 workers on one port, and stops them on SIGTERM',
+    async () => {
+      const schema = `envapi_mpw_${process.pid}_${Date.now()}`;
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`create schema ${schema}`);
+      const url = new URL(PG_URL);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      try {
+        const primary = await startProcess({ DATABASE_URL: url.toString(), REDIS_URL: '', SHUTDOWN_TIMEOUT_MS: '5000' }, [
+          'bin/envapi.js',
+          'serve',
+          '--workers',
+          '2',
+          '--port',
+          '0',
+        ]);
+        const key = /^ {2}(\S+)$/m.exec(primary.output())?.[1];
+        expect(key, primary.output()).toBeTruthy();
+        const res = await fetch(`${primary.url}/api/environments/1/pipeline_frontend_apps_configs/`, {
+          headers: { Authorization: `Bearer ${key}` },
+        });
+        expect(res.status).toBe(200);
+        // both workers listen (their lines may come just after the primary's)
+        const deadline = Date.now() + 10_000;
+        while ((primary.output().match(/envapi worker \d+ listening on/g) ?? []).length < 2 && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 100));
+        expect(primary.output().match(/envapi worker \d+ listening on/g)).toHaveLength(2);
+        expect(primary.output().match(/Personal API key/g)).toHaveLength(1);
+        primary.proc.kill('SIGTERM');
+        expect((await primary.exited).code, primary.output()).toBe(0);
+        await new Promise((r) => setTimeout(r, 200));
+        await expect(fetch(`${primary.url}/_health`)).rejects.toThrow();
+      } finally {
+        await admin.query(`drop schema if exists ${schema} cascade`);
+        await admin.end();
+      }
+    },
+    120_000,
+  );
 });

@@ -33,7 +33,9 @@ describe('npm start (compiled build)', () => {
       const res = await fetch(`${url}/api/environments/1/pipeline_frontend_apps_configs/`, { headers: { Authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ count: 0, results: [] });
-      const refused = await fetch(`${url}/api/environments/1/pipeline_frontend_apps_configs/`, { headers: { Authorization: 'Bearer phx_wrong' } });
+      const refused = await fetch(`${url}/api/environments/1/pipeline_frontend_apps_configs/`, {
+        headers: { Authorization: 'Bearer phx_wrong' },
+      });
       expect(refused.status).toBe(401);
     } finally {
       server.proc.kill('SIGTERM');

@@ -30,8 +30,6 @@ const redisServerFound = spawnSync(REDIS_SERVER, ['--version'], { stdio: 'ignore
 const reason = redisServerFound ? '' : `${REDIS_SERVER} not found (set TEST_REDIS_SERVER to its path)`;
 if (reason) reportSkip('test/redis-down.test.ts', reason, 'apt-get install redis-server');
 
-
-
 /** Raw RESP command (array of bulk strings) over a fresh socket; resolves with the raw reply. */
 function redisRaw(port: number, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -66,7 +64,9 @@ function stop(p: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGKILL'): 
 
 /** A throwaway redis-server on `port`, no persistence; resolves once it answers PING. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   children.push(proc);
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
@@ -80,7 +80,11 @@ async function startRedis(port: number): Promise<ChildProcess> {
 type Proc = ListeningProcess;
 
 function startServer(env: Record<string, string>): Promise<Proc> {
-  return spawnListening(SERVER_FROM_SOURCE, { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '' }, { track: (p) => children.push(p) });
+  return spawnListening(
+    SERVER_FROM_SOURCE,
+    { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '' },
+    { track: (p) => children.push(p) },
+  );
 }
 
 interface LogLine {
@@ -134,7 +138,14 @@ describe.skipIf(Boolean(reason))('REDIS_URL pointing at a Redis that is down, th
   /** The events values limit (4/minute) counted once across both processes: 4 × 200, then 429 on each. */
   /** Both processes report Redis ok on /_readyz and have logged exactly `n` recoveries (log lines are written asynchronously: waited for too). */
   async function expectRecoveredOnBoth(n: number): Promise<void> {
-    await waitFor('readyz redis ok and the recovery logged on both', async () => (await readyz(p1)).body.redis === 'ok' && (await readyz(p2)).body.redis === 'ok' && recoveries(p1).length >= n && recoveries(p2).length >= n);
+    await waitFor(
+      'readyz redis ok and the recovery logged on both',
+      async () =>
+        (await readyz(p1)).body.redis === 'ok' &&
+        (await readyz(p2)).body.redis === 'ok' &&
+        recoveries(p1).length >= n &&
+        recoveries(p2).length >= n,
+    );
     expect(recoveries(p1)).toHaveLength(n);
     expect(recoveries(p2)).toHaveLength(n);
   }

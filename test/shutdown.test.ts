@@ -124,7 +124,12 @@ async function holdPost(url: string, key: string, pluginId: number, name: string
   const held = http.request(`${url}/api/environments/1/pipeline_frontend_apps_configs/`, {
     method: 'POST',
     agent,
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Expect: '100-continue' },
+    headers: {
+      Authorization: `Bearer ${key}`,
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(body),
+      Expect: '100-continue',
+    },
   });
   const answer = new Promise<{ answer: Answer; reused: boolean; socketClosed: Promise<void> }>((resolve, reject) => {
     held.once('error', reject);
@@ -160,9 +165,11 @@ describe('graceful shutdown', () => {
     // A keep-alive connection: one answer before SIGTERM, then a POST the server has received
     // (100 Continue) but cannot answer before the test sends its body.
     const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const first = await readAnswer(await new Promise<http.IncomingMessage>((resolve, reject) => {
-      http.get(`${url}/api/environments/1/events/?limit=1`, { agent: keepAlive, headers: auth }, resolve).once('error', reject);
-    }));
+    const first = await readAnswer(
+      await new Promise<http.IncomingMessage>((resolve, reject) => {
+        http.get(`${url}/api/environments/1/events/?limit=1`, { agent: keepAlive, headers: auth }, resolve).once('error', reject);
+      }),
+    );
     expectCompletePage(first, 1, 'keep-alive, first answer');
     expect(first.headers.connection).toBe('keep-alive');
     const held = await holdPost(url, key, frontendPluginId, 'Created during the drain', keepAlive);
@@ -178,7 +185,10 @@ describe('graceful shutdown', () => {
       const offset = i * 100;
       const expected = Math.min(limit, EVENTS - offset);
       return new Promise<Answer>((resolve, reject) => {
-        const req = http.get(`${url}/api/environments/1/events/?limit=${limit}&offset=${offset}`, { headers: auth, createConnection: () => socket });
+        const req = http.get(`${url}/api/environments/1/events/?limit=${limit}&offset=${offset}`, {
+          headers: auth,
+          createConnection: () => socket,
+        });
         req.once('error', reject);
         req.once('response', (res) => {
           // SIGTERM on the first answer to the pages that are read: the server has received requests
@@ -197,7 +207,11 @@ describe('graceful shutdown', () => {
     for (const p of pages) p.catch(() => {});
 
     // the server stops accepting: what it still had in flight then
-    const [, inFlight, open] = await waitForLine(output, /stopped accepting connections; (\d+) requests in flight on (\d+) connections/, exited);
+    const [, inFlight, open] = await waitForLine(
+      output,
+      /stopped accepting connections; (\d+) requests in flight on (\d+) connections/,
+      exited,
+    );
     expect(answeredAtSigterm, 'SIGTERM was sent before any page had been answered in full').toBe(0);
     // at least the held POST and one events page (the unread 10,000-event pages cannot have finished)
     expect(Number(inFlight)).toBeGreaterThanOrEqual(2);
@@ -234,7 +248,9 @@ describe('graceful shutdown', () => {
     const { code } = await exited;
     expect(code, output()).toBe(0);
     expect(output()).toMatch(/SIGTERM received/);
-    console.log(`shutdown: ${PAGES}/${PAGES} complete 200 bodies; at SIGTERM ${answeredAtSigterm} answered; when the server stopped accepting ${inFlight} requests in flight on ${open} connections`);
+    console.log(
+      `shutdown: ${PAGES}/${PAGES} complete 200 bodies; at SIGTERM ${answeredAtSigterm} answered; when the server stopped accepting ${inFlight} requests in flight on ${open} connections`,
+    );
   }, 120_000);
 
   it('SIGTERM lets a request in flight (its body still on the way) finish with 201 and Connection: close, then the process exits 0', async () => {

@@ -97,22 +97,42 @@ describe.skipIf(process.platform !== 'linux')('a signal to the PID of an npm scr
       const port = await freePort();
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-signals-'));
       dirs.push(dataDir);
-      const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' };
+      const env = {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: '',
+        REDIS_URL: '',
+      };
       const child = spawn(npm, script, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       started.push(child);
       let output = '';
       child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once('exit', (code, sig) => resolve({ code, signal: sig })),
+      );
 
-      await until(`npm ${script.join(' ')} listens on ${port}`, () => child.exitCode === null && accepts(port), 120_000, () => output);
+      await until(
+        `npm ${script.join(' ')} listens on ${port}`,
+        () => child.exitCode === null && accepts(port),
+        120_000,
+        () => output,
+      );
       const tree = descendants(child.pid!);
       expect(tree.length, 'npm started at least the server').toBeGreaterThan(0);
 
       process.kill(child.pid!, signal);
       const end = await Promise.race([exited, new Promise<'hang'>((r) => setTimeout(() => r('hang'), 60_000))]);
       expect(end, `npm did not exit on ${signal}\n${output}`).not.toBe('hang');
-      await until('every process npm started has exited', () => tree.every((p) => !alive(p)), 60_000, () => `left: ${tree.filter(alive).join(', ')}\n${output}`);
+      await until(
+        'every process npm started has exited',
+        () => tree.every((p) => !alive(p)),
+        60_000,
+        () => `left: ${tree.filter(alive).join(', ')}\n${output}`,
+      );
       expect(await accepts(port), `nothing listens on ${port} any more`).toBe(false);
     }, 240_000);
   }

@@ -99,7 +99,20 @@ describe('an import of 100,000 demo events beside a server answering 12 PATCH cl
 
     const demo = spawn(
       process.execPath,
-      [BIN, ...location.cliArgs, 'demo', '--project', '1', '--events', String(EVENTS), '--seed', '16', '--now', '2026-01-01T00:00:00Z', '--json'],
+      [
+        BIN,
+        ...location.cliArgs,
+        'demo',
+        '--project',
+        '1',
+        '--events',
+        String(EVENTS),
+        '--seed',
+        '16',
+        '--now',
+        '2026-01-01T00:00:00Z',
+        '--json',
+      ],
       { cwd: ROOT, env: childEnv(location.cliEnv), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let demoOut = '';
@@ -124,7 +137,8 @@ describe('an import of 100,000 demo events beside a server answering 12 PATCH cl
     };
     const dashboards: Answer[] = [];
     const dashboardClient = async (): Promise<void> => {
-      while (importing) dashboards.push(await send(url, key!, 'POST', '/api/environments/1/dashboards/create_from_template_json/', TEMPLATE));
+      while (importing)
+        dashboards.push(await send(url, key!, 'POST', '/api/environments/1/dashboards/create_from_template_json/', TEMPLATE));
     };
     const started = performance.now();
     await Promise.all([...Array.from({ length: PATCH_CLIENTS }, (_, i) => patchClient(i)), dashboardClient(), demoExit]);
@@ -216,7 +230,13 @@ describe.skipIf(usesPostgres())('SQLite: a write while another connection holds 
   /** Serves `store` in-process with response validation on; returns the base URL and the 5xx causes seen. */
   async function serve(store: Store): Promise<{ url: string; errors: unknown[] }> {
     const errors: unknown[] = [];
-    const app = createApp({ store, validateResponses: true, rateLimit: false, logger: silentLogger(), onServerError: (err) => errors.push(err) });
+    const app = createApp({
+      store,
+      validateResponses: true,
+      rateLimit: false,
+      logger: silentLogger(),
+      onServerError: (err) => errors.push(err),
+    });
     const s = await new Promise<Server>((resolve) => {
       const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
     });
@@ -283,10 +303,12 @@ describe.skipIf(usesPostgres())('SQLite: a write while another connection holds 
     const id = await webhookConfig(url, locked.key);
     locked.hold();
     const order: string[] = [];
-    const patch = send(url, locked.key, 'PATCH', `/api/environments/1/pipeline_destination_configs/${id}/`, { description: 'waited' }).then((a) => {
-      order.push('patch');
-      return a;
-    });
+    const patch = send(url, locked.key, 'PATCH', `/api/environments/1/pipeline_destination_configs/${id}/`, { description: 'waited' }).then(
+      (a) => {
+        order.push('patch');
+        return a;
+      },
+    );
     // the server answers other requests while the PATCH waits
     for (let i = 0; i < 5; i++) {
       const health = await fetch(`${url}/_health`);
@@ -307,13 +329,18 @@ describe.skipIf(usesPostgres())('SQLite: an import while another connection hold
     try {
       const waits: LockWait[] = [];
       locked.hold();
-      const summary = await importEvents(locked.store, 1, generateDemoEvents({ count: 5_000, seed: 3, now: new Date('2026-01-01T00:00:00Z'), days: 7 }), {
-        onLockWait: (w) => {
-          waits.push(w);
-          // released after the second report: the batch was retried at least once
-          if (waits.length === 2) locked.release();
+      const summary = await importEvents(
+        locked.store,
+        1,
+        generateDemoEvents({ count: 5_000, seed: 3, now: new Date('2026-01-01T00:00:00Z'), days: 7 }),
+        {
+          onLockWait: (w) => {
+            waits.push(w);
+            // released after the second report: the batch was retried at least once
+            if (waits.length === 2) locked.release();
+          },
         },
-      });
+      );
       expect(waits.length).toBeGreaterThanOrEqual(2);
       expect(waits[0]).toMatchObject({ from_row: 1, to_row: 2_000 });
       expect(summary.inserted).toBe(5_000);
@@ -328,11 +355,15 @@ describe.skipIf(usesPostgres())('SQLite: an import while another connection hold
     const locked = await lockedStore(5_000);
     try {
       locked.hold();
-      const demo = spawn(process.execPath, [BIN, '--data-dir', locked.dir, 'demo', '--project', '1', '--events', '3000', '--seed', '5', '--json'], {
-        cwd: ROOT,
-        env: childEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const demo = spawn(
+        process.execPath,
+        [BIN, '--data-dir', locked.dir, 'demo', '--project', '1', '--events', '3000', '--seed', '5', '--json'],
+        {
+          cwd: ROOT,
+          env: childEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let out = '';
       let err = '';
       demo.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -343,7 +374,9 @@ describe.skipIf(usesPostgres())('SQLite: an import while another connection hold
       });
       const code = await new Promise<number | null>((resolve) => demo.once('exit', resolve));
       expect(code, err).toBe(0);
-      expect(err).toMatch(/^envapi: the store is locked by another writer \(a server or another import\); waiting to write rows 1–2,000 \(\d+ s so far\)/m);
+      expect(err).toMatch(
+        /^envapi: the store is locked by another writer \(a server or another import\); waiting to write rows 1–2,000 \(\d+ s so far\)/m,
+      );
       expect((JSON.parse(out) as { inserted: number }).inserted).toBe(3_000);
     } finally {
       await locked.close();
@@ -358,10 +391,14 @@ describe.skipIf(usesPostgres())('SQLite: an import while another connection hold
         const before = await sql<{ n: number }>`select count(*) as n from persons`.execute(trx);
         // another connection tries to commit between our read and our write: it must wait (with a
         // deferred BEGIN it would commit, and our write would fail at once with SQLITE_BUSY_SNAPSHOT)
-        expect(() => other.exec(`insert into persons (uuid, team_id, properties, is_identified, created_at) values ('00000000-0000-4000-8000-000000000001', 1, '{}', 0, '2026-01-01T00:00:00.000Z')`)).toThrow(
-          /locked|busy/i,
+        expect(() =>
+          other.exec(
+            `insert into persons (uuid, team_id, properties, is_identified, created_at) values ('00000000-0000-4000-8000-000000000001', 1, '{}', 0, '2026-01-01T00:00:00.000Z')`,
+          ),
+        ).toThrow(/locked|busy/i);
+        await sql`insert into persons (uuid, team_id, properties, is_identified, created_at) values ('00000000-0000-4000-8000-000000000002', 1, '{}', 0, '2026-01-01T00:00:00.000Z')`.execute(
+          trx,
         );
-        await sql`insert into persons (uuid, team_id, properties, is_identified, created_at) values ('00000000-0000-4000-8000-000000000002', 1, '{}', 0, '2026-01-01T00:00:00.000Z')`.execute(trx);
         return before.rows[0]!.n;
       });
       expect(n).toBe(0);

@@ -89,7 +89,8 @@ export function decodePayload(src: PayloadSource): string {
     const decoded = asText ? strictBase64(asText) : undefined;
     if (decoded) bytes = decoded;
   }
-  if (hint === 'gzip' || hint === 'gzip-js' || (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b)) bytes = gunzip(bytes, src.limit);
+  if (hint === 'gzip' || hint === 'gzip-js' || (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b))
+    bytes = gunzip(bytes, src.limit);
   if (bytes.length > src.limit) throw tooBig(src.limit, bytes.length);
   let text: string;
   try {

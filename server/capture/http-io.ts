@@ -81,7 +81,13 @@ export function methodNotAllowed(allowMethods: string): RequestHandler {
 }
 
 /** Sends a complete answer: `status`, `body` (UTF-8 text) as `contentType`, and extra `headers`. */
-export function send(res: ServerResponse | Response, status: number, body: string, contentType: string, headers: Record<string, string> = {}): void {
+export function send(
+  res: ServerResponse | Response,
+  status: number,
+  body: string,
+  contentType: string,
+  headers: Record<string, string> = {},
+): void {
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
   res.statusCode = status;
   res.setHeader('Content-Type', contentType);

@@ -33,7 +33,18 @@ import { AccountsRepository, TEAM_ID_BY_API_TOKEN } from '../storage/repositorie
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
 import { decodePayload } from './decode.js';
 import { CaptureError } from './errors.js';
-import { captureCors, JSON_TYPE, methodNotAllowed, OK_BODY, optionsAnswer, queryOf, readBody, send, TEXT_TYPE, type BodyRequest } from './http-io.js';
+import {
+  captureCors,
+  JSON_TYPE,
+  methodNotAllowed,
+  OK_BODY,
+  optionsAnswer,
+  queryOf,
+  readBody,
+  send,
+  TEXT_TYPE,
+  type BodyRequest,
+} from './http-io.js';
 import { decideAnswer, flagsAnswer, parseFlagsRequest, remoteConfig, remoteConfigScript, unknownFlagsToken } from './sdk-config.js';
 import { parseCaptureRequest, parseJson } from './parse.js';
 import { processEvent, sentAtOf } from './process.js';
@@ -127,7 +138,14 @@ export function captureRouter(deps: CaptureDeps): express.Router {
       const req = request as BodyRequest;
       const nowMs = Date.now();
       const query = queryOf(req);
-      const text = decodePayload({ query, body: req.body ?? EMPTY, contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], legacyPath: false, limit: EVENT_BODY_LIMIT });
+      const text = decodePayload({
+        query,
+        body: req.body ?? EMPTY,
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        legacyPath: false,
+        limit: EVENT_BODY_LIMIT,
+      });
       const { token } = parseFlagsRequest(parseJson(text), query.get('token'));
       if ((await teamIdOf(token)) === undefined) throw unknownFlagsToken();
       send(res, 200, JSON.stringify(kind === 'flags' ? flagsAnswer(token, query, nowMs) : decideAnswer(token, query)), JSON_TYPE);
@@ -184,7 +202,13 @@ function captureErrors(deps: CaptureDeps): ErrorRequestHandler {
   return function captureError(err: unknown, req: Request, res: Response, next: (err?: unknown) => void) {
     if (res.headersSent) return next(err);
     if (err instanceof CaptureError) {
-      send(res, err.status, err.message, TEXT_TYPE, err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : {});
+      send(
+        res,
+        err.status,
+        err.message,
+        TEXT_TYPE,
+        err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : {},
+      );
     } else if (err instanceof URIError) {
       send(res, 404, NOT_FOUND_BODY, JSON_TYPE);
     } else {

@@ -68,17 +68,20 @@ function distinctIdOf(raw: Record<string, unknown>, properties: Record<string, u
 
 function checkEvent(raw: unknown, index: number): RawCaptureEvent & { token: string | undefined } {
   if (!isPlainObject(raw)) throw parseError(`event ${index} is not an object`);
-  if (typeof raw.event !== 'string') throw parseError(raw.event === undefined ? `event ${index} has no "event" name` : `"event" of event ${index} must be a string`);
+  if (typeof raw.event !== 'string')
+    throw parseError(raw.event === undefined ? `event ${index} has no "event" name` : `"event" of event ${index} must be a string`);
   if (raw.event === '') throw new CaptureError(400, 'event submitted with an empty event name');
   const properties = raw.properties === undefined || raw.properties === null ? {} : raw.properties;
   if (!isPlainObject(properties)) throw parseError(`"properties" of event ${index} must be an object`);
   let uuid: string | undefined;
   if (raw.uuid !== undefined && raw.uuid !== null && raw.uuid !== '') {
-    if (typeof raw.uuid !== 'string' || !UUID_RE.test(raw.uuid)) throw parseError(`"uuid" of event ${index} is not a UUID: ${JSON.stringify(raw.uuid)?.slice(0, 60)}`);
+    if (typeof raw.uuid !== 'string' || !UUID_RE.test(raw.uuid))
+      throw parseError(`"uuid" of event ${index} is not a UUID: ${JSON.stringify(raw.uuid)?.slice(0, 60)}`);
     const hex = raw.uuid.replace(/-/g, '').toLowerCase();
     uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
-  if (raw.offset !== undefined && raw.offset !== null && !Number.isInteger(raw.offset)) throw parseError(`"offset" of event ${index} must be an integer (milliseconds)`);
+  if (raw.offset !== undefined && raw.offset !== null && !Number.isInteger(raw.offset))
+    throw parseError(`"offset" of event ${index} must be an integer (milliseconds)`);
   const distinctId = distinctIdOf(raw, properties);
   const propToken = typeof properties.token === 'string' ? properties.token : undefined;
   return {
@@ -126,7 +129,8 @@ export function parseCaptureRequest(value: unknown, queryToken?: string | null):
     batchToken = tokenOf(value);
     if (typeof value.sent_at === 'string') sentAt = value.sent_at;
   } else if (isPlainObject(value)) {
-    if (value.event === undefined) throw new CaptureError(400, 'failed to hydrate events from request: non-engage request missing event name attribute');
+    if (value.event === undefined)
+      throw new CaptureError(400, 'failed to hydrate events from request: non-engage request missing event name attribute');
     list = [value];
   } else {
     throw parseError('the payload must be an event object, an array of events or {"batch": [...]}');

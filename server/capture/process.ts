@@ -46,7 +46,13 @@ function fromMs(ms: number): string | undefined {
  * The event's stored timestamp (module doc). `sentAtMs`: the request's `sent_at`, ms; `nowMs`: when
  * the request was received.
  */
-export function eventTimestamp(timestamp: unknown, offset: unknown, sentAtMs: number | undefined, ignoreSentAt: boolean, nowMs: number): string {
+export function eventTimestamp(
+  timestamp: unknown,
+  offset: unknown,
+  sentAtMs: number | undefined,
+  ignoreSentAt: boolean,
+  nowMs: number,
+): string {
   let ms = nowMs;
   let exact: string | undefined;
   const parsed = typeof timestamp === 'string' ? parseIsoTimestamp(timestamp) : undefined;

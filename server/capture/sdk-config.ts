@@ -105,15 +105,23 @@ export interface FlagsRequest {
  */
 export function parseFlagsRequest(value: unknown, queryToken: string | null): FlagsRequest {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new CaptureError(400, 'Failed to parse request: the body must be a JSON object. Please ensure your request is properly formatted and all required fields are present.');
+    throw new CaptureError(
+      400,
+      'Failed to parse request: the body must be a JSON object. Please ensure your request is properly formatted and all required fields are present.',
+    );
   }
   const body = value as Record<string, unknown>;
   const token = [body.token, body.api_key, queryToken].find((t): t is string => typeof t === 'string' && t.trim() !== '');
   if (token === undefined) throw new CaptureError(401, 'No API token provided. Please include a valid API token in your request.');
   const raw = body.distinct_id;
-  if (raw === undefined || raw === null) throw new CaptureError(400, 'The distinct_id field is missing from the request. Please include a valid identifier.');
+  if (raw === undefined || raw === null)
+    throw new CaptureError(400, 'The distinct_id field is missing from the request. Please include a valid identifier.');
   const distinctId = typeof raw === 'string' ? raw : typeof raw === 'number' ? String(raw) : undefined;
-  if (distinctId === undefined) throw new CaptureError(400, 'Failed to parse request: distinct_id must be a string. Please ensure your request is properly formatted and all required fields are present.');
+  if (distinctId === undefined)
+    throw new CaptureError(
+      400,
+      'Failed to parse request: distinct_id must be a string. Please ensure your request is properly formatted and all required fields are present.',
+    );
   if (distinctId.trim() === '') throw new CaptureError(400, 'The distinct_id field cannot be empty. Please provide a valid identifier.');
   return { token: token.trim(), distinctId };
 }
@@ -144,6 +152,8 @@ export function flagsAnswer(token: string, query: URLSearchParams, nowMs: number
 export function decideAnswer(token: string, query: URLSearchParams): Record<string, unknown> {
   const v = apiVersionOf(query);
   const flags: Record<string, unknown> =
-    v < 2 ? { featureFlags: [] } : { featureFlags: {}, featureFlagPayloads: {}, errorsWhileComputingFlags: false, ...(v >= 4 ? { flags: {} } : {}) };
+    v < 2
+      ? { featureFlags: [] }
+      : { featureFlags: {}, featureFlagPayloads: {}, errorsWhileComputingFlags: false, ...(v >= 4 ? { flags: {} } : {}) };
   return { config: { enable_collect_everything: true }, toolbarParams: {}, isAuthenticated: false, ...remoteConfig(token), ...flags };
 }

@@ -115,7 +115,7 @@ export function registerEventCommands(program: Command): void {
     .description('import data into a project')
     .command('events')
     .description(
-      'import events from a JSON Lines (.jsonl, .ndjson, .json) or CSV (.csv) file in PostHog\'s export shape ' +
+      "import events from a JSON Lines (.jsonl, .ndjson, .json) or CSV (.csv) file in PostHog's export shape " +
         '(event, distinct_id, properties, timestamp, optional uuid, elements_chain, $set, $set_once). The whole file is ' +
         'checked first: a bad line stops the import before anything is written, with FILE:LINE: reason. Rows are then ' +
         'written in batches, each in one transaction; rows whose uuid is stored already are skipped, so importing a ' +
@@ -147,7 +147,7 @@ export function registerEventCommands(program: Command): void {
         'same events, uuids included. Progress goes to stderr: a bar on a terminal, otherwise a line every 5 s.',
     )
     .addOption(new Option('--project <id>', 'project id to import into').argParser(parsePositive).conflicts('output'))
-    .option('--output <file>', 'write the events to this JSON Lines file (PostHog\'s export shape) instead of importing them')
+    .option('--output <file>', "write the events to this JSON Lines file (PostHog's export shape) instead of importing them")
     .requiredOption('--events <n>', 'number of events', parseInteger)
     .option('--seed <n>', 'random seed (default: a random one, printed in the summary)', parseInteger)
     .option('--days <n>', 'length of the period in days', parsePositive, 30)
@@ -157,33 +157,64 @@ export function registerEventCommands(program: Command): void {
       return new Date(ts.value.slice(0, 23) + 'Z');
     })
     .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
-    .addOption(new Option('--materialize', `first materialize the demo's hot event properties (${DEMO_HOT_PROPERTIES.join(', ')}) not materialized yet, as "events materialize" does`).conflicts('output'))
+    .addOption(
+      new Option(
+        '--materialize',
+        `first materialize the demo's hot event properties (${DEMO_HOT_PROPERTIES.join(', ')}) not materialized yet, as "events materialize" does`,
+      ).conflicts('output'),
+    )
     .option('--json', 'print the summary as JSON')
-    .action(async (o: { project?: number; output?: string; events: number; seed?: number; days: number; now?: Date; batchSize: number; materialize?: boolean; json?: boolean }, cmd: Command) => {
-      // bad usage: commander prints it with the usage hint, exit 2 (index.ts)
-      if (o.project === undefined && o.output === undefined) cmd.error('error: name the project to import into (--project ID), or a file to write (--output FILE)', { exitCode: 2, code: 'envapi.usage' });
-      const seed = o.seed ?? Math.floor(Math.random() * 1_000_000);
-      const now = o.now ?? new Date();
-      const repeat = `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`;
-      // the importer and the demo generator (faker's data) load only when these commands run
-      const { generateDemoEvents } = await import('../ingest/demo.js');
-      const rows = generateDemoEvents({ count: o.events, seed, now, days: o.days });
-      if (o.output !== undefined) {
-        const written = await writeJsonLines(o.output, rows, o.events, importProgress(!!o.json));
-        out(!!o.json, { output: o.output, events: written, seed, now: now.toISOString(), days: o.days }, () => [`Wrote ${n(written)} events to ${o.output}.`, repeat]);
-        return;
-      }
-      const project = o.project!;
-      const { importEvents } = await import('../ingest/import.js');
-      await runImport(
-        program,
-        project,
-        !!o.json,
-        (store, hooks) => importEvents(store, project, rows, { source: 'demo', total: o.events, batchSize: o.batchSize, ...hooks }),
-        (summary) => out(!!o.json, { ...summary, project_id: project, seed, now: now.toISOString(), days: o.days }, () => [...summaryLines(summary, project), repeat]),
-        o.materialize ? async (store) => void (await materializeAll(store, 'event', DEMO_HOT_PROPERTIES, !!o.json)) : undefined,
-      );
-    });
+    .action(
+      async (
+        o: {
+          project?: number;
+          output?: string;
+          events: number;
+          seed?: number;
+          days: number;
+          now?: Date;
+          batchSize: number;
+          materialize?: boolean;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        // bad usage: commander prints it with the usage hint, exit 2 (index.ts)
+        if (o.project === undefined && o.output === undefined)
+          cmd.error('error: name the project to import into (--project ID), or a file to write (--output FILE)', {
+            exitCode: 2,
+            code: 'envapi.usage',
+          });
+        const seed = o.seed ?? Math.floor(Math.random() * 1_000_000);
+        const now = o.now ?? new Date();
+        const repeat = `Seed ${seed}, ${o.days} days up to ${now.toISOString()} (repeat with --seed ${seed} --now ${now.toISOString()}).`;
+        // the importer and the demo generator (faker's data) load only when these commands run
+        const { generateDemoEvents } = await import('../ingest/demo.js');
+        const rows = generateDemoEvents({ count: o.events, seed, now, days: o.days });
+        if (o.output !== undefined) {
+          const written = await writeJsonLines(o.output, rows, o.events, importProgress(!!o.json));
+          out(!!o.json, { output: o.output, events: written, seed, now: now.toISOString(), days: o.days }, () => [
+            `Wrote ${n(written)} events to ${o.output}.`,
+            repeat,
+          ]);
+          return;
+        }
+        const project = o.project!;
+        const { importEvents } = await import('../ingest/import.js');
+        await runImport(
+          program,
+          project,
+          !!o.json,
+          (store, hooks) => importEvents(store, project, rows, { source: 'demo', total: o.events, batchSize: o.batchSize, ...hooks }),
+          (summary) =>
+            out(!!o.json, { ...summary, project_id: project, seed, now: now.toISOString(), days: o.days }, () => [
+              ...summaryLines(summary, project),
+              repeat,
+            ]),
+          o.materialize ? async (store) => void (await materializeAll(store, 'event', DEMO_HOT_PROPERTIES, !!o.json)) : undefined,
+        );
+      },
+    );
 }
 
 /**

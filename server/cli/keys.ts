@@ -25,7 +25,11 @@ export function registerKeyCommands(program: Command): void {
     .command('create')
     .description('create a personal API key; the key is printed once (with its id) and stored only hashed')
     .requiredOption('--user <email-or-id>', 'owner of the key, by e-mail address or id', parseUserRef)
-    .requiredOption('--scopes <list>', `comma-separated scopes, e.g. plugin:read,query:read; known: ${KNOWN_SCOPES.join(', ')}`, parseScopes)
+    .requiredOption(
+      '--scopes <list>',
+      `comma-separated scopes, e.g. plugin:read,query:read; known: ${KNOWN_SCOPES.join(', ')}`,
+      parseScopes,
+    )
     .option('--projects <ids>', 'limit the key to these project ids, e.g. 1,2', parseIdList)
     .option('--label <label>', 'a name for the key', 'cli')
     .option('-q, --quiet', 'print only the key')
@@ -35,7 +39,9 @@ export function registerKeyCommands(program: Command): void {
       await withStore(program, async (store) => {
         const user = await findUser(await accountsOf(store), o.user);
         if (o.projects) await requireProjects(store, o.projects);
-        const { key, record } = await (await keysOf(store)).create({ user_id: user.id, label: o.label, scopes: o.scopes, scoped_teams: o.projects ?? null });
+        const { key, record } = await (
+          await keysOf(store)
+        ).create({ user_id: user.id, label: o.label, scopes: o.scopes, scoped_teams: o.projects ?? null });
         if (o.quiet && !o.json) {
           console.log(key);
           return;
@@ -60,7 +66,10 @@ export function registerKeyCommands(program: Command): void {
         const user = o.user ? await findUser(await accountsOf(store), o.user) : undefined;
         const list = await (await keysOf(store)).list(user?.id);
         out(!!o.json, list, () =>
-          list.map((k) => `${k.id}  ${k.mask_value}  user ${k.user_id}  ${k.scopes.join(',')}${k.scoped_teams ? `  projects ${k.scoped_teams.join(',')}` : ''}  ${k.label}`),
+          list.map(
+            (k) =>
+              `${k.id}  ${k.mask_value}  user ${k.user_id}  ${k.scopes.join(',')}${k.scoped_teams ? `  projects ${k.scoped_teams.join(',')}` : ''}  ${k.label}`,
+          ),
         );
       });
     });

@@ -50,8 +50,14 @@ function stepReporter(quiet: boolean): { onStep(step: MaterializeStep): void; do
  * named); progress on stderr unless `quiet`. Returns the new columns. Used by `events materialize`
  * and `demo --materialize`.
  */
-export async function materializeAll(store: Store, kind: MaterializedKind, properties: readonly string[], quiet: boolean): Promise<MaterializedColumn[]> {
-  const { listMaterializedColumns, materializeProperty, MaterializeError, whyNotMaterializable } = await import('../storage/events/index.js');
+export async function materializeAll(
+  store: Store,
+  kind: MaterializedKind,
+  properties: readonly string[],
+  quiet: boolean,
+): Promise<MaterializedColumn[]> {
+  const { listMaterializedColumns, materializeProperty, MaterializeError, whyNotMaterializable } =
+    await import('../storage/events/index.js');
   // every name is checked before any column is added
   const refused = properties.map(whyNotMaterializable).filter((why) => why !== undefined);
   if (refused.length) throw new CliError(refused.join('; '));
@@ -87,10 +93,10 @@ export function registerMaterializeCommands(program: Command): void {
   events
     .command('materialize')
     .description(
-      'copy a property into a real, indexed column (PostHog\'s materialized columns): the events filters, values and HogQL ' +
+      "copy a property into a real, indexed column (PostHog's materialized columns): the events filters, values and HogQL " +
         'then read the column instead of the JSON, with the same answers. Adds a generated column (SQLite: virtual; ' +
         'PostgreSQL: stored, which rewrites the events table) and an index on (team_id, column, timestamp, uuid) in one ' +
-        'transaction; the index computes every stored event\'s value, so writes wait while it runs (docs/deploy.md). ' +
+        "transaction; the index computes every stored event's value, so writes wait while it runs (docs/deploy.md). " +
         'Every write of an event then updates the index too: materialize the properties that filters read most.',
     )
     .argument('<property...>', 'property names, e.g. $browser')
@@ -115,7 +121,9 @@ export function registerMaterializeCommands(program: Command): void {
       await withStore(program, async (store) => {
         const { listMaterializedColumns } = await import('../storage/events/index.js');
         const list = await listMaterializedColumns(store.db);
-        out(!!o.json, list, () => (list.length ? list.map(columnLine) : ['No materialized columns: add one with envapi events materialize PROPERTY']));
+        out(!!o.json, list, () =>
+          list.length ? list.map(columnLine) : ['No materialized columns: add one with envapi events materialize PROPERTY'],
+        );
       });
     });
   events
@@ -129,7 +137,8 @@ export function registerMaterializeCommands(program: Command): void {
         program,
         async (store) => {
           const { dematerializeProperty } = await import('../storage/events/index.js');
-          if (!(await dematerializeProperty(store, kind, property))) throw new CliError(`The ${kind} property ${property} is not materialized (see envapi events materialized)`);
+          if (!(await dematerializeProperty(store, kind, property)))
+            throw new CliError(`The ${kind} property ${property} is not materialized (see envapi events materialized)`);
           console.log(`Dematerialized ${kind} property ${property}`);
         },
         DDL_LOCK_WAIT_MS,

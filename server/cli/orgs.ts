@@ -5,7 +5,18 @@
  * number in `level` and adds `level_name`.
  */
 import { Option, type Command } from 'commander';
-import { accountsOf, addListCommand, findOrg, findUser, levelName, ORG_OPTION_HELP, out, parseLevel, parseUserRef, withStore } from './shared.js';
+import {
+  accountsOf,
+  addListCommand,
+  findOrg,
+  findUser,
+  levelName,
+  ORG_OPTION_HELP,
+  out,
+  parseLevel,
+  parseUserRef,
+  withStore,
+} from './shared.js';
 
 /** Options and action of `orgs add-member` / `members add` on `cmd`. */
 function addMemberCommand(cmd: Command, program: Command): Command {
@@ -39,8 +50,17 @@ export function registerOrgCommands(program: Command): void {
         out(!!o.json, org, () => [`Organization "${org.name}" created (id ${org.id}).`]);
       });
     });
-  addListCommand(orgs, program, 'list organizations', async (store) => (await accountsOf(store)).listOrganizations(), (x) => `${x.id}  ${x.name}`);
+  addListCommand(
+    orgs,
+    program,
+    'list organizations',
+    async (store) => (await accountsOf(store)).listOrganizations(),
+    (x) => `${x.id}  ${x.name}`,
+  );
   addMemberCommand(orgs.command('add-member').description('add a user to an organization (or change their level)'), program);
 
-  addMemberCommand(program.command('members').description('organization memberships').command('add').description('same as "orgs add-member"'), program);
+  addMemberCommand(
+    program.command('members').description('organization memberships').command('add').description('same as "orgs add-member"'),
+    program,
+  );
 }

@@ -27,7 +27,8 @@ export function registerPluginCommands(program: Command): void {
       const entries = o.all ? [...PLUGIN_CATALOG] : refs.map((r) => findCatalogPlugin(r) ?? r);
       const unknown = entries.filter((e): e is string => typeof e === 'string');
       // bad usage: commander prints it with the usage hint, exit 2 (index.ts)
-      if (unknown.length) cmd.error(`error: not in the catalog: ${unknown.join(', ')} (see envapi plugins catalog)`, { exitCode: 2, code: 'envapi.usage' });
+      if (unknown.length)
+        cmd.error(`error: not in the catalog: ${unknown.join(', ')} (see envapi plugins catalog)`, { exitCode: 2, code: 'envapi.usage' });
       if (!entries.length) cmd.error('error: name plugins to install, or pass --all', { exitCode: 2, code: 'envapi.usage' });
       const { installCatalogPlugin } = await import('../bootstrap.js');
       await withStore(program, async (store) => {
@@ -37,8 +38,10 @@ export function registerPluginCommands(program: Command): void {
           if (typeof entry === 'string') continue;
           installed.push(await installCatalogPlugin(store, org.id, entry));
         }
-        out(!!o.json, installed.map((i) => ({ ...i.plugin, created: i.created })), () =>
-          installed.map((i) => `${i.created ? 'Installed' : 'Updated'} plugin ${i.plugin.id} ${i.plugin.name}`),
+        out(
+          !!o.json,
+          installed.map((i) => ({ ...i.plugin, created: i.created })),
+          () => installed.map((i) => `${i.created ? 'Installed' : 'Updated'} plugin ${i.plugin.id} ${i.plugin.name}`),
         );
       });
     });

@@ -34,7 +34,8 @@ export interface ProgressReporter {
 /** The progress line of a phase (cli-progress placeholders); `{bar}` only on a terminal. */
 function progressFormat(phase: ProgressPhase, known: boolean, tty: boolean): string {
   if (phase === 'validating') return 'Checking  {value} rows | {duration_formatted}';
-  if (phase === 'vacuuming') return 'Vacuuming the tables written (PostgreSQL VACUUM ANALYZE: statistics, index-only reads) | {duration_formatted}';
+  if (phase === 'vacuuming')
+    return 'Vacuuming the tables written (PostgreSQL VACUUM ANALYZE: statistics, index-only reads) | {duration_formatted}';
   const verb = phase === 'writing' ? 'Writing' : 'Importing';
   if (!known) return `${verb} {value} events | {duration_formatted}`;
   return `${verb} ${tty ? '|{bar}| ' : ''}{percentage}% | {value}/{total} events | {duration_formatted} elapsed, {eta_formatted} left`;
@@ -54,7 +55,11 @@ const formatSeconds: cliProgress.TimeFormatter = (t, options, roundTo) =>
  * The progress reporter of the import commands: none with `json`; a bar when `stream` is a
  * terminal; otherwise the plain lines of the module doc, one every `everyMs`.
  */
-export function importProgress(json: boolean, stream: NodeJS.WriteStream = process.stderr, everyMs = PROGRESS_LINE_EVERY_MS): ProgressReporter {
+export function importProgress(
+  json: boolean,
+  stream: NodeJS.WriteStream = process.stderr,
+  everyMs = PROGRESS_LINE_EVERY_MS,
+): ProgressReporter {
   if (json) return { onProgress: () => undefined, stop: () => undefined };
   return stream.isTTY === true ? barProgress(stream) : lineProgress(stream, everyMs);
 }
@@ -75,7 +80,14 @@ function barProgress(stream: NodeJS.WriteStream): ProgressReporter {
         stop();
         phase = key;
         bar = new cliProgress.SingleBar(
-          { format: progressFormat(p, total !== undefined, true), stream, hideCursor: true, fps: 10, etaBuffer: 50, formatTime: formatSeconds },
+          {
+            format: progressFormat(p, total !== undefined, true),
+            stream,
+            hideCursor: true,
+            fps: 10,
+            etaBuffer: 50,
+            formatTime: formatSeconds,
+          },
           cliProgress.Presets.shades_classic,
         );
         bar.start(total ?? 0, done);
@@ -122,7 +134,15 @@ function lineProgress(stream: NodeJS.WriteStream, everyMs: number): ProgressRepo
         return;
       }
       stop();
-      const ph: LinePhase = { key, format: progressFormat(p, total !== undefined, false), total, startedAt: Date.now(), startValue: done, value: done, printed: done };
+      const ph: LinePhase = {
+        key,
+        format: progressFormat(p, total !== undefined, false),
+        total,
+        startedAt: Date.now(),
+        startValue: done,
+        value: done,
+        printed: done,
+      };
       // unref: a progress line never keeps the process alive
       ph.timer = setInterval(() => print(ph), everyMs).unref();
       current = ph;

@@ -30,7 +30,16 @@ async function listProjects(store: Store, organizationId: string | undefined): P
   let q = store.db
     .selectFrom('teams as t')
     .innerJoin('organizations as o', 'o.id', 't.organization_id')
-    .select(['t.id', 't.name', 't.organization_id', 'o.name as organization_name', 't.api_token', 't.timezone', 't.access_control', 't.created_at']);
+    .select([
+      't.id',
+      't.name',
+      't.organization_id',
+      'o.name as organization_name',
+      't.api_token',
+      't.timezone',
+      't.access_control',
+      't.created_at',
+    ]);
   if (organizationId !== undefined) q = q.where('t.organization_id', '=', organizationId);
   const rows = await q.orderBy('t.id').execute();
   return rows.map((r) => ({ ...r, access_control: toBool(r.access_control), created_at: toIso(r.created_at) }));
@@ -51,8 +60,15 @@ export function registerProjectCommands(program: Command): void {
       await withStore(program, async (store) => {
         const accounts = await accountsOf(store);
         const org = await findOrg(accounts, o.org);
-        const team = await accounts.createTeam({ organization_id: org.id, name: o.name, timezone: o.timezone, access_control: !!o.private });
-        out(!!o.json, team, () => [`Project ${team.id} "${team.name}" created in "${org.name}"${team.access_control ? ' (private)' : ''}.`]);
+        const team = await accounts.createTeam({
+          organization_id: org.id,
+          name: o.name,
+          timezone: o.timezone,
+          access_control: !!o.private,
+        });
+        out(!!o.json, team, () => [
+          `Project ${team.id} "${team.name}" created in "${org.name}"${team.access_control ? ' (private)' : ''}.`,
+        ]);
       });
     });
   projects
@@ -65,7 +81,10 @@ export function registerProjectCommands(program: Command): void {
         const org = o.org === undefined ? undefined : await findOrg(await accountsOf(store), o.org);
         const list = await listProjects(store, org?.id);
         out(!!o.json, list, () =>
-          list.map((p) => `${p.id}  ${p.name}  (organization "${p.organization_name}")  token ${p.api_token}${p.access_control ? '  private' : ''}`),
+          list.map(
+            (p) =>
+              `${p.id}  ${p.name}  (organization "${p.organization_name}")  token ${p.api_token}${p.access_control ? '  private' : ''}`,
+          ),
         );
       });
     });

@@ -35,7 +35,10 @@ export function registerServerCommands(program: Command): void {
     .action(async (o: { port?: number; host?: string; workers?: number }) => {
       // the server's modules (Express, the validator, the spec, the configuration) load only for
       // `serve`: every other command, and `--help`, starts without them
-      const [{ main: serve, serveCluster, workersRefusal }, { readConfig }] = await Promise.all([import('../main.js'), import('../config.js')]);
+      const [{ main: serve, serveCluster, workersRefusal }, { readConfig }] = await Promise.all([
+        import('../main.js'),
+        import('../config.js'),
+      ]);
       const config = readConfig();
       const resolved = { ...config, ...storeLocation(program), port: o.port ?? config.port, host: o.host ?? config.host };
       if (o.workers === undefined) {
@@ -57,7 +60,9 @@ export function registerServerCommands(program: Command): void {
       await withStore(program, async (store) => {
         const r = await bootstrap(store, { email: o.email });
         out(!!o.json, { created: r.created, project_id: r.team?.id ?? null, user: r.user?.email ?? null, key: r.key ?? null }, () =>
-          r.created ? [`Project ${r.team?.id} created. Personal API key (shown once, stored only as a hash):`, r.key ?? ''] : ['Store already set up; nothing done.'],
+          r.created
+            ? [`Project ${r.team?.id} created. Personal API key (shown once, stored only as a hash):`, r.key ?? '']
+            : ['Store already set up; nothing done.'],
         );
       });
     });
@@ -71,7 +76,8 @@ export function registerServerCommands(program: Command): void {
     .action(() => {
       // bin/envapi.js handles `envapi build` itself and loads this module only for --help; reaching
       // this action means the CLI was started some other way
-      if (!fileURLToPath(import.meta.url).includes(`${path.sep}dist${path.sep}`)) throw new CliError('envapi runs from the TypeScript sources: dist/ could not be built (see npm run build)');
+      if (!fileURLToPath(import.meta.url).includes(`${path.sep}dist${path.sep}`))
+        throw new CliError('envapi runs from the TypeScript sources: dist/ could not be built (see npm run build)');
       console.log('dist/ is up to date.');
     });
 }

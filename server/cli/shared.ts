@@ -38,16 +38,26 @@ export function levelName(level: number): string {
 
 /** `1,2` → project ids `[1, 2]`. */
 export function parseIdList(value: string): number[] {
-  const ids = value.split(',').map((s) => s.trim()).filter(Boolean);
-  if (!ids.length || ids.some((s) => !/^\d+$/.test(s))) throw new InvalidArgumentError('Expected a comma-separated list of project ids, e.g. 1,2.');
+  const ids = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!ids.length || ids.some((s) => !/^\d+$/.test(s)))
+    throw new InvalidArgumentError('Expected a comma-separated list of project ids, e.g. 1,2.');
   return ids.map(Number);
 }
 
 /** `plugin:read,query:read` → scopes, each one of `KNOWN_SCOPES` (server/domain/access.ts). */
 export function parseScopes(value: string): string[] {
-  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = scopes.filter((s) => !(KNOWN_SCOPES as readonly string[]).includes(s));
-  if (!scopes.length || unknown.length) throw new InvalidArgumentError(`${unknown.length ? `Unknown scope ${unknown.join(', ')}` : 'No scope'}; known: ${KNOWN_SCOPES.join(', ')}.`);
+  if (!scopes.length || unknown.length)
+    throw new InvalidArgumentError(
+      `${unknown.length ? `Unknown scope ${unknown.join(', ')}` : 'No scope'}; known: ${KNOWN_SCOPES.join(', ')}.`,
+    );
   return scopes;
 }
 
@@ -77,7 +87,8 @@ export function emailProblem(value: string): string | undefined {
   const [local, domain] = parts as [string, string];
   if (!local) return 'nothing comes before the @';
   if (!domain) return 'no domain comes after the @';
-  if (!EMAIL_LOCAL_RE.test(local)) return `"${local}" before the @ has a character an address cannot have, or a dot at its start, its end or twice in a row`;
+  if (!EMAIL_LOCAL_RE.test(local))
+    return `"${local}" before the @ has a character an address cannot have, or a dot at its start, its end or twice in a row`;
   const labels = domain.split('.');
   if (labels.length < 2) return `the domain "${domain}" has no dot (e.g. example.com)`;
   if (!labels.every((l) => EMAIL_LABEL_RE.test(l))) return `"${domain}" is not a domain name (letters, digits and hyphens, between dots)`;
@@ -140,7 +151,10 @@ export interface StoreOptions {
  * than through `readConfig`, which also loads the rate limiter's modules (slow to load) and refuses
  * malformed server-only settings that no administration command uses.
  */
-export function storeLocation(program: Command, env: NodeJS.ProcessEnv = process.env): { dataDir: string; databaseUrl: string | undefined } {
+export function storeLocation(
+  program: Command,
+  env: NodeJS.ProcessEnv = process.env,
+): { dataDir: string; databaseUrl: string | undefined } {
   const opts = program.opts<StoreOptions>();
   return { dataDir: opts.dataDir ?? (env.DATA_DIR || 'data'), databaseUrl: opts.databaseUrl ?? (env.DATABASE_URL || undefined) };
 }
@@ -207,9 +221,14 @@ export async function requireProjects(store: Store, ids: readonly number[]): Pro
   if (!missing.length) return;
   const what = missing.length === 1 ? `Project ${missing[0]} does not exist` : `Projects ${missing.join(', ')} do not exist`;
   if (!rows.length) {
-    throw new CliError(`${what}: this store has no projects yet. Start the server once (npm start) or run \`envapi bootstrap\` to create the default organization and project 1.`);
+    throw new CliError(
+      `${what}: this store has no projects yet. Start the server once (npm start) or run \`envapi bootstrap\` to create the default organization and project 1.`,
+    );
   }
-  const named = rows.slice(0, PROJECTS_NAMED).map((r) => `${r.id} "${r.name}"`).join(', ');
+  const named = rows
+    .slice(0, PROJECTS_NAMED)
+    .map((r) => `${r.id} "${r.name}"`)
+    .join(', ');
   const more = rows.length > PROJECTS_NAMED ? ` and ${rows.length - PROJECTS_NAMED} more` : '';
   const count = rows.length === 1 ? 'one project' : `${rows.length} projects`;
   throw new CliError(`${what}. This store has ${count}: ${named}${more} (see envapi projects list).`);
@@ -231,10 +250,13 @@ function orgLines(orgs: Organization[]): string {
  */
 export async function findOrg(accounts: AccountsRepository, ref: string | undefined): Promise<Organization> {
   const orgs = await accounts.listOrganizations();
-  if (!orgs.length) throw new CliError('No organization yet: create one with envapi orgs create --name NAME (or start the server once: npm start)');
+  if (!orgs.length)
+    throw new CliError('No organization yet: create one with envapi orgs create --name NAME (or start the server once: npm start)');
   if (ref === undefined) {
     if (orgs.length === 1) return orgs[0]!;
-    throw new CliError(`There are ${orgs.length} organizations: name one with --org NAME or --org ID, e.g. --org "${orgs[0]!.name}"\n${orgLines(orgs)}`);
+    throw new CliError(
+      `There are ${orgs.length} organizations: name one with --org NAME or --org ID, e.g. --org "${orgs[0]!.name}"\n${orgLines(orgs)}`,
+    );
   }
   const byId = orgs.find((o) => o.id === ref);
   if (byId) return byId;
@@ -249,7 +271,13 @@ export async function findOrg(accounts: AccountsRepository, ref: string | undefi
  * Adds `<parent> list` with only `--json`: loads the rows from the store of the global options and
  * prints them as JSON, or one `line` each.
  */
-export function addListCommand<T>(parent: Command, program: Command, description: string, load: (store: Store) => Promise<T[]>, line: (row: T) => string): void {
+export function addListCommand<T>(
+  parent: Command,
+  program: Command,
+  description: string,
+  load: (store: Store) => Promise<T[]>,
+  line: (row: T) => string,
+): void {
   parent
     .command('list')
     .description(description)

@@ -94,7 +94,11 @@ export function assertKeyMayUseProject(key: PersonalApiKey, teamId: number): voi
  * without access control the organization level; with it, the higher of the explicit project level
  * and the organization level, and without an explicit membership only organization admins and owners.
  */
-export function effectiveProjectLevel(team: Pick<Team, 'access_control'>, membership: Pick<Membership, 'level'> | undefined, explicitLevel: number | null): number | null {
+export function effectiveProjectLevel(
+  team: Pick<Team, 'access_control'>,
+  membership: Pick<Membership, 'level'> | undefined,
+  explicitLevel: number | null,
+): number | null {
   if (!membership) return null;
   if (!team.access_control) return membership.level;
   if (explicitLevel !== null) return Math.max(explicitLevel, membership.level);

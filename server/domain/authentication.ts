@@ -70,6 +70,8 @@ export class AuthenticationService {
    * level on the team; undefined when the team does not exist. Kept answers are returned as they are.
    */
   projectAccess(teamId: number, userId: number): ProjectAccessRow | Promise<ProjectAccessRow | undefined> {
-    return this.caches ? this.caches.access.get(`${teamId}:${userId}`, this.accounts, teamId, userId) : PROJECT_ACCESS.load(this.accounts, teamId, userId);
+    return this.caches
+      ? this.caches.access.get(`${teamId}:${userId}`, this.accounts, teamId, userId)
+      : PROJECT_ACCESS.load(this.accounts, teamId, userId);
   }
 }

@@ -107,7 +107,10 @@ export function assertValidTemplate(template: unknown): asserts template is Dash
   if (!e) throw validationError('The template is not valid.', 'template');
   const missing = (e.params as { missingProperty?: string }).missingProperty;
   const path = `/body/template${e.instancePath}${missing ? `/${missing}` : ''}`;
-  throw new ApiError(400, schemaProblemBody({ path, message: e.message ?? 'is invalid', errorCode: `${e.keyword}.openapi.validation` }, { body: { template } }));
+  throw new ApiError(
+    400,
+    schemaProblemBody({ path, message: e.message ?? 'is invalid', errorCode: `${e.keyword}.openapi.validation` }, { body: { template } }),
+  );
 }
 
 /** The caller as the dashboard rules need it. */
@@ -137,7 +140,12 @@ export class DashboardsService {
    * The list form of a dashboard. `db` must be the transaction when called inside one (SQLite has
    * one connection: a query outside the transaction would wait for it forever).
    */
-  private async basic(d: DashboardRecord, caller: DashboardCaller, users: Map<number, User | undefined>, db: Kysely<Database> = this.store.db): Promise<DashboardBasicWire> {
+  private async basic(
+    d: DashboardRecord,
+    caller: DashboardCaller,
+    users: Map<number, User | undefined>,
+    db: Kysely<Database> = this.store.db,
+  ): Promise<DashboardBasicWire> {
     let creator: User | undefined;
     if (d.created_by_id !== null) {
       if (!users.has(d.created_by_id)) users.set(d.created_by_id, await new AccountsRepository(db).findUserById(d.created_by_id));
@@ -239,7 +247,8 @@ export class DashboardsService {
       const source = await repo.find(teamId, id, lock);
       if (!source) throw notFound();
       assertCanEdit(source, caller);
-      if (!(await repo.findTile(source.id, tileId))) throw validationError(`Tile ${tileId} is not on dashboard ${source.id}.`, 'tile__id', 'does_not_exist');
+      if (!(await repo.findTile(source.id, tileId)))
+        throw validationError(`Tile ${tileId} is not on dashboard ${source.id}.`, 'tile__id', 'does_not_exist');
       const targetDashboard = toDashboard === source.id ? source : await repo.find(teamId, toDashboard, lock);
       if (!targetDashboard) throw validationError(`Dashboard ${toDashboard} does not exist in this project.`, attr, 'does_not_exist');
       assertCanEdit(targetDashboard, caller);
@@ -264,7 +273,11 @@ export interface MoveTileTarget {
 export function moveTileTarget(body: { to_dashboard?: number; toDashboard?: number }): MoveTileTarget {
   const { to_dashboard: current, toDashboard: older } = body;
   if (current !== undefined && older !== undefined && current !== older) {
-    throw validationError(`to_dashboard (${current}) and toDashboard (${older}) name different dashboards; send one of them.`, 'to_dashboard', 'invalid');
+    throw validationError(
+      `to_dashboard (${current}) and toDashboard (${older}) name different dashboards; send one of them.`,
+      'to_dashboard',
+      'invalid',
+    );
   }
   if (current !== undefined) return { id: current, attr: 'to_dashboard' };
   if (older !== undefined) return { id: older, attr: 'toDashboard' };

@@ -259,7 +259,10 @@ function parseElement(piece: string, order: number): Element {
       element.tag_name = tag;
     } else {
       element.tag_name = tag.slice(0, dot);
-      element.attr_class = tag.slice(dot + 1).split('.').filter((c) => c !== '');
+      element.attr_class = tag
+        .slice(dot + 1)
+        .split('.')
+        .filter((c) => c !== '');
     }
   }
   if (attrs) {

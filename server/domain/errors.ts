@@ -108,7 +108,12 @@ export const STORE_BUSY_RETRY_AFTER_S = 1;
 export function storeBusy(): ApiError {
   return new ApiError(
     503,
-    { type: 'server_error', code: 'service_unavailable', detail: 'The database is busy with other writes. Please try again shortly.', attr: null },
+    {
+      type: 'server_error',
+      code: 'service_unavailable',
+      detail: 'The database is busy with other writes. Please try again shortly.',
+      attr: null,
+    },
     { 'Retry-After': String(STORE_BUSY_RETRY_AFTER_S) },
   );
 }
@@ -170,7 +175,8 @@ export function schemaProblemBody(item: ValidatorItem, input: RequestInput): Err
       };
     case 'enum': {
       const value = valueAt(input, item.path);
-      const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+      const shown =
+        typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
       return { type: 'validation_error', code: 'invalid_choice', detail: `"${clip(shown)}" is not a valid choice.`, attr };
     }
     case 'minimum':
@@ -192,7 +198,13 @@ export function schemaProblemBody(item: ValidatorItem, input: RequestInput): Err
     case 'format':
       // DRF's code is `invalid`; PostHog's handler renames it `invalid_input` (exceptions_hog).
       if (/uuid/.test(message)) return { type: 'validation_error', code: 'invalid_input', detail: 'Must be a valid UUID.', attr };
-      if (/date-time/.test(message)) return { type: 'validation_error', code: 'invalid_input', detail: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].', attr };
+      if (/date-time/.test(message))
+        return {
+          type: 'validation_error',
+          code: 'invalid_input',
+          detail: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].',
+          attr,
+        };
       return { type: 'validation_error', code: 'invalid_input', detail: `Invalid format: ${message}.`, attr };
     case 'pattern':
     case 'propertyNames':
@@ -215,7 +227,8 @@ export interface RequestInput {
 function valueAt(input: RequestInput, path: string | undefined): unknown {
   const parts = (path ?? '').replace(/^\./, '/').split(/[/.]/).filter(Boolean);
   const [where, ...rest] = parts;
-  let node: unknown = where === 'body' ? input.body : where === 'query' ? input.query : where === 'params' || where === 'path' ? input.params : undefined;
+  let node: unknown =
+    where === 'body' ? input.body : where === 'query' ? input.query : where === 'params' || where === 'path' ? input.params : undefined;
   for (const key of rest) {
     if (node === null || typeof node !== 'object') return undefined;
     node = (node as Record<string, unknown>)[key];

@@ -56,7 +56,10 @@ export interface EventDefinitionListParams {
 
 /** RFC 4122 version-5 UUID of `name` in the namespace `namespace`. */
 export function uuidV5(namespace: string, name: string): string {
-  const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name, 'utf8').digest();
+  const hash = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const h = hash.subarray(0, 16).toString('hex');
@@ -106,7 +109,11 @@ function parseExcluded(raw: string | undefined): string[] {
 
 /** The sort keys of `ordering` (default PostHog's: last-seen date, newest first, then name). */
 function orderOf(ordering: EventDefinitionListParams['ordering']): DefinitionOrder[] {
-  if (!ordering?.length) return [{ key: 'last_seen_date', desc: true }, { key: 'name', desc: false }];
+  if (!ordering?.length)
+    return [
+      { key: 'last_seen_date', desc: true },
+      { key: 'name', desc: false },
+    ];
   return ordering.map((o) => {
     const desc = o.startsWith('-');
     const field = desc ? o.slice(1) : o;
@@ -118,7 +125,10 @@ function orderOf(ordering: EventDefinitionListParams['ordering']): DefinitionOrd
 export class EventDefinitionsService {
   private readonly events: EventsStore;
 
-  constructor(store: Store, private readonly clock: () => Date = () => new Date()) {
+  constructor(
+    store: Store,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
     this.events = eventsStore(store.db);
   }
 
@@ -137,7 +147,10 @@ export class EventDefinitionsService {
       excluded: parseExcluded(params.excluded_properties),
     } as const;
     const since = formatTimestamp(new Date(this.clock().getTime() - VOLUME_WINDOW_MS));
-    const [count, rows] = await Promise.all([this.events.countEventDefinitions(filters), this.events.eventDefinitions({ ...filters, since, order: orderOf(params.ordering), offset, limit })]);
+    const [count, rows] = await Promise.all([
+      this.events.countEventDefinitions(filters),
+      this.events.eventDefinitions({ ...filters, since, order: orderOf(params.ordering), offset, limit }),
+    ]);
     return { count, ...limitOffsetLinks(url, limit, offset, count), results: rows.map((r) => definitionToWire(team.id, r)) };
   }
 }

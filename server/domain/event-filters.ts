@@ -92,7 +92,8 @@ function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): Property
         // can stall the server; what RE2 cannot compile (lookaround, backreferences) is refused.
         const why = re2Error(text);
         // three quoted parts (RE2's reason may repeat the pattern): each gets a third of the usual room
-        if (why !== undefined) fail(`The regular expression on ${echo(key, 60)} is not valid RE2 syntax (${clip(why, 80)}): ${echo(text, 100)}.`);
+        if (why !== undefined)
+          fail(`The regular expression on ${echo(key, 60)} is not valid RE2 syntax (${clip(why, 80)}): ${echo(text, 100)}.`);
       }
       return { ...base, operator: op, pattern: text };
     case 'gt':
@@ -105,7 +106,8 @@ function parseFilter(raw: Record<string, unknown>, ctx: FilterContext): Property
     }
     default: {
       const parsed = parseRelativeOrIso(text, ctx);
-      if (parsed === undefined) fail(`The date ${echo(text, 100)} of the filter on ${echo(key, 100)} cannot be read; use ISO 8601 or a relative date such as -7d.`);
+      if (parsed === undefined)
+        fail(`The date ${echo(text, 100)} of the filter on ${echo(key, 100)} cannot be read; use ISO 8601 or a relative date such as -7d.`);
       const date = parsed.slice(0, 23);
       if (op === 'is_date_exact' && /^\d{4}-\d{2}-\d{2}$/.test(text.trim())) {
         const end = new Date(Date.parse(parsed.slice(0, 23) + 'Z') + 86_400_000).toISOString().slice(0, 23);

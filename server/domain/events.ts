@@ -104,7 +104,10 @@ export class EventsService {
 
   private readonly db: Store['db'];
 
-  constructor(store: Store, private readonly clock: () => Date = () => new Date()) {
+  constructor(
+    store: Store,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
     this.read = eventsStore(store.db, store.readRows);
     this.db = store.db;
   }
@@ -113,16 +116,23 @@ export class EventsService {
   private bound(name: 'after' | 'before', raw: string, team: Team, now: Date): string {
     const parsed = parseEventDateParam(raw, { now, timezone: team.timezone });
     if (parsed === undefined) {
-      throw validationError(`The ${name} date ${echo(raw, 100)} cannot be read; use ISO 8601 (2024-11-20T14:00:00Z) or a relative date (-1d, -24h, -30M, dStart).`, name);
+      throw validationError(
+        `The ${name} date ${echo(raw, 100)} cannot be read; use ISO 8601 (2024-11-20T14:00:00Z) or a relative date (-1d, -24h, -30M, dStart).`,
+        name,
+      );
     }
     return parsed;
   }
 
-/** The list's filters but paging, read and checked (400 naming the parameter). */
+  /** The list's filters but paging, read and checked (400 naming the parameter). */
   private filters(team: Team, params: EventListParams, now: Date) {
-    const before = params.before !== undefined ? this.bound('before', params.before, team, now) : formatTimestamp(new Date(now.getTime() + BEFORE_SLACK_MS));
+    const before =
+      params.before !== undefined
+        ? this.bound('before', params.before, team, now)
+        : formatTimestamp(new Date(now.getTime() + BEFORE_SLACK_MS));
     const after = params.after !== undefined ? this.bound('after', params.after, team, now) : undefined;
-    const properties = params.properties !== undefined ? parsePropertiesParam(params.properties, { now, timezone: team.timezone }) : undefined;
+    const properties =
+      params.properties !== undefined ? parsePropertiesParam(params.properties, { now, timezone: team.timezone }) : undefined;
     let person: { id: number } | { uuid: string } | undefined;
     if (params.person_id !== undefined) {
       const uuid = normalizeUuid(params.person_id);
@@ -144,7 +154,10 @@ export class EventsService {
    * hasMore}`. Throws `ApiError` 400 (attr `select`, `where` or the filter; HogQL's errors turned
    * into `ApiError` by `withHogQLErrors`).
    */
-  async select(team: Team, params: EventListParams): Promise<{ columns: string[]; types: string[]; results: unknown[][]; hasMore: boolean }> {
+  async select(
+    team: Team,
+    params: EventListParams,
+  ): Promise<{ columns: string[]; types: string[]; results: unknown[][]; hasMore: boolean }> {
     const now = this.clock();
     if (params.format === 'csv') throw validationError('format=csv is not available with select; ask for JSON.', 'format');
     if (params.cursor !== undefined) throw validationError('cursor pages the plain list; with select, use offset.', 'cursor');
@@ -153,13 +166,21 @@ export class EventsService {
     // the store's materialized columns, read by property filters and by the HogQL
     const materialized = await this.read.materializedColumns();
     const conditions = this.read.conditions({ teamId: team.id, ...f, event: params.event, distinctId: params.distinct_id, materialized });
-    const parts = { select: hogqlList(params.select ?? '[]', 'select'), where: params.where !== undefined ? hogqlList(params.where, 'where') : undefined, limit, offset: params.offset ?? 0 };
+    const parts = {
+      select: hogqlList(params.select ?? '[]', 'select'),
+      where: params.where !== undefined ? hogqlList(params.where, 'where') : undefined,
+      limit,
+      offset: params.offset ?? 0,
+    };
     const answer = await withHogQLErrors(() => runEventsQuery(this.db, this.read.table(materialized), team.id, parts, conditions, now));
     return { columns: answer.columns, types: answer.types, results: answer.results, hasMore: answer.hasMore };
   }
 
   private async toWire(rows: EventRow[], teamId: number): Promise<EventWire[]> {
-    const persons = await this.read.personsByDistinctId(teamId, rows.map((r) => r.distinct_id));
+    const persons = await this.read.personsByDistinctId(
+      teamId,
+      rows.map((r) => r.distinct_id),
+    );
     return rows.map((r) => eventToWire(r, persons.get(r.distinct_id)));
   }
 
@@ -175,7 +196,10 @@ export class EventsService {
     // the store's materialized columns, read by property filters and `where`
     const materialized = properties || params.where !== undefined ? await this.read.materializedColumns() : undefined;
     const whereList = params.where !== undefined ? hogqlList(params.where, 'where') : undefined;
-    const where = whereList !== undefined ? await withHogQLErrors(() => eventsWhereCondition(whereList, this.read.table(materialized), now)) : undefined;
+    const where =
+      whereList !== undefined
+        ? await withHogQLErrors(() => eventsWhereCondition(whereList, this.read.table(materialized), now))
+        : undefined;
     const rows = await this.read.list({
       teamId: team.id,
       before,
@@ -192,29 +216,43 @@ export class EventsService {
     });
     const hasMore = rows.length > limit;
     const page = rows.slice(0, limit);
-    if (params.format === 'csv') return { format: 'csv', body: eventsToCsv((await this.toWire(page, team.id)) as unknown as Record<string, unknown>[]) };
-    const persons = await this.read.personsByDistinctId(team.id, page.map((r) => r.distinct_id));
+    if (params.format === 'csv')
+      return { format: 'csv', body: eventsToCsv((await this.toWire(page, team.id)) as unknown as Record<string, unknown>[]) };
+    const persons = await this.read.personsByDistinctId(
+      team.id,
+      page.map((r) => r.distinct_id),
+    );
     const last = page[page.length - 1];
     const next = hasMore && last ? withQuery(url, { offset: null, cursor: encodeCursor(last) }) : null;
     return { format: 'json', body: new JsonText(eventsPageJson(page, persons, next)) };
   }
 
   /** One event by uuid (with or without dashes): 400 "Invalid UUID" (attr id), 404 when unknown. */
-  async retrieve(team: Team, id: string, format: 'csv' | 'json' | undefined): Promise<{ format: 'json'; body: EventWire } | { format: 'csv'; body: string }> {
+  async retrieve(
+    team: Team,
+    id: string,
+    format: 'csv' | 'json' | undefined,
+  ): Promise<{ format: 'json'; body: EventWire } | { format: 'csv'; body: string }> {
     const uuid = normalizeUuid(id);
     if (!uuid) throw validationError('Invalid UUID', 'id');
     const row = await this.read.findByUuid(team.id, uuid);
     if (!row) throw notFound(`No events exist for event UUID ${id}`);
     const [event] = await this.toWire([row], team.id);
     if (!event) throw notFound(`No events exist for event UUID ${id}`);
-    return format === 'csv' ? { format: 'csv', body: eventsToCsv([event as unknown as Record<string, unknown>]) } : { format: 'json', body: event };
+    return format === 'csv'
+      ? { format: 'csv', body: eventsToCsv([event as unknown as Record<string, unknown>]) }
+      : { format: 'json', body: event };
   }
 
   /**
    * Up to 10 values of a property (or column) seen from the start of the UTC day 7 days ago to the
    * end of today, among the most recent VALUES_SCAN_LIMIT events of that window; see the spec.
    */
-  async values(team: Team, params: EventValuesParams, format: 'csv' | 'json' | undefined): Promise<{ format: 'json'; body: { name: string }[] } | { format: 'csv'; body: string }> {
+  async values(
+    team: Team,
+    params: EventValuesParams,
+    format: 'csv' | 'json' | undefined,
+  ): Promise<{ format: 'json'; body: { name: string }[] } | { format: 'csv'; body: string }> {
     const key = params.key;
     if (key === undefined || key === '') throw validationError('You must provide a key', 'key', 'required');
     const now = this.clock();
@@ -223,10 +261,21 @@ export class EventsService {
     const until = new Date(day + 86_400_000 - 1).toISOString().slice(0, 23) + '999Z';
     let names: string[];
     if (key === 'custom_event') {
-      const rows = await this.read.values({ teamId: team.id, key: 'event', isColumn: true, since, until, excludeDollarEvents: true, scan: VALUES_SCAN_LIMIT, limit: VALUES_LIMIT, order: 'value' });
+      const rows = await this.read.values({
+        teamId: team.id,
+        key: 'event',
+        isColumn: true,
+        since,
+        until,
+        excludeDollarEvents: true,
+        scan: VALUES_SCAN_LIMIT,
+        limit: VALUES_LIMIT,
+        order: 'value',
+      });
       names = rows.map((r) => r.value);
     } else {
-      if (params.is_column && key !== 'event' && key !== 'distinct_id') throw validationError('With is_column, key must be an event column: event or distinct_id.', 'key');
+      if (params.is_column && key !== 'event' && key !== 'distinct_id')
+        throw validationError('With is_column, key must be an event column: event or distinct_id.', 'key');
       const rows = await this.read.values({
         teamId: team.id,
         key,
@@ -239,7 +288,10 @@ export class EventsService {
         limit: VALUES_LIMIT * 5,
         order: params.value ? 'length' : 'frequency',
       });
-      names = flattenValues(rows.map((r) => r.value), params.value).slice(0, VALUES_LIMIT);
+      names = flattenValues(
+        rows.map((r) => r.value),
+        params.value,
+      ).slice(0, VALUES_LIMIT);
     }
     const body = names.map((name) => ({ name }));
     return format === 'csv' ? { format: 'csv', body: rowsToCsv(body) } : { format: 'json', body };
@@ -358,7 +410,9 @@ function personToWire(distinctId: string, person: EventPerson | undefined): Even
 export function eventToWire(r: EventRow, person: EventPerson | undefined): EventWire {
   const personWire = personToWire(r.distinct_id, person);
   // Object.fromEntries defines each key as an own property: a `__proto__` key stays a key
-  const properties: Record<string, unknown> = Object.fromEntries(Object.entries(r.properties).map(([k, v]) => [k, typeof v === 'string' ? stripQuotes(v) : v]));
+  const properties: Record<string, unknown> = Object.fromEntries(
+    Object.entries(r.properties).map(([k, v]) => [k, typeof v === 'string' ? stripQuotes(v) : v]),
+  );
   return {
     id: r.uuid,
     distinct_id: r.distinct_id,

@@ -152,7 +152,9 @@ export class OrganizationsService {
       if (await this.reads.organizationExists(organizationId)) throw permissionDenied();
       throw notFound();
     }
-    const rows = (await this.reads.teamsForUser(viewer.user.id, { organizationIds: [organizationId] })).filter((r) => visibleToKey(r, viewer.key));
+    const rows = (await this.reads.teamsForUser(viewer.user.id, { organizationIds: [organizationId] })).filter((r) =>
+      visibleToKey(r, viewer.key),
+    );
     return { count: rows.length, results: rows.slice(page.offset, page.offset + page.limit).map(teamBasic) };
   }
 
@@ -179,7 +181,9 @@ export class OrganizationsService {
   /** Full views of organizations of the viewer's user, in order. */
   async views(orgs: OrganizationWithLevel[], viewer: Viewer): Promise<OrganizationView[]> {
     if (orgs.length === 0) return [];
-    const teams = (await this.reads.teamsForUser(viewer.user.id, { organizationIds: orgs.map((o) => o.id) })).filter((r) => visibleToKey(r, viewer.key));
+    const teams = (await this.reads.teamsForUser(viewer.user.id, { organizationIds: orgs.map((o) => o.id) })).filter((r) =>
+      visibleToKey(r, viewer.key),
+    );
     const out: OrganizationView[] = [];
     for (const org of orgs) {
       const own = teams.filter((r) => r.team.organization_id === org.id);

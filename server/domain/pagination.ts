@@ -22,7 +22,8 @@ export function withQuery(url: URL, changes: Record<string, string | number | nu
 export function limitOffsetLinks(url: URL, limit: number, offset: number, count: number): { next: string | null; previous: string | null } {
   const next = offset + limit < count ? withQuery(url, { limit, offset: offset + limit }) : null;
   let previous: string | null = null;
-  if (offset > 0) previous = offset - limit <= 0 ? withQuery(url, { limit, offset: null }) : withQuery(url, { limit, offset: offset - limit });
+  if (offset > 0)
+    previous = offset - limit <= 0 ? withQuery(url, { limit, offset: null }) : withQuery(url, { limit, offset: offset - limit });
   return { next, previous };
 }
 

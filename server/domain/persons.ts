@@ -96,7 +96,14 @@ export function serializedPerson(p: PersonRecord): SerializedPersonWire {
 
 /** The retrieve shape (posthog/api/person.py `PersonSerializer`). */
 export function personToWire(p: PersonRecord): PersonWire {
-  return { id: p.id, name: personName(p), distinct_ids: identifiedFirst(p.distinct_ids), properties: p.properties, created_at: p.created_at, uuid: p.uuid };
+  return {
+    id: p.id,
+    name: personName(p),
+    distinct_ids: identifiedFirst(p.distinct_ids),
+    properties: p.properties,
+    created_at: p.created_at,
+    uuid: p.uuid,
+  };
 }
 
 /**
@@ -118,7 +125,10 @@ export function parsePersonKey(id: string): { id: number } | { uuid: string } | 
 export class PersonsService {
   private readonly repo: PersonsRepository;
 
-  constructor(store: Store, private readonly clock: () => Date = () => new Date()) {
+  constructor(
+    store: Store,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
     this.repo = new PersonsRepository(store.db);
   }
 

@@ -130,7 +130,8 @@ function defaultCatalogDir(): string {
   for (let dir = start; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, CATALOG_FOLDER);
     if (fs.existsSync(path.join(candidate, 'catalog.json'))) return candidate;
-    if (path.dirname(dir) === dir) throw new PluginCatalogError(CATALOG_FOLDER, `no ${path.join(CATALOG_FOLDER, 'catalog.json')} in ${start} or any folder above it`);
+    if (path.dirname(dir) === dir)
+      throw new PluginCatalogError(CATALOG_FOLDER, `no ${path.join(CATALOG_FOLDER, 'catalog.json')} in ${start} or any folder above it`);
   }
 }
 
@@ -172,7 +173,10 @@ export function loadPluginCatalog(dir: string = defaultCatalogDir()): readonly C
   };
   const order = readJson('catalog.json');
   if (!Array.isArray(order) || order.some((k) => typeof k !== 'string' || !/^[a-z0-9][a-z0-9-]*$/.test(k))) {
-    throw new PluginCatalogError(shown('catalog.json'), 'must be an array of plugin keys (lower-case letters, digits and "-"), e.g. ["customerio", "hubspot"]');
+    throw new PluginCatalogError(
+      shown('catalog.json'),
+      'must be an array of plugin keys (lower-case letters, digits and "-"), e.g. ["customerio", "hubspot"]',
+    );
   }
   const keys = order as string[];
   const duplicate = keys.find((k, i) => keys.indexOf(k) !== i);
@@ -181,7 +185,8 @@ export function loadPluginCatalog(dir: string = defaultCatalogDir()): readonly C
     .readdirSync(dir)
     .filter((f) => f.endsWith('.json') && f !== 'catalog.json' && !keys.includes(f.slice(0, -'.json'.length)))
     .sort();
-  if (unlisted.length > 0) throw new PluginCatalogError(shown(unlisted[0]!), 'is not listed in catalog.json (add its key there, or remove the file)');
+  if (unlisted.length > 0)
+    throw new PluginCatalogError(shown(unlisted[0]!), 'is not listed in catalog.json (add its key there, or remove the file)');
   return deepFreeze(
     keys.map((key) => {
       const file = `${key}.json`;
@@ -193,7 +198,10 @@ export function loadPluginCatalog(dir: string = defaultCatalogDir()): readonly C
       try {
         text = fs.readFileSync(path.join(dir, source.file), 'utf8');
       } catch (err) {
-        throw new PluginCatalogError(shown(file), `frontend_source.file: ${source.file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+        throw new PluginCatalogError(
+          shown(file),
+          `frontend_source.file: ${source.file} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        );
       }
       return { ...entry, frontend_source: text.endsWith('\n') ? text.slice(0, -1) : text };
     }),
@@ -216,7 +224,9 @@ class ShapeCheck {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) this.fail(at, `must be an object, not ${describe(v)}`);
     const o = v as Record<string, unknown>;
     for (const k of required) if (!(k in o)) this.fail(at, `lacks "${k}"`);
-    for (const k of Object.keys(o)) if (!required.includes(k) && !optional.includes(k)) this.fail(at, `has an unknown field "${k}" (known: ${[...required, ...optional].join(', ')})`);
+    for (const k of Object.keys(o))
+      if (!required.includes(k) && !optional.includes(k))
+        this.fail(at, `has an unknown field "${k}" (known: ${[...required, ...optional].join(', ')})`);
     return o;
   }
 
@@ -239,7 +249,9 @@ class ShapeCheck {
   }
 
   oneOf<T extends string>(at: string, v: unknown, choices: readonly T[]): T {
-    return choices.includes(v as T) ? (v as T) : this.fail(at, `must be one of ${choices.map((c) => `"${c}"`).join(', ')}, not ${describe(v)}`);
+    return choices.includes(v as T)
+      ? (v as T)
+      : this.fail(at, `must be one of ${choices.map((c) => `"${c}"`).join(', ')}, not ${describe(v)}`);
   }
 
   strings(at: string, v: unknown): string[] {
@@ -270,7 +282,21 @@ function describe(v: unknown): string {
 const PLUGIN_TYPES = ['local', 'custom', 'repository', 'source', 'inline'] as const;
 const FIELD_TYPES = ['string', 'choice', 'attachment', 'json', 'dictionary', 'boolean'] as const;
 const PAYLOAD_TYPES = ['string', 'boolean', 'json', 'number', 'date', 'daterange'] as const;
-const ENTRY_FIELDS = ['key', 'url', 'name', 'description', 'icon', 'plugin_type', 'tag', 'latest_tag', 'capabilities', 'config_schema', 'public_jobs', 'frontend_source', 'migrator'] as const;
+const ENTRY_FIELDS = [
+  'key',
+  'url',
+  'name',
+  'description',
+  'icon',
+  'plugin_type',
+  'tag',
+  'latest_tag',
+  'capabilities',
+  'config_schema',
+  'public_jobs',
+  'frontend_source',
+  'migrator',
+] as const;
 
 /** One file's entry, checked against `CatalogPlugin` (its key must be `key`, the file's name). */
 function checkEntry(c: ShapeCheck, v: unknown, key: string): CatalogFileEntry {
@@ -290,8 +316,14 @@ function checkEntry(c: ShapeCheck, v: unknown, key: string): CatalogFileEntry {
     plugin_type: c.oneOf('plugin_type', o.plugin_type, PLUGIN_TYPES),
     tag: c.nullableString('tag', o.tag),
     latest_tag: c.nullableString('latest_tag', o.latest_tag),
-    capabilities: c.fields<CatalogPlugin['capabilities']>('capabilities', caps, { methods: strings, jobs: strings, scheduled_tasks: strings }),
-    config_schema: Array.isArray(o.config_schema) ? o.config_schema.map((f, i) => checkField(c, `config_schema[${i}]`, f)) : c.fail('config_schema', `must be an array, not ${describe(o.config_schema)}`),
+    capabilities: c.fields<CatalogPlugin['capabilities']>('capabilities', caps, {
+      methods: strings,
+      jobs: strings,
+      scheduled_tasks: strings,
+    }),
+    config_schema: Array.isArray(o.config_schema)
+      ? o.config_schema.map((f, i) => checkField(c, `config_schema[${i}]`, f))
+      : c.fail('config_schema', `must be an array, not ${describe(o.config_schema)}`),
     public_jobs: c.record('public_jobs', o.public_jobs, (at, job) => {
       const j = c.object(at, job, [], ['payload']);
       return 'payload' in j ? { payload: c.record(`${at}.payload`, j.payload, (pat, p) => checkPayloadField(c, pat, p)) } : {};
@@ -303,7 +335,12 @@ function checkEntry(c: ShapeCheck, v: unknown, key: string): CatalogFileEntry {
 
 /** One `config_schema` field (see `ConfigSchemaField`). */
 function checkField(c: ShapeCheck, at: string, v: unknown): ConfigSchemaField {
-  const o = c.object(at, v, [], ['key', 'name', 'type', 'default', 'required', 'secret', 'hint', 'choices', 'required_if', 'visible_if', 'markdown', 'site']);
+  const o = c.object(
+    at,
+    v,
+    [],
+    ['key', 'name', 'type', 'default', 'required', 'secret', 'hint', 'choices', 'required_if', 'visible_if', 'markdown', 'site'],
+  );
   const text = (a: string, x: unknown) => c.string(a, x);
   const flag = (a: string, x: unknown) => c.boolean(a, x);
   const any = (_a: string, x: unknown) => x;
@@ -338,7 +375,8 @@ function checkPayloadField(c: ShapeCheck, at: string, v: unknown): JobPayloadFie
 /** `frontend_source`'s `{"file": "<name>"}`: a file name in the same folder (no path). */
 function checkFrontendFile(c: ShapeCheck, v: unknown): string {
   const file = c.string('frontend_source.file', c.object('frontend_source', v, ['file']).file);
-  if (!/^[\w.-]+$/.test(file) || file.startsWith('.') || file.endsWith('.json')) c.fail('frontend_source.file', `must name a file next to the entry (e.g. "notification-bar.frontend.js"), not ${describe(file)}`);
+  if (!/^[\w.-]+$/.test(file) || file.startsWith('.') || file.endsWith('.json'))
+    c.fail('frontend_source.file', `must name a file next to the entry (e.g. "notification-bar.frontend.js"), not ${describe(file)}`);
   return file;
 }
 

@@ -78,7 +78,13 @@ export async function pluginInfo(plugin: Plugin, project: ProjectAccess, db: Kys
  * plugin's, `plugin_info` only when `withInfo` (PostHog: every action but list and rearrange), read
  * through `db` as `pluginInfo`.
  */
-export async function pluginConfigToWire(record: PluginConfigRecord, plugin: Plugin | undefined, project: ProjectAccess, withInfo: boolean, db: Kysely<Database>): Promise<PluginConfigWire> {
+export async function pluginConfigToWire(
+  record: PluginConfigRecord,
+  plugin: Plugin | undefined,
+  project: ProjectAccess,
+  withInfo: boolean,
+  db: Kysely<Database>,
+): Promise<PluginConfigWire> {
   return {
     id: record.id,
     plugin: record.plugin_id,
@@ -107,7 +113,14 @@ export function activityToWire(e: ActivityEntry): ActivityLogWire {
     item_id: e.item_id,
     detail: {
       id: e.detail.id ?? null,
-      changes: e.detail.changes?.map((c) => ({ type: c.type, action: c.action, field: c.field ?? null, before: c.before ?? null, after: c.after ?? null })) ?? null,
+      changes:
+        e.detail.changes?.map((c) => ({
+          type: c.type,
+          action: c.action,
+          field: c.field ?? null,
+          before: c.before ?? null,
+          after: c.after ?? null,
+        })) ?? null,
       merge: null,
       trigger: e.detail.trigger ?? null,
       name: e.detail.name ?? null,

@@ -42,7 +42,14 @@ import {
   type PluginConfigJobWire,
   type PluginConfigWire,
 } from './plugin-config-wire.js';
-import { PluginJobError, SECRET_FIELD_VALUE, isDestination, isFrontendApp, mergeConfigUpdate, validatePluginJobPayload } from './plugin-jobs.js';
+import {
+  PluginJobError,
+  SECRET_FIELD_VALUE,
+  isDestination,
+  isFrontendApp,
+  mergeConfigUpdate,
+  validatePluginJobPayload,
+} from './plugin-jobs.js';
 
 /** The two pipeline views over plugin configs. */
 export type PluginConfigKind = 'destination' | 'frontend_app';
@@ -60,7 +67,6 @@ type Schemas = components['schemas'];
 export type PluginConfigCreateInput = Schemas['PluginConfigRequest'];
 /** Body of PATCH (schema `PatchedPluginConfig`): every field optional; `plugin` is ignored. */
 export type PluginConfigPatchInput = Schemas['PatchedPluginConfig'];
-
 
 /** The caller as the rules need it. */
 export interface Caller {
@@ -83,7 +89,9 @@ const PLUGINS_OF_KIND = cachedLoad({
   reads: ['plugins'],
   load: async (plugins: PluginsRepository, organizationId: string, kind: PluginConfigKind | 'any') => {
     const all = await plugins.listForOrganization(organizationId);
-    const keep = all.filter((p) => kind === 'any' || (kind === 'destination' ? isDestination(p.capabilities) : isFrontendApp(p.capabilities)));
+    const keep = all.filter(
+      (p) => kind === 'any' || (kind === 'destination' ? isDestination(p.capabilities) : isFrontendApp(p.capabilities)),
+    );
     return new Map(keep.map((p) => [p.id, p]));
   },
 });
@@ -100,7 +108,8 @@ export class PluginConfigService {
     name: 'plugin config answers',
     reads: ['plugin_configs', 'plugins', 'organizations', 'teams'],
     readsThroughArgument: ['teams', 'organizations'],
-    load: (service: PluginConfigService, project: ProjectAccess, query: AnswerQuery): Promise<Answer> => service.buildAnswer(project, query),
+    load: (service: PluginConfigService, project: ProjectAccess, query: AnswerQuery): Promise<Answer> =>
+      service.buildAnswer(project, query),
   });
 
   /** An organization's plugins of one kind, while the plugins table is unchanged (on SQLite: `Store.changeCounter`). */
@@ -127,7 +136,10 @@ export class PluginConfigService {
 
   /** `ANSWERS`' load: the config or the page `query` names, serialized. */
   private async buildAnswer(project: ProjectAccess, query: AnswerQuery): Promise<Answer> {
-    const wire = 'id' in query ? await this.retrieveWire(project, query.kind, query.id) : await this.listPage(project, query.kind, query.page, query.url);
+    const wire =
+      'id' in query
+        ? await this.retrieveWire(project, query.kind, query.id)
+        : await this.listPage(project, query.kind, query.page, query.url);
     return new JsonText(Buffer.from(JSON.stringify(wire), 'utf8'));
   }
 
@@ -159,11 +171,21 @@ export class PluginConfigService {
    * One page of a kind's configs, `{count, next, previous, results}` with absolute links, serialized
    * (kept on SQLite while `ANSWER_READS` are unchanged, by project, kind, page and request URL).
    */
-  async list(project: ProjectAccess, kind: PluginConfigKind, page: { limit: number; offset: number }, url: URL): Promise<JsonText<PaginatedPluginConfigWire>> {
+  async list(
+    project: ProjectAccess,
+    kind: PluginConfigKind,
+    page: { limit: number; offset: number },
+    url: URL,
+  ): Promise<JsonText<PaginatedPluginConfigWire>> {
     return this.answer(`list:${project.team.id}:${kind}:${page.limit}:${page.offset}:${url.href}`, project, { kind, page, url });
   }
 
-  private async listPage(project: ProjectAccess, kind: PluginConfigKind, page: { limit: number; offset: number }, url: URL): Promise<PaginatedPluginConfigWire> {
+  private async listPage(
+    project: ProjectAccess,
+    kind: PluginConfigKind,
+    page: { limit: number; offset: number },
+    url: URL,
+  ): Promise<PaginatedPluginConfigWire> {
     const plugins = this.canConfigure(project) ? await this.pluginsOfKind(project, kind) : new Map<number, Plugin>();
     const { count, results } = await this.repos().configs.page(project.team.id, [...plugins.keys()], page);
     const links = limitOffsetLinks(url, page.limit, page.offset, count);
@@ -179,7 +201,12 @@ export class PluginConfigService {
   private async getObject(project: ProjectAccess, kind: PluginConfigKind | 'any', id: number, db?: Kysely<Database>) {
     if (!this.canConfigure(project)) throw notFound();
     const plugins = await this.pluginsOfKind(project, kind, db);
-    const record = await this.repos(db).configs.findForUpdate(project.team.id, id, [...plugins.keys()], this.store.dialect === 'postgres' && db !== undefined);
+    const record = await this.repos(db).configs.findForUpdate(
+      project.team.id,
+      id,
+      [...plugins.keys()],
+      this.store.dialect === 'postgres' && db !== undefined,
+    );
     const plugin = record && plugins.get(record.plugin_id);
     if (!record || !plugin) throw notFound();
     return { record, plugin };
@@ -212,7 +239,7 @@ export class PluginConfigService {
       const plugins = await this.pluginsOfKind(project, 'any', trx);
       const plugin = plugins.get(input.plugin);
       if (!plugin) throw validationError(`Invalid pk "${input.plugin}" - object does not exist.`, 'plugin', 'does_not_exist');
-      const enabled = input.deleted ? false : input.enabled ?? false;
+      const enabled = input.deleted ? false : (input.enabled ?? false);
       const record = await r.configs.create({
         team_id: project.team.id,
         plugin_id: plugin.id,
@@ -363,7 +390,11 @@ export class PluginConfigService {
    * messages (posthog/models/plugin.py validate_plugin_job_payload), records the job durably and
    * logs "job_triggered", in one transaction. Answers the job record.
    */
-  async job(caller: Caller, id: number, job: { type?: string; payload?: Record<string, unknown>; operation?: string }): Promise<PluginConfigJobWire> {
+  async job(
+    caller: Caller,
+    id: number,
+    job: { type?: string; payload?: Record<string, unknown>; operation?: string },
+  ): Promise<PluginConfigJobWire> {
     const { project } = caller;
     if (!this.canConfigure(project)) throw validationError(NOT_AVAILABLE);
     return this.store.db.transaction().execute(async (trx) => {
@@ -389,7 +420,14 @@ export class PluginConfigService {
       await this.log(r.activity, caller, record, plugin, 'job_triggered', {
         trigger: { job_type: saved.type, job_id: saved.id, payload },
       });
-      return { job_id: saved.id, type: saved.type, payload: saved.payload, operation: saved.operation, plugin_config_id: record.id, created_at: saved.created_at };
+      return {
+        job_id: saved.id,
+        type: saved.type,
+        payload: saved.payload,
+        operation: saved.operation,
+        plugin_config_id: record.id,
+        created_at: saved.created_at,
+      };
     });
   }
 
@@ -464,4 +502,3 @@ export class PluginConfigService {
  * the configs, the plugins, the organization and the team.
  */
 export const ANSWER_READS: readonly string[] = PluginConfigService.ANSWERS.reads;
-

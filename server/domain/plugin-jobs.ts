@@ -267,10 +267,7 @@ function methodsContain(capabilities: unknown, method: string): boolean {
  * "onEvent" or "composeWebhook". Never throws.
  */
 export function isDestination(capabilities: unknown): boolean {
-  return (
-    hasKey(capabilities, 'methods') &&
-    (methodsContain(capabilities, 'onEvent') || methodsContain(capabilities, 'composeWebhook'))
-  );
+  return hasKey(capabilities, 'methods') && (methodsContain(capabilities, 'onEvent') || methodsContain(capabilities, 'composeWebhook'));
 }
 
 /**

@@ -43,7 +43,8 @@ export class QueryService {
   /** Runs `query` for `team`. Throws `ApiError` (PostHog's shape): 400 for an invalid query, 504 `query_timeout`. */
   async run(team: Team, query: QueryInput, now: Date = new Date()): Promise<HogQLAnswer> {
     if (query.kind === 'HogQLQuery') {
-      if (query.values && Object.keys(query.values).length > 0) throw validationError('Placeholders ("values") are not supported: write the values into the query.', 'query__values');
+      if (query.values && Object.keys(query.values).length > 0)
+        throw validationError('Placeholders ("values") are not supported: write the values into the query.', 'query__values');
       const table = this.events.table(await this.events.materializedColumns());
       return withHogQLErrors(() => runHogQLQuery(this.store.db, table, team.id, query.query, now));
     }
@@ -52,17 +53,22 @@ export class QueryService {
     let since: string | undefined;
     if (after !== 'all') {
       since = parseEventDateParam(after, opts);
-      if (since === undefined) throw validationError(`"${after}" is not a date: use ISO 8601, a relative date such as -24h or -7d, or "all".`, 'query__after');
+      if (since === undefined)
+        throw validationError(`"${after}" is not a date: use ISO 8601, a relative date such as -24h or -7d, or "all".`, 'query__after');
     }
     let before: string | undefined;
     if (query.before !== undefined) {
       before = parseEventDateParam(query.before, opts);
-      if (before === undefined) throw validationError(`"${query.before}" is not a date: use ISO 8601 or a relative date such as -1h.`, 'query__before');
+      if (before === undefined)
+        throw validationError(`"${query.before}" is not a date: use ISO 8601 or a relative date such as -1h.`, 'query__before');
     } else {
       before = new Date(now.getTime() + BEFORE_SLACK_MS).toISOString().replace('Z', '000Z');
     }
     const event = typeof query.event === 'string' && query.event !== '' ? query.event : undefined;
-    const properties = query.properties !== undefined && query.properties !== null ? parsePropertiesParam(JSON.stringify(query.properties), opts) : undefined;
+    const properties =
+      query.properties !== undefined && query.properties !== null
+        ? parsePropertiesParam(JSON.stringify(query.properties), opts)
+        : undefined;
     // the events filters as conditions on the events rows (the store writes them), read before the query's own WHERE
     const materialized = await this.events.materializedColumns();
     const conditions = this.events.conditions({ teamId: team.id, before, after: since, event, properties, materialized });

@@ -22,7 +22,11 @@ export const dashboardHandlers: HandlersFor<DashboardsOperationId> = {
   },
 
   async environments_dashboards_retrieve({ auth, params, services }) {
-    return { status: 200, contentType: 'application/json', body: await services.dashboards.retrieve(projectUserOf(auth), Number(params.id)) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: await services.dashboards.retrieve(projectUserOf(auth), Number(params.id)),
+    };
   },
 
   async environments_dashboards_move_tile_partial_update({ auth, params, body, services }) {
@@ -31,6 +35,10 @@ export const dashboardHandlers: HandlersFor<DashboardsOperationId> = {
   },
 
   async environments_dashboards_create_from_template_json_create({ auth, body, services }) {
-    return { status: 200, contentType: 'application/json', body: await services.dashboards.createFromTemplateJson(projectUserOf(auth), body) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: await services.dashboards.createFromTemplateJson(projectUserOf(auth), body),
+    };
   },
 };

@@ -37,7 +37,11 @@ type ProjectsId = ProjectsIdOf<EnvironmentsId>;
  * body, responses): `true` for every operation, or this file does not compile. It is what makes
  * the cast in `projectsAliases` sound (the contexts differ only in the operationId literal).
  */
-type CopyMatches<K extends EnvironmentsId> = [operations[K]] extends [operations[ProjectsIdOf<K>]] ? ([operations[ProjectsIdOf<K>]] extends [operations[K]] ? true : false) : false;
+type CopyMatches<K extends EnvironmentsId> = [operations[K]] extends [operations[ProjectsIdOf<K>]]
+  ? [operations[ProjectsIdOf<K>]] extends [operations[K]]
+    ? true
+    : false
+  : false;
 const everyCopyMatches: { [K in EnvironmentsId]: CopyMatches<K> }[EnvironmentsId] = true;
 void everyCopyMatches;
 

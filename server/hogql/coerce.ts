@@ -73,7 +73,8 @@ export function asDate(scope: Scope, c: Compiled, node: AstNode | undefined): Sq
   const d = scope.dialect;
   if (c.type === 'Date') return c.sql;
   if (c.type === 'Null') return sql`null`;
-  if (isText(c.type) && c.constant && typeof c.constant.value === 'string') return d.str(constantDateTime(scope, c.constant.value, node).slice(0, 10));
+  if (isText(c.type) && c.constant && typeof c.constant.value === 'string')
+    return d.str(constantDateTime(scope, c.constant.value, node).slice(0, 10));
   return d.text(sql`substr(${asDateTime(scope, c, node)}, 1, 10)`);
 }
 

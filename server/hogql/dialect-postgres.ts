@@ -82,10 +82,15 @@ export const postgresDialect: HogQLDialect = {
   timestampColumn: (c) => timestampColumnText('postgres', c),
   textToFloat: (t) => textToNumber('postgres', t),
   textToInt: (t) => sql`(case when ${t} ~ '^ *-?[0-9]{1,18} *$' then (${t})::bigint end)`,
-  floatToInt: (v) => sql`(case when ${v} >= -9223372036854775808.0::float8 and ${v} < 9223372036854775808.0::float8 then trunc(${v})::bigint end)`,
+  floatToInt: (v) =>
+    sql`(case when ${v} >= -9223372036854775808.0::float8 and ${v} < 9223372036854775808.0::float8 then trunc(${v})::bigint end)`,
   toFloat: (v) => sql`((${v})::float8)`,
   intToText: (v) => sql`((${v})::bigint::text collate "C")`,
-  floatToText: (v) => text.bind({ x: sql`(${v})::float8` }, ({ x }) => sql`((case when ${x} is null then null when ${x} = 0 then '0' else ${floatText(text, x!)} end) collate "C")`),
+  floatToText: (v) =>
+    text.bind(
+      { x: sql`(${v})::float8` },
+      ({ x }) => sql`((case when ${x} is null then null when ${x} = 0 then '0' else ${floatText(text, x!)} end) collate "C")`,
+    ),
   checkInt: (raw) => raw,
   checkFloat: (op, a, b) => (op === '/' ? postgresDialect.divide(a, b) : sql`((${a})::float8 ${sql.raw(op)} (${b})::float8)`),
   bindsChecked: false,

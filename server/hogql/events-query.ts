@@ -68,7 +68,10 @@ export interface CompiledEventsQuery extends CompiledSelect {
  * properties) on the `events` rows. Throws `HogQLError` (400) for a syntax error or anything
  * outside the subset.
  */
-export async function compileEventsQuery(parts: EventsQueryParts, options: Omit<SelectOptions, 'source' | 'attr'> & { tableWhere: Sql[] }): Promise<CompiledEventsQuery> {
+export async function compileEventsQuery(
+  parts: EventsQueryParts,
+  options: Omit<SelectOptions, 'source' | 'attr'> & { tableWhere: Sql[] },
+): Promise<CompiledEventsQuery> {
   if (parts.select.length === 0) throw new HogQLError('select needs at least one expression', undefined, undefined, 'select');
   const pieces: { text: string; attr: string; kind: 'select' | 'where' | 'order' }[] = [
     ...parts.select.map((text) => ({ text, attr: 'select', kind: 'select' as const })),
@@ -101,7 +104,8 @@ export async function compileEventsQuery(parts: EventsQueryParts, options: Omit<
     base += piece.text.length + 1;
   }
   const aggregated = select.some(hasAggregate);
-  if (star !== undefined && aggregated) throw new HogQLError('"*" cannot be selected together with aggregates', undefined, undefined, 'select');
+  if (star !== undefined && aggregated)
+    throw new HogQLError('"*" cannot be selected together with aggregates', undefined, undefined, 'select');
   const groupBy = aggregated ? select.filter((s) => !hasAggregate(s)) : [];
   if (orderBy.length === 0) {
     const count = select.find((s) => s.node === 'Call' && s.name === 'count' && (s.args as unknown[]).length === 0);
@@ -147,7 +151,12 @@ async function parseOrThrow(text: string, attr: string, source: string, base: nu
     node = await parseExpr(text, attr);
   } catch (err) {
     if (err instanceof HogQLError) {
-      throw new HogQLError(`${err.detail.replace(/ \(line \d+, column \d+\)$/, '')} in "${text}"`, source, base + (err.column ?? 1) - 1, attr);
+      throw new HogQLError(
+        `${err.detail.replace(/ \(line \d+, column \d+\)$/, '')} in "${text}"`,
+        source,
+        base + (err.column ?? 1) - 1,
+        attr,
+      );
     }
     throw err;
   }

@@ -99,12 +99,13 @@ function compileArrayAccess(scope: Scope, node: AstNode): Compiled {
   const array = node.array as AstNode;
   const property = node.property as AstNode;
   if (array.node !== 'Field' || property.node !== 'Constant' || typeof property.value !== 'string') {
-    return fail(scope, node, 'Array access is only supported as properties[\'key\'] or person.properties[\'key\']');
+    return fail(scope, node, "Array access is only supported as properties['key'] or person.properties['key']");
   }
   let chain = array.chain as string[];
   if (chain.length > 1 && scope.tableNames.has(chain[0]!)) chain = chain.slice(1);
   const head = chain.join('.');
-  if (head !== 'properties' && head !== 'person.properties') return fail(scope, node, 'Array access is only supported as properties[\'key\'] or person.properties[\'key\']');
+  if (head !== 'properties' && head !== 'person.properties')
+    return fail(scope, node, "Array access is only supported as properties['key'] or person.properties['key']");
   return tableField(scope, [...chain, property.value], node);
 }
 
@@ -122,7 +123,12 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
   }
   // a column stored in another form, compared with a constant that has that form: the stored column
   if (op === '==' || op === '!=') {
-    const stored = l.storedEquals && typeof r.constant?.value === 'string' ? l.storedEquals(r.constant.value) : r.storedEquals && typeof l.constant?.value === 'string' ? r.storedEquals(l.constant.value) : undefined;
+    const stored =
+      l.storedEquals && typeof r.constant?.value === 'string'
+        ? l.storedEquals(r.constant.value)
+        : r.storedEquals && typeof l.constant?.value === 'string'
+          ? r.storedEquals(l.constant.value)
+          : undefined;
     if (stored) return condition(op === '==' ? stored : sql`(not ${stored})`, key, [l, r]);
   }
   const times = compareTimes(scope, op, l, r, node, key);
@@ -146,7 +152,8 @@ export function compareValues(scope: Scope, op: CompareOp | '>=' | '<=', l: Comp
   const sqlOp = sql.raw(op === '==' ? '=' : op === '!=' ? '<>' : op);
   const raw = sql`(${a} ${sqlOp} ${b})`;
   // a conversion that may give NULL: text read as a number, or non-constant text read as a date
-  const converts = (x: Compiled, y: Compiled) => isText(x.type) && (isNumeric(y.type) || ((isDateTime(y.type) || y.type === 'Date') && !x.constant));
+  const converts = (x: Compiled, y: Compiled) =>
+    isText(x.type) && (isNumeric(y.type) || ((isDateTime(y.type) || y.type === 'Date') && !x.constant));
   const nullable = l.nullable || r.nullable || converts(l, r) || converts(r, l);
   if (!nullable) return condition(raw, key, [l, r]);
   return condition(sql`coalesce(${raw}, ${op === '!=' ? d.trueSql : d.falseSql})`, key, [l, r]);
@@ -186,7 +193,8 @@ function comparable(scope: Scope, l: Compiled, r: Compiled, node: AstNode): [Sql
   if (l.type === 'Date' && r.type === 'Date') return [l.sql, r.sql];
   if (l.type === 'Date' && isText(r.type)) return [l.sql, asDate(scope, r, node)];
   if (isText(l.type) && r.type === 'Date') return [asDate(scope, l, node), r.sql];
-  if ((dates(l) && (dates(r) || isText(r.type))) || (isText(l.type) && dates(r))) return [asDateTime(scope, l, node), asDateTime(scope, r, node)];
+  if ((dates(l) && (dates(r) || isText(r.type))) || (isText(l.type) && dates(r)))
+    return [asDateTime(scope, l, node), asDateTime(scope, r, node)];
   return fail(scope, node, `Cannot compare ${l.type} with ${r.type}`);
 }
 
@@ -213,14 +221,32 @@ function compileCompare(scope: Scope, node: AstNode): Compiled {
     case 'not like':
     case 'not ilike': {
       const pattern = constantStringOf(scope, right, 'A LIKE pattern');
-      return regexCondition(scope, l, `(?s)${likeToRegex(pattern)}`, op.startsWith('not'), node, `${op}(${l.key},${JSON.stringify(pattern)})`, [l], op.endsWith('ilike'));
+      return regexCondition(
+        scope,
+        l,
+        `(?s)${likeToRegex(pattern)}`,
+        op.startsWith('not'),
+        node,
+        `${op}(${l.key},${JSON.stringify(pattern)})`,
+        [l],
+        op.endsWith('ilike'),
+      );
     }
     case '=~':
     case '!~':
     case '=~*':
     case '!~*': {
       const pattern = constantStringOf(scope, right, 'A regular expression');
-      return regexCondition(scope, l, pattern, op.startsWith('!'), node, `${op}(${l.key},${JSON.stringify(pattern)})`, [l], op.endsWith('*'));
+      return regexCondition(
+        scope,
+        l,
+        pattern,
+        op.startsWith('!'),
+        node,
+        `${op}(${l.key},${JSON.stringify(pattern)})`,
+        [l],
+        op.endsWith('*'),
+      );
     }
     case 'in':
     case 'not in':
@@ -232,7 +258,8 @@ function compileCompare(scope: Scope, node: AstNode): Compiled {
 
 function compileIn(scope: Scope, l: Compiled, right: AstNode, negated: boolean, node: AstNode): Compiled {
   const d = scope.dialect;
-  const items = right.node === 'Tuple' || right.node === 'Array' ? (right.exprs as AstNode[]) : right.node === 'Constant' ? [right] : undefined;
+  const items =
+    right.node === 'Tuple' || right.node === 'Array' ? (right.exprs as AstNode[]) : right.node === 'Constant' ? [right] : undefined;
   if (!items) return fail(scope, right, 'IN needs a list of constants: x IN (1, 2, 3)');
   const values = items.map((item) => {
     if (item.node !== 'Constant') return fail(scope, item, 'IN needs a list of constants');
@@ -280,7 +307,11 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
   }
   if (l.type === 'Null' || r.type === 'Null') return make(sqlNull, 'Null', true, key, [l, r]);
   if (!isNumeric(l.type) || !isNumeric(r.type)) {
-    return fail(scope, node, `Arithmetic (${op}) needs numbers, not ${l.type} and ${r.type} (properties are Strings: cast them with toInt() or toFloat())`);
+    return fail(
+      scope,
+      node,
+      `Arithmetic (${op}) needs numbers, not ${l.type} and ${r.type} (properties are Strings: cast them with toInt() or toFloat())`,
+    );
   }
   const a = asValue(scope, l);
   const b = asValue(scope, r);
@@ -288,8 +319,12 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
   // a Float result beyond the doubles fails on both stores (400, ./run.ts), as PostgreSQL's float8
   // arithmetic fails; SQLite binds the operands in a subquery (see `bindable`)
   const checkedFloat = (arith: '+' | '-' | '*' | '/') => {
-    const [bl, br] = d.bindsChecked ? [bindable(scope, l, node.left as AstNode, compileExpr), bindable(scope, r, node.right as AstNode, compileExpr)] : [l, r];
-    return make(d.checkFloat(arith, asValue(scope, bl), asValue(scope, br)), 'Float', arith === '/' || nullable, key, [bl, br], { canFail: true });
+    const [bl, br] = d.bindsChecked
+      ? [bindable(scope, l, node.left as AstNode, compileExpr), bindable(scope, r, node.right as AstNode, compileExpr)]
+      : [l, r];
+    return make(d.checkFloat(arith, asValue(scope, bl), asValue(scope, br)), 'Float', arith === '/' || nullable, key, [bl, br], {
+      canFail: true,
+    });
   };
   switch (op) {
     case '+':

@@ -46,7 +46,10 @@ function column(scope: Scope, key: string, build: () => Sql, type: HogType, null
 function withMaterialized(scope: Scope, table: 'events' | 'persons', key: string, field: Compiled): Compiled {
   const materialized = scope.events.materializedColumn(table, key);
   if (materialized === undefined) return field;
-  return { ...field, materialized: () => column(scope, `${table}.materialized.${JSON.stringify(key)}`, () => materialized, 'String', true) };
+  return {
+    ...field,
+    materialized: () => column(scope, `${table}.materialized.${JSON.stringify(key)}`, () => materialized, 'String', true),
+  };
 }
 
 /**
@@ -109,25 +112,54 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
         case 'created_at':
           return column(scope, 'events.created_at', () => events.createdAt, 'DateTime64', false);
         case 'properties':
-          return column(scope, 'events.properties', () => d.jsonWhole(events.properties), 'JSON', false, () => d.jsonCanonical(events.properties));
+          return column(
+            scope,
+            'events.properties',
+            () => d.jsonWhole(events.properties),
+            'JSON',
+            false,
+            () => d.jsonCanonical(events.properties),
+          );
         case 'person_id':
           return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
       }
     }
     if (head === 'properties') {
       const key = propertyKey(scope, node, rest);
-      return withMaterialized(scope, 'events', key, column(scope, `events.properties.${JSON.stringify(key)}`, () => events.property(key, (json) => d.jsonText(json, key)), 'String', true));
+      return withMaterialized(
+        scope,
+        'events',
+        key,
+        column(
+          scope,
+          `events.properties.${JSON.stringify(key)}`,
+          () => events.property(key, (json) => d.jsonText(json, key)),
+          'String',
+          true,
+        ),
+      );
     }
     if (head === 'person' && rest.length >= 1) {
       const [sub, ...more] = rest;
       if (sub === 'id' && more.length === 0) return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
-      if (sub === 'created_at' && more.length === 0) return column(scope, 'events.person.created_at', () => d.timestampColumn(personOf('created_at')), 'DateTime64', true);
+      if (sub === 'created_at' && more.length === 0)
+        return column(scope, 'events.person.created_at', () => d.timestampColumn(personOf('created_at')), 'DateTime64', true);
       if (sub === 'properties' && more.length >= 1) {
         const key = propertyKey(scope, node, more);
-        return column(scope, `events.person.properties.${JSON.stringify(key)}`, () => d.jsonText(personOf('properties'), key), 'String', true);
+        return column(
+          scope,
+          `events.person.properties.${JSON.stringify(key)}`,
+          () => d.jsonText(personOf('properties'), key),
+          'String',
+          true,
+        );
       }
     }
-    return fail(scope, node, `Unknown field "${name}" of events (fields: uuid, event, timestamp, distinct_id, properties.<key>, person_id, person.properties.<key>, elements_chain, created_at)`);
+    return fail(
+      scope,
+      node,
+      `Unknown field "${name}" of events (fields: uuid, event, timestamp, distinct_id, properties.<key>, person_id, person.properties.<key>, elements_chain, created_at)`,
+    );
   }
   if (rest.length === 0) {
     switch (head) {
@@ -138,12 +170,24 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
       case 'is_identified':
         return column(scope, 'persons.is_identified', () => sql`persons.is_identified`, 'Bool', false);
       case 'properties':
-        return column(scope, 'persons.properties', () => d.jsonWhole(sql`persons.properties`), 'JSON', false, () => d.jsonCanonical(sql`persons.properties`));
+        return column(
+          scope,
+          'persons.properties',
+          () => d.jsonWhole(sql`persons.properties`),
+          'JSON',
+          false,
+          () => d.jsonCanonical(sql`persons.properties`),
+        );
     }
   }
   if (head === 'properties') {
     const key = propertyKey(scope, node, rest);
-    return withMaterialized(scope, 'persons', key, column(scope, `persons.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`persons.properties`, key), 'String', true));
+    return withMaterialized(
+      scope,
+      'persons',
+      key,
+      column(scope, `persons.properties.${JSON.stringify(key)}`, () => d.jsonText(sql`persons.properties`, key), 'String', true),
+    );
   }
   return fail(scope, node, `Unknown field "${name}" of persons (fields: id, created_at, is_identified, properties.<key>)`);
 }

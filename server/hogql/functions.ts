@@ -29,7 +29,25 @@ const INTERVALS: Record<string, Interval['unit']> = {
   toIntervalYear: 'year',
 };
 /** The other functions of the subset (compiled below). */
-const SCALARS = new Set(['lower', 'upper', 'length', 'toString', 'toInt', 'toFloat', 'toDateTime', 'toDate', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth', 'concat', 'coalesce', 'ifNull', 'if', 'match']);
+const SCALARS = new Set([
+  'lower',
+  'upper',
+  'length',
+  'toString',
+  'toInt',
+  'toFloat',
+  'toDateTime',
+  'toDate',
+  'toStartOfHour',
+  'toStartOfDay',
+  'toStartOfWeek',
+  'toStartOfMonth',
+  'concat',
+  'coalesce',
+  'ifNull',
+  'if',
+  'match',
+]);
 /** Comparison functions and the operator each stands for (posthog/hogql/ast.py CompareOperationOp). */
 const COMPARISONS: Record<string, string> = {
   equals: '==',
@@ -63,7 +81,8 @@ function arity(scope: Scope, node: AstNode, name: string, args: readonly unknown
 function commonType(scope: Scope, node: AstNode, parts: readonly Compiled[]): HogType {
   const typed = parts.filter((p) => p.type !== 'Null');
   if (typed.length === 0) return 'Null';
-  if (typed.every((p) => isNumeric(p.type))) return typed.some((p) => p.type === 'Float') ? 'Float' : typed.every((p) => p.type === 'Bool') ? 'Bool' : 'Int';
+  if (typed.every((p) => isNumeric(p.type)))
+    return typed.some((p) => p.type === 'Float') ? 'Float' : typed.every((p) => p.type === 'Bool') ? 'Bool' : 'Int';
   if (typed.every((p) => isText(p.type))) return typed.every((p) => p.type === 'UUID') ? 'UUID' : 'String';
   if (typed.every((p) => isDateTime(p.type))) return typed.every((p) => p.type === 'DateTime') ? 'DateTime' : 'DateTime64';
   if (typed.every((p) => p.type === 'Date')) return 'Date';
@@ -84,13 +103,23 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
   const argNodes = (node.args as AstNode[] | undefined) ?? [];
   if (node.params) return fail(scope, node, `Parametric functions (${name}(…)(…)) are not supported`);
   if (node.filter_expr || node.order_by) return fail(scope, node, `${name}() with FILTER or ORDER BY is not supported`);
-  if (node.distinct && name !== 'count') return fail(scope, node, `${name}(DISTINCT …) is not supported (count(DISTINCT x) and uniq(x) are)`);
+  if (node.distinct && name !== 'count')
+    return fail(scope, node, `${name}(DISTINCT …) is not supported (count(DISTINCT x) and uniq(x) are)`);
 
   if (AGGREGATES.has(name)) {
-    if (!scope.aggAllowed) return fail(scope, node, `The aggregate ${name}() is not allowed here (WHERE and GROUP BY run before aggregation: use HAVING)`);
+    if (!scope.aggAllowed)
+      return fail(scope, node, `The aggregate ${name}() is not allowed here (WHERE and GROUP BY run before aggregation: use HAVING)`);
     if (scope.inAgg) return fail(scope, node, `Aggregates cannot be nested (${name}() inside another aggregate)`);
-    const star = name === 'count' && !node.distinct && argNodes.length === 1 && argNodes[0]!.node === 'Field' && (argNodes[0]!.chain as unknown[]).join('.') === '*';
-    if (star) return scope.bindAggregates ? make(sql`count(${rowColumn(scope)})`, 'UInt', false, 'count()', [], { agg: true, fields: [] }) : make(sql`count(*)`, 'UInt', false, 'count()', [], { agg: true, fields: [], unbound: true });
+    const star =
+      name === 'count' &&
+      !node.distinct &&
+      argNodes.length === 1 &&
+      argNodes[0]!.node === 'Field' &&
+      (argNodes[0]!.chain as unknown[]).join('.') === '*';
+    if (star)
+      return scope.bindAggregates
+        ? make(sql`count(${rowColumn(scope)})`, 'UInt', false, 'count()', [], { agg: true, fields: [] })
+        : make(sql`count(*)`, 'UInt', false, 'count()', [], { agg: true, fields: [], unbound: true });
     scope.inAgg = true;
     let args: Compiled[];
     try {
@@ -106,7 +135,12 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
     const onRow = (v: Sql) => (row ? sql`(case when ${row} = 1 then ${v} end)` : v);
     const value = (a: Compiled) => onRow(asValue(scope, a));
     const agg = (sqlText: Sql, type: HogType, nullable: boolean) =>
-      make(sqlText, type, nullable, key, [], { agg: true, fields: [], ...(unbound && !row ? { unbound } : {}), ...(args.some((a) => a.canFail) ? { canFail: true } : {}) });
+      make(sqlText, type, nullable, key, [], {
+        agg: true,
+        fields: [],
+        ...(unbound && !row ? { unbound } : {}),
+        ...(args.some((a) => a.canFail) ? { canFail: true } : {}),
+      });
     // an aggregate of NULL (PostgreSQL cannot type `sum(null)`): what ClickHouse answers, without SQL
     // (still an aggregate in the SQL: one row over the whole table, or one per group)
     if (args.length === 1 && args[0]!.type === 'Null' && name !== 'countIf') {
@@ -133,7 +167,8 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       case 'avg': {
         arity(scope, node, name, args, 1);
         const a = args[0]!;
-        if (!isNumeric(a.type) && a.type !== 'Null') return fail(scope, argNodes[0], `${name}() needs a number, not ${a.type} (properties are Strings: use toInt() or toFloat())`);
+        if (!isNumeric(a.type) && a.type !== 'Null')
+          return fail(scope, argNodes[0], `${name}() needs a number, not ${a.type} (properties are Strings: use toInt() or toFloat())`);
         if (name === 'avg') return agg(d.avg(value(a), a.type === 'Float'), 'Float', true);
         return agg(d.sum(value(a), a.type === 'Float'), a.type === 'Float' ? 'Float' : 'Int', false);
       }
@@ -177,12 +212,21 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
   }
   if (Object.hasOwn(COMPARISONS, name)) {
     arity(scope, node, name, argNodes, 2);
-    return compileExpr(scope, { node: 'CompareOperation', op: COMPARISONS[name], left: argNodes[0], right: argNodes[1], start: node.start, end: node.end });
+    return compileExpr(scope, {
+      node: 'CompareOperation',
+      op: COMPARISONS[name],
+      left: argNodes[0],
+      right: argNodes[1],
+      start: node.start,
+      end: node.end,
+    });
   }
 
   if (!SCALARS.has(name)) return fail(scope, node, `The function ${String(node.name)}() is not supported in this server's HogQL subset`);
   // a Float made text is bound in a subquery (./text-forms.ts): its aggregates must read a column
-  const args = argNodes.map((a) => compileExpr(scope, a)).map((c, i) => ((name === 'toString' || name === 'concat') && c.type === 'Float' ? bindable(scope, c, argNodes[i], compileExpr) : c));
+  const args = argNodes
+    .map((a) => compileExpr(scope, a))
+    .map((c, i) => ((name === 'toString' || name === 'concat') && c.type === 'Float' ? bindable(scope, c, argNodes[i], compileExpr) : c));
   const key = `${name}(${args.map((a) => a.key).join(',')})`;
   const one = (type: HogType, nullable: boolean, build: (a: Compiled) => typeof d.trueSql) => {
     arity(scope, node, name, args, 1);
@@ -239,7 +283,8 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       return one('DateTime', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 10) || 'T00:00:00.000000Z')`));
     case 'toStartOfWeek':
       arity(scope, node, name, args, 1, 2);
-      if (args.length === 2 && !(args[1]!.constant && args[1]!.constant.value === 0)) return fail(scope, argNodes[1], 'toStartOfWeek() supports mode 0 only (weeks start on Sunday)');
+      if (args.length === 2 && !(args[1]!.constant && args[1]!.constant.value === 0))
+        return fail(scope, argNodes[1], 'toStartOfWeek() supports mode 0 only (weeks start on Sunday)');
       return make(d.startOfWeek(needsDate(args[0]!, argNodes[0])), 'Date', args[0]!.nullable, key, args);
     case 'toStartOfMonth':
       return one('Date', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 7) || '-01')`));
@@ -254,15 +299,34 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       const type = commonType(scope, node, args);
       const parts = args.filter((a) => a.type !== 'Null').map((a) => branch(scope, a, type));
       if (parts.length === 0) return make(sqlNull, 'Null', true, key, args);
-      if (parts.length === 1) return make(parts[0]!, type, args.every((a) => a.nullable), key, args);
-      return make(sql`coalesce(${sql.join(parts)})`, type, args.every((a) => a.nullable), key, args);
+      if (parts.length === 1)
+        return make(
+          parts[0]!,
+          type,
+          args.every((a) => a.nullable),
+          key,
+          args,
+        );
+      return make(
+        sql`coalesce(${sql.join(parts)})`,
+        type,
+        args.every((a) => a.nullable),
+        key,
+        args,
+      );
     }
     case 'if': {
       arity(scope, node, name, args, 3);
       const [c, a, b] = args as [Compiled, Compiled, Compiled];
       const type = commonType(scope, node, [a, b]);
       const pick = (x: Compiled) => (x.type === 'Null' ? sqlNull : branch(scope, x, type));
-      return make(sql`(case when ${asCondition(scope, c, argNodes[0])} then ${pick(a)} else ${pick(b)} end)`, type, a.nullable || b.nullable, key, args);
+      return make(
+        sql`(case when ${asCondition(scope, c, argNodes[0])} then ${pick(a)} else ${pick(b)} end)`,
+        type,
+        a.nullable || b.nullable,
+        key,
+        args,
+      );
     }
     case 'match': {
       arity(scope, node, name, args, 2);

@@ -56,7 +56,13 @@ export function hogqlDialect(name: DialectName): HogQLDialect {
  * most 50,000 rows. `now` is `now()`. Throws `HogQLError` (400) for a syntax error or anything
  * outside the subset.
  */
-export async function runHogQLQuery<DB>(db: Kysely<DB>, events: EventsTable, teamId: number, text: string, now: Date = new Date()): Promise<HogQLAnswer> {
+export async function runHogQLQuery<DB>(
+  db: Kysely<DB>,
+  events: EventsTable,
+  teamId: number,
+  text: string,
+  now: Date = new Date(),
+): Promise<HogQLAnswer> {
   const ast = await parseSelect(text, 'query');
   const compiled = compileSelect(ast, { dialect: hogqlDialect(events.dialect), events, teamId, source: text, attr: 'query', now });
   return { ...(await runCompiled(db, compiled)), hogql: text };
@@ -66,7 +72,14 @@ export async function runHogQLQuery<DB>(db: Kysely<DB>, events: EventsTable, tea
  * Runs an EventsQuery's `select`/`where`/`orderBy` for one team, with `tableWhere` (the events
  * filters, SQL on `events`: `EventsStore.conditions`) applied first. Throws `HogQLError` (400).
  */
-export async function runEventsQuery<DB>(db: Kysely<DB>, events: EventsTable, teamId: number, parts: EventsQueryParts, tableWhere: Sql[], now: Date = new Date()): Promise<HogQLAnswer> {
+export async function runEventsQuery<DB>(
+  db: Kysely<DB>,
+  events: EventsTable,
+  teamId: number,
+  parts: EventsQueryParts,
+  tableWhere: Sql[],
+  now: Date = new Date(),
+): Promise<HogQLAnswer> {
   const compiled = await compileEventsQuery(parts, { dialect: hogqlDialect(events.dialect), events, teamId, now, tableWhere });
   const answer = await runCompiled(db, compiled);
   return { ...answer, results: answer.results.map((r) => foldStar(r, compiled.star)), hogql: compiled.hogql };

@@ -31,7 +31,16 @@ function escapeRegex(c: string): string {
 }
 
 /** `text` matches `pattern` (RE2-checked), NULL-safe: false for NULL, or true when `negated`. */
-export function regexCondition(scope: Scope, text: Compiled, pattern: string, negated: boolean, node: AstNode, key: string, parts: Compiled[], ignoreCase = false): Compiled {
+export function regexCondition(
+  scope: Scope,
+  text: Compiled,
+  pattern: string,
+  negated: boolean,
+  node: AstNode,
+  key: string,
+  parts: Compiled[],
+  ignoreCase = false,
+): Compiled {
   const d = scope.dialect;
   const problem = re2Error(ignoreCase ? `(?i)${pattern}` : pattern);
   if (problem !== undefined) return fail(scope, node, `Invalid regular expression: ${problem}`);

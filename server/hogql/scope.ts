@@ -56,7 +56,7 @@ export interface Scope {
  */
 export function storedTime(scope: Scope): StoredTime {
   const time = scope.events.storedTime;
-  if (!time) throw new Error('a time key without the store\'s stored time');
+  if (!time) throw new Error("a time key without the store's stored time");
   return time;
 }
 
@@ -69,7 +69,14 @@ export function fail(scope: Scope, node: AstNode | undefined, message: string): 
  * A compiled expression built from parts (`agg`, `fields`, `unbound` and `canFail` come from the
  * parts unless given; `unchecked` only when given).
  */
-export function make(sql: Sql, type: HogType, nullable: boolean, key: string, parts: readonly Compiled[] = [], extra: Partial<Compiled> = {}): Compiled {
+export function make(
+  sql: Sql,
+  type: HogType,
+  nullable: boolean,
+  key: string,
+  parts: readonly Compiled[] = [],
+  extra: Partial<Compiled> = {},
+): Compiled {
   const c: Compiled = {
     sql,
     type,
@@ -88,7 +95,12 @@ export function make(sql: Sql, type: HogType, nullable: boolean, key: string, pa
  * an aggregate that reads no column (`Compiled.unbound`), `node` compiled again with
  * `bindAggregates`, which makes every such aggregate read the query's row column.
  */
-export function bindable(scope: Scope, c: Compiled, node: AstNode | undefined, compile: (scope: Scope, node: AstNode) => Compiled): Compiled {
+export function bindable(
+  scope: Scope,
+  c: Compiled,
+  node: AstNode | undefined,
+  compile: (scope: Scope, node: AstNode) => Compiled,
+): Compiled {
   if (!c.unbound || !node || scope.bindAggregates) return c;
   scope.bindAggregates = true;
   try {

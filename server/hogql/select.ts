@@ -78,10 +78,20 @@ function constantInt(scope: Scope, node: AstNode | null | undefined, what: strin
 function fromTable(scope: Scope, from: AstNode | null | undefined): { table: TableName | null; names: Set<string> } {
   if (!from) return { table: null, names: new Set() };
   const table = from.table as AstNode | undefined;
-  if (from.next_join) fail(scope, from.next_join as AstNode, 'JOIN is not supported: query events or persons (person.properties.<key> reads the event\'s person)');
+  if (from.next_join)
+    fail(
+      scope,
+      from.next_join as AstNode,
+      "JOIN is not supported: query events or persons (person.properties.<key> reads the event's person)",
+    );
   if (from.sample) fail(scope, from, 'SAMPLE is not supported');
   if (from.table_final) fail(scope, from, 'FINAL is not supported');
-  if (!table || table.node !== 'Field') return fail(scope, table ?? from, table ? `${describe(table)} in FROM is not supported: FROM events or FROM persons` : 'FROM needs a table');
+  if (!table || table.node !== 'Field')
+    return fail(
+      scope,
+      table ?? from,
+      table ? `${describe(table)} in FROM is not supported: FROM events or FROM persons` : 'FROM needs a table',
+    );
   const chain = table.chain as string[];
   const name = chain.join('.');
   if (name !== 'events' && name !== 'persons') return fail(scope, table, `Unknown table "${name}": this server reads events and persons`);
@@ -138,7 +148,10 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
   for (const node of selectNodes) {
     if (node.node === 'Field' && (node.chain as unknown[]).length === 1 && (node.chain as unknown[])[0] === '*') {
       if (scope.table === null) fail(scope, node, '`*` needs a FROM clause');
-      const cols = scope.table === 'events' ? ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at'] : ['id', 'created_at', 'is_identified', 'properties'];
+      const cols =
+        scope.table === 'events'
+          ? ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at']
+          : ['id', 'created_at', 'is_identified', 'properties'];
       for (const c of cols) items.push({ node: { node: 'Field', chain: [c], start: node.start, end: node.end }, name: c });
       continue;
     }
@@ -216,7 +229,9 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     if (distinct && groups.length === 0) collated.add(i);
     if (!bareField(c) && groups.some((g) => g.key === c.key)) collated.add(i);
   });
-  const selectList = sql.join(selected.map((c, i) => sql`${collated.has(i) ? d.text(asValue(scope, c)) : asValue(scope, c)} as ${sql.ref(`c${i}`)}`));
+  const selectList = sql.join(
+    selected.map((c, i) => sql`${collated.has(i) ? d.text(asValue(scope, c)) : asValue(scope, c)} as ${sql.ref(`c${i}`)}`),
+  );
   const conditions = [where, ...extra].filter((c): c is Sql => c !== undefined);
   // a stored time, or a day or hour of one, groups and orders by the store's key (`Compiled.timeKey`)
   const keyOf = (c: Compiled) => c.orderKey?.() ?? c.timeKey?.();

@@ -130,19 +130,35 @@ function shortestDigits(t: TextSql, x: Sql, body: (r: Record<string, Sql>) => Sq
     return scaled(t, a!, e!, s, ({ f, frac, s, a }) =>
       t.bind({ f: f!, frac: frac!, s: s!, a: a!, neg: neg! }, ({ f, frac, s, a, neg }) => {
         const len = sql`length(cast(${f!} as text))`;
-        return t.bind({ r15: roundTo(f!, frac!, len, 15), r16: roundTo(f!, frac!, len, 16), r17: roundTo(f!, frac!, len, 17), s: s!, a: a!, neg: neg!, len }, ({ r15, r16, r17, s, a, neg, len }) => {
-          const reads = (r: Sql, n: number) => t.readsAs(sql`cast(${r} as text)`, sql`(${len!} - ${n} - ${s!})`, a!);
-          return t.bind(
-            {
-              r: sql`(case when ${reads(r15!, 15)} then ${r15!} when ${reads(r16!, 16)} then ${r16!} else ${r17!} end)`,
-              n: sql`(case when ${reads(r15!, 15)} then 15 when ${reads(r16!, 16)} then 16 else 17 end)`,
-              len: len!,
-              s: s!,
-              neg: neg!,
-            },
-            ({ r, n, len, s, neg }) => body({ d: sql`rtrim(cast(${r!} as text), '0')`, e: sql`((${len!} - 1 - ${s!}) + (length(cast(${r!} as text)) - ${n!}))`, neg: neg! }),
-          );
-        });
+        return t.bind(
+          {
+            r15: roundTo(f!, frac!, len, 15),
+            r16: roundTo(f!, frac!, len, 16),
+            r17: roundTo(f!, frac!, len, 17),
+            s: s!,
+            a: a!,
+            neg: neg!,
+            len,
+          },
+          ({ r15, r16, r17, s, a, neg, len }) => {
+            const reads = (r: Sql, n: number) => t.readsAs(sql`cast(${r} as text)`, sql`(${len!} - ${n} - ${s!})`, a!);
+            return t.bind(
+              {
+                r: sql`(case when ${reads(r15!, 15)} then ${r15!} when ${reads(r16!, 16)} then ${r16!} else ${r17!} end)`,
+                n: sql`(case when ${reads(r15!, 15)} then 15 when ${reads(r16!, 16)} then 16 else 17 end)`,
+                len: len!,
+                s: s!,
+                neg: neg!,
+              },
+              ({ r, n, len, s, neg }) =>
+                body({
+                  d: sql`rtrim(cast(${r!} as text), '0')`,
+                  e: sql`((${len!} - 1 - ${s!}) + (length(cast(${r!} as text)) - ${n!}))`,
+                  neg: neg!,
+                }),
+            );
+          },
+        );
       }),
     );
   });

@@ -12,7 +12,8 @@
 import type { RawBuilder } from 'kysely';
 
 /** HogQL's types as this compiler tracks them. */
-export type HogType = 'String' | 'UUID' | 'Int' | 'UInt' | 'Float' | 'Bool' | 'DateTime' | 'DateTime64' | 'Date' | 'Interval' | 'Null' | 'JSON';
+export type HogType =
+  'String' | 'UUID' | 'Int' | 'UInt' | 'Float' | 'Bool' | 'DateTime' | 'DateTime64' | 'Date' | 'Interval' | 'Null' | 'JSON';
 
 /** An interval: `n` units (compile-time only). */
 export interface Interval {

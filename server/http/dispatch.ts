@@ -93,7 +93,8 @@ function resolveRef(spec: OpenApiDocument, node: unknown): Record<string, unknow
   let cur = node as Record<string, unknown> | undefined;
   for (let i = 0; i < 10 && cur && typeof cur.$ref === 'string'; i += 1) {
     let target: unknown = spec;
-    for (const part of (cur.$ref as string).replace(/^#\//, '').split('/')) target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    for (const part of (cur.$ref as string).replace(/^#\//, '').split('/'))
+      target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
     cur = target as Record<string, unknown> | undefined;
   }
   return cur;
@@ -157,7 +158,12 @@ interface RouteOptions {
 }
 
 /** Adapts one typed handler to Express: builds the context, sends the reply, forwards errors. */
-function route(operationId: OperationId, map: Readonly<Record<string, unknown>>, services: Services, { validatesResponses, csv, publicKeyCheck }: RouteOptions) {
+function route(
+  operationId: OperationId,
+  map: Readonly<Record<string, unknown>>,
+  services: Services,
+  { validatesResponses, csv, publicKeyCheck }: RouteOptions,
+) {
   const handler = map[operationId] as unknown as (ctx: HandlerContext<OperationId>) => Promise<{
     status: number;
     body?: unknown;
@@ -171,14 +177,24 @@ function route(operationId: OperationId, map: Readonly<Record<string, unknown>>,
       const openapi = openapiOf(req);
       const pathParams = openapi?.pathParams;
       // The same coercion lets `Infinity` through as an integer id: it names no object (404, as DRF).
-      if (pathParams) for (const k in pathParams) if (typeof pathParams[k] === 'number' && !Number.isFinite(pathParams[k])) throw notFound();
+      if (pathParams)
+        for (const k in pathParams) if (typeof pathParams[k] === 'number' && !Number.isFinite(pathParams[k])) throw notFound();
       const params = pathParams ? { ...req.params, ...pathParams } : { ...req.params };
       // NUL and lone surrogates in the query or body: 400 on both stores (PostgreSQL cannot hold NUL)
       assertRequestText({ operation: openapi?.schema, query: req.query, body: req.body });
       const accept = req.headers.accept;
       const query = csv ? csvByAccept(req.query, accept) : req.query;
       if (csv) res.vary('Accept');
-      const ctx = new Context(accept, operationId, params, query, req.body, (req as AuthedRequest).auth, services, req) as unknown as HandlerContext<OperationId>;
+      const ctx = new Context(
+        accept,
+        operationId,
+        params,
+        query,
+        req.body,
+        (req as AuthedRequest).auth,
+        services,
+        req,
+      ) as unknown as HandlerContext<OperationId>;
       const reply = await handler(ctx);
       if (reply.headers) res.set(reply.headers);
       res.status(reply.status);
@@ -196,7 +212,6 @@ function route(operationId: OperationId, map: Readonly<Record<string, unknown>>,
     }
   };
 }
-
 
 /** What `dispatch` is built from. */
 export interface DispatchOptions {
@@ -254,7 +269,13 @@ export interface ErrorHandlerOptions {
 export function errorHandler(opts: ErrorHandlerOptions): ErrorRequestHandler {
   return function apiError(err: unknown, req: Request, res: Response, _next: NextFunction) {
     const securityError = (req as AuthedRequest).securityError;
-    const input = { method: requestMethod(req), contentType: req.headers['content-type'], body: req.body as unknown, query: req.query, params: req.params };
+    const input = {
+      method: requestMethod(req),
+      contentType: req.headers['content-type'],
+      body: req.body as unknown,
+      query: req.query,
+      params: req.params,
+    };
     const apiError: ApiError = withRequiredDetail(securityError ?? toApiError(err, input), req, opts.spec);
     if (apiError.status === 500) opts.onServerError(err, req);
     res.status(apiError.status).set(apiError.headers).json(apiError.body);

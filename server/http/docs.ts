@@ -65,7 +65,14 @@ function acceptsGzip(header: string | undefined): boolean {
 export function docsRoute(file = DOCS_HTML_PATH): (req: IncomingMessage, res: ServerResponse) => void {
   let page: Buffer | undefined;
   let gzipped: Promise<Buffer> | undefined;
-  const send = (req: IncomingMessage, res: ServerResponse, status: number, type: string, body: Buffer, headers: Record<string, string> = {}) => {
+  const send = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    type: string,
+    body: Buffer,
+    headers: Record<string, string> = {},
+  ) => {
     res.statusCode = status;
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     res.setHeader('Content-Type', type);
@@ -84,7 +91,12 @@ export function docsRoute(file = DOCS_HTML_PATH): (req: IncomingMessage, res: Se
       return;
     }
     const html = page;
-    const headers = { 'Content-Security-Policy': DOCS_CSP, 'Cache-Control': 'no-cache', Vary: 'Accept-Encoding', 'X-Content-Type-Options': 'nosniff' };
+    const headers = {
+      'Content-Security-Policy': DOCS_CSP,
+      'Cache-Control': 'no-cache',
+      Vary: 'Accept-Encoding',
+      'X-Content-Type-Options': 'nosniff',
+    };
     if (!acceptsGzip(req.headers['accept-encoding'])) {
       send(req, res, 200, 'text/html; charset=utf-8', html, headers);
       return;

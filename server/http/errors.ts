@@ -60,14 +60,24 @@ export function toApiError(err: unknown, input: RequestInput = {}): ApiError {
   if (err instanceof ReadPoolBusyError) {
     return new ApiError(
       503,
-      { type: 'server_error', code: 'service_unavailable', detail: 'Too many queries are waiting to run right now. Please try again later.', attr: null },
+      {
+        type: 'server_error',
+        code: 'service_unavailable',
+        detail: 'Too many queries are waiting to run right now. Please try again later.',
+        attr: null,
+      },
       { 'Retry-After': String(err.retryAfterSeconds) },
     );
   }
   const e = (err ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
   if (e.type === 'entity.parse.failed') {
-    return new ApiError(400, { type: 'invalid_request', code: 'parse_error', detail: `JSON parse error - ${e.message ?? 'invalid JSON'}`, attr: null });
+    return new ApiError(400, {
+      type: 'invalid_request',
+      code: 'parse_error',
+      detail: `JSON parse error - ${e.message ?? 'invalid JSON'}`,
+      attr: null,
+    });
   }
   if (e.type === 'entity.too.large' || status === 413) {
     return new ApiError(413, { type: 'invalid_request', code: 'request_too_large', detail: 'Request body is too large.', attr: null });
@@ -80,7 +90,12 @@ export function toApiError(err: unknown, input: RequestInput = {}): ApiError {
       // A path segment that is not UTF-8 once percent-decoded (`%ED%A0%80`): the validator's
       // "malformed uri'"; the segment names nothing, so 404 as for any unknown id.
       if (first?.message === "malformed uri'") return notFound();
-      return new ApiError(400, first ? schemaProblemBody(first, input) : { type: 'validation_error', code: 'invalid_input', detail: e.message ?? 'Invalid input.', attr: null });
+      return new ApiError(
+        400,
+        first
+          ? schemaProblemBody(first, input)
+          : { type: 'validation_error', code: 'invalid_input', detail: e.message ?? 'Invalid input.', attr: null },
+      );
     }
     case 401:
       return notAuthenticated();
@@ -89,7 +104,12 @@ export function toApiError(err: unknown, input: RequestInput = {}): ApiError {
     case 404:
       return notFound();
     case 405:
-      return new ApiError(405, { type: 'invalid_request', code: 'method_not_allowed', detail: `Method "${method}" not allowed.`, attr: null });
+      return new ApiError(405, {
+        type: 'invalid_request',
+        code: 'method_not_allowed',
+        detail: `Method "${method}" not allowed.`,
+        attr: null,
+      });
     case 415:
       return new ApiError(415, {
         type: 'invalid_request',

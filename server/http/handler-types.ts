@@ -35,11 +35,8 @@ export type PathParams<K extends OperationId> = Op<K>['parameters'] extends { pa
 /** Query parameters of an operation, coerced to their declared types by the validator. */
 export type QueryParams<K extends OperationId> = Op<K>['parameters'] extends { query?: infer Q } ? NonNullable<Q> : Record<string, never>;
 /** The JSON request body, or undefined for operations without one. */
-export type RequestBody<K extends OperationId> = Op<K> extends { requestBody?: infer B }
-  ? B extends { content: { 'application/json': infer J } }
-    ? J
-    : undefined
-  : undefined;
+export type RequestBody<K extends OperationId> =
+  Op<K> extends { requestBody?: infer B } ? (B extends { content: { 'application/json': infer J } } ? J : undefined) : undefined;
 
 type ReplyFor<R, S> = R extends { content: infer C }
   ? {

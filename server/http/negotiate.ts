@@ -25,7 +25,14 @@ function parseRange(text: string): MediaRange | undefined {
     const eq = raw.indexOf('=');
     if (eq === -1) continue;
     const name = raw.slice(0, eq).trim().toLowerCase();
-    if (name && name !== 'q') params.set(name, raw.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1'));
+    if (name && name !== 'q')
+      params.set(
+        name,
+        raw
+          .slice(eq + 1)
+          .trim()
+          .replace(/^"(.*)"$/, '$1'),
+      );
   }
   return { type, subtype, params };
 }

@@ -45,7 +45,8 @@ export type SchemaMediaType = (typeof YAML_TYPES)[number] | (typeof JSON_TYPES)[
  * otherwise DRF's negotiation picks, the family's first type when nothing is acceptable.
  */
 export function schemaMediaType(format: 'json' | 'yaml' | undefined, accept: string | undefined): SchemaMediaType {
-  const offered: readonly SchemaMediaType[] = format === 'json' ? JSON_TYPES : format === 'yaml' ? YAML_TYPES : [...YAML_TYPES, ...JSON_TYPES];
+  const offered: readonly SchemaMediaType[] =
+    format === 'json' ? JSON_TYPES : format === 'yaml' ? YAML_TYPES : [...YAML_TYPES, ...JSON_TYPES];
   if (prefersHtml(accept, offered)) return format === 'json' ? 'application/json' : 'text/plain';
   return (negotiate(accept, offered) as SchemaMediaType | undefined) ?? offered[0]!;
 }
@@ -71,7 +72,8 @@ export function schemaHandlers(source: SchemaSource): HandlersFor<'schema_retrie
     async schema_retrieve(ctx) {
       const media = schemaMediaType(ctx.query.format, ctx.accept);
       const headers = { Vary: 'Accept' };
-      if (media === 'application/vnd.oai.openapi' || media === 'application/yaml' || media === 'text/plain') return { status: 200, contentType: media, body: yaml(), headers };
+      if (media === 'application/vnd.oai.openapi' || media === 'application/yaml' || media === 'text/plain')
+        return { status: 200, contentType: media, body: yaml(), headers };
       jsonText ??= new JsonText(JSON.stringify(source.document));
       return { status: 200, contentType: media, body: jsonText, headers };
     },

@@ -127,7 +127,10 @@ export function personalApiKeyHandler(authentication: AuthenticationService, rat
  * dispatch (dispatch.ts) runs it before the handler of each such operation. Other operations are
  * left to the validator's security step.
  */
-export function publicOperationKeyCheck(authentication: AuthenticationService, rateLimit?: RateLimitCheck): (req: Request) => Promise<void> {
+export function publicOperationKeyCheck(
+  authentication: AuthenticationService,
+  rateLimit?: RateLimitCheck,
+): (req: Request) => Promise<void> {
   const check = personalApiKeyHandler(authentication, rateLimit);
   return async (req) => {
     if (bearerToken(req) !== undefined) await check(req, []);

@@ -100,7 +100,8 @@ function operationsOf(doc: OpenApiDocument, capture: boolean): SpecOperation[] {
   for (const [p, item] of Object.entries(doc.paths)) {
     for (const method of METHODS) {
       const op = item[method] as { operationId?: string; [SERVED_BY_EXTENSION]?: string } | undefined;
-      if (op?.operationId && (op[SERVED_BY_EXTENSION] === 'capture') === capture) ops.push({ method, path: p, operationId: op.operationId });
+      if (op?.operationId && (op[SERVED_BY_EXTENSION] === 'capture') === capture)
+        ops.push({ method, path: p, operationId: op.operationId });
     }
   }
   return ops;
@@ -183,7 +184,10 @@ function onlyReferencedComponents(doc: OpenApiDocument): OpenApiDocument {
   // kept entries as `section/name` (JSON-pointer escapes undone); a deeper pointer keeps its whole entry
   const kept = new Set<string>();
   for (const ref of pending) {
-    const [section, name] = ref.slice('#/components/'.length).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const [section, name] = ref
+      .slice('#/components/'.length)
+      .split('/')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (section === undefined || name === undefined || kept.has(`${section}/${name}`)) continue;
     kept.add(`${section}/${name}`);
     const entry = components[section]?.[name];
@@ -192,7 +196,8 @@ function onlyReferencedComponents(doc: OpenApiDocument): OpenApiDocument {
   const reduced: Record<string, Record<string, unknown>> = {};
   for (const [section, entries] of Object.entries(components)) {
     if (!entries) continue;
-    const names = section === 'securitySchemes' ? Object.keys(entries) : Object.keys(entries).filter((name) => kept.has(`${section}/${name}`));
+    const names =
+      section === 'securitySchemes' ? Object.keys(entries) : Object.keys(entries).filter((name) => kept.has(`${section}/${name}`));
     if (names.length) reduced[section] = Object.fromEntries(names.map((n) => [n, entries[n]]));
   }
   return { ...doc, components: reduced } as OpenApiDocument;

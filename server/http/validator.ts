@@ -62,7 +62,9 @@ export interface ValidatorOptions {
  * request it sees fail with the loader's error (a 500).
  */
 export function openapiValidator(opts: ValidatorOptions): RequestHandler[] {
-  const apiSpec = opts.validateResponses ? withoutPreValidatorPaths(opts.spec) : withoutResponseSchemas(withoutPreValidatorPaths(opts.spec));
+  const apiSpec = opts.validateResponses
+    ? withoutPreValidatorPaths(opts.spec)
+    : withoutResponseSchemas(withoutPreValidatorPaths(opts.spec));
   return OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
     // unknown query parameters are ignored, as DRF ignores them; unknown body fields are dropped

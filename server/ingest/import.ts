@@ -37,10 +37,31 @@ import fs from 'node:fs';
 import type { Store } from '../storage/db.js';
 import { normalize, toImportError, type NumberedRow, type RawEventRow } from './import/normalize.js';
 import { detectFormat, readRows, type ImportFormat } from './import/readers.js';
-import { batchSizeOf, requireProject, writeRows, type ImportSummary, type LockWaitCallback, type ProgressCallback } from './import/write.js';
+import {
+  batchSizeOf,
+  requireProject,
+  writeRows,
+  type ImportSummary,
+  type LockWaitCallback,
+  type ProgressCallback,
+} from './import/write.js';
 
-export { DEFAULT_BATCH_SIZE, type ImportPhase, type ImportSummary, type LockWait, type LockWaitCallback, type ProgressCallback } from './import/write.js';
-export { ImportError, canonicalJson, deterministicUuid, normalizeEventRow, type NormalizedEventRow, type RawEventRow } from './import/normalize.js';
+export {
+  DEFAULT_BATCH_SIZE,
+  type ImportPhase,
+  type ImportSummary,
+  type LockWait,
+  type LockWaitCallback,
+  type ProgressCallback,
+} from './import/write.js';
+export {
+  ImportError,
+  canonicalJson,
+  deterministicUuid,
+  normalizeEventRow,
+  type NormalizedEventRow,
+  type RawEventRow,
+} from './import/normalize.js';
 export { detectFormat, type ImportFormat } from './import/readers.js';
 
 /** Options of `importEvents`. */
@@ -99,14 +120,24 @@ export async function importEvents(
 ): Promise<ImportSummary> {
   const batchSize = batchSizeOf(opts.batchSize);
   await requireProject(store, teamId);
-  return writeRows(store, teamId, numbered(rows), opts.source ?? 'rows', { batchSize, onProgress: opts.onProgress, total: opts.total, onLockWait: opts.onLockWait });
+  return writeRows(store, teamId, numbered(rows), opts.source ?? 'rows', {
+    batchSize,
+    onProgress: opts.onProgress,
+    total: opts.total,
+    onLockWait: opts.onLockWait,
+  });
 }
 
 /**
  * Reads a whole file once and validates every row without writing anything; returns the number
  * of rows. Throws ImportError (`<file>:<line>: <reason>`) on the first bad line.
  */
-export async function validateEventsFile(teamId: number, file: string, format: ImportFormat, onProgress?: ProgressCallback): Promise<number> {
+export async function validateEventsFile(
+  teamId: number,
+  file: string,
+  format: ImportFormat,
+  onProgress?: ProgressCallback,
+): Promise<number> {
   let rows = 0;
   for await (const { line, row } of readRows(file, format)) {
     try {
@@ -134,7 +165,8 @@ export async function validateEventsFile(teamId: number, file: string, format: I
 export async function importEventsFile(store: Store, teamId: number, file: string, opts: ImportFileOptions = {}): Promise<ImportSummary> {
   const batchSize = batchSizeOf(opts.batchSize);
   const format = opts.format ?? detectFormat(file);
-  if (!format) throw new Error(`Cannot tell the format of ${file} from its name (.jsonl, .ndjson, .json or .csv): pass the format (jsonl or csv).`);
+  if (!format)
+    throw new Error(`Cannot tell the format of ${file} from its name (.jsonl, .ndjson, .json or .csv): pass the format (jsonl or csv).`);
   let stat: fs.Stats;
   try {
     stat = await fs.promises.stat(file);
@@ -146,7 +178,12 @@ export async function importEventsFile(store: Store, teamId: number, file: strin
   await requireProject(store, teamId);
   const started = performance.now();
   const total = await validateEventsFile(teamId, file, format, opts.onProgress);
-  const summary = await writeRows(store, teamId, readRows(file, format), file, { batchSize, onProgress: opts.onProgress, total, onLockWait: opts.onLockWait });
+  const summary = await writeRows(store, teamId, readRows(file, format), file, {
+    batchSize,
+    onProgress: opts.onProgress,
+    total,
+    onLockWait: opts.onLockWait,
+  });
   const durationMs = Math.round(performance.now() - started);
   return {
     ...summary,

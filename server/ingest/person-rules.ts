@@ -19,7 +19,18 @@ import type { PersonUpdate } from '../storage/events/index.js';
 /** Events PostHog drops when `$process_person_profile` is false (they only act on persons). */
 const PERSON_ONLY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously', '$groupidentify']);
 
-const ILLEGAL_ANY_CASE = ['anonymous', 'guest', 'distinctid', 'distinct_id', 'id', 'not_authenticated', 'email', 'undefined', 'true', 'false'];
+const ILLEGAL_ANY_CASE = [
+  'anonymous',
+  'guest',
+  'distinctid',
+  'distinct_id',
+  'id',
+  'not_authenticated',
+  'email',
+  'undefined',
+  'true',
+  'false',
+];
 const ILLEGAL_EXACT = ['[object Object]', 'NaN', 'None', 'none', 'null', '0', 'undefined'];
 
 /**
@@ -81,7 +92,8 @@ export function personUpdateOf(event: string, distinctId: string, properties: Re
   if (set) person.set = set;
   if (setOnce) person.set_once = setOnce;
   if (unset) person.unset = unset;
-  const legal = (other: string | undefined) => (other && !isIllegalDistinctId(other) && !isIllegalDistinctId(distinctId) ? other : undefined);
+  const legal = (other: string | undefined) =>
+    other && !isIllegalDistinctId(other) && !isIllegalDistinctId(distinctId) ? other : undefined;
   if (event === '$identify') {
     // PostHog merges (and marks identified) only with an `$anon_distinct_id`; a plain `$identify`
     // is an ordinary person update (person-merge-service.ts)

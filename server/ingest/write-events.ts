@@ -65,7 +65,12 @@ export function planPersonUpdates(updates: readonly (PersonUpdate | undefined)[]
  * inserted straight away and, if the insert skipped any stored uuid, the outcome says `aborted`
  * before any person is touched (the caller rolls back and writes again with `lookUp`).
  */
-export async function writeEventRows(trx: Kysely<Database>, teamId: number, rows: readonly NormalizedEventRow[], lookUp: boolean): Promise<WriteOutcome> {
+export async function writeEventRows(
+  trx: Kysely<Database>,
+  teamId: number,
+  rows: readonly NormalizedEventRow[],
+  lookUp: boolean,
+): Promise<WriteOutcome> {
   const skipped: Record<string, number> = {};
   const inBatch = new Set<string>();
   let unique: NormalizedEventRow[] = [];
@@ -90,7 +95,12 @@ export async function writeEventRows(trx: Kysely<Database>, teamId: number, rows
       unique = fresh;
     }
   }
-  const inserted = unique.length ? await repo.insertEvents(teamId, unique.map((r) => r.event)) : 0;
+  const inserted = unique.length
+    ? await repo.insertEvents(
+        teamId,
+        unique.map((r) => r.event),
+      )
+    : 0;
   if (inserted !== unique.length) {
     if (!lookUp) return { inserted, personsCreated: 0, skipped, metStored: true, aborted: true };
     // Stored by another writer between the look-up and the insert: still a duplicate. Which rows

@@ -79,7 +79,20 @@ export function defaultReadThreads(): number {
 }
 
 /** The parameters the events list reads (what crosses to the worker; see `pick`). */
-const LIST_PARAMS = ['after', 'before', 'event', 'distinct_id', 'person_id', 'properties', 'format', 'limit', 'offset', 'cursor', 'select', 'where'] as const satisfies readonly (keyof EventListParams)[];
+const LIST_PARAMS = [
+  'after',
+  'before',
+  'event',
+  'distinct_id',
+  'person_id',
+  'properties',
+  'format',
+  'limit',
+  'offset',
+  'cursor',
+  'select',
+  'where',
+] as const satisfies readonly (keyof EventListParams)[];
 /** The parameters values suggestions read. */
 const VALUES_PARAMS = ['key', 'value', 'event_name', 'is_column'] as const satisfies readonly (keyof EventValuesParams)[];
 
@@ -154,7 +167,9 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
   const run = async (task: ReadTask): Promise<ReadOutcome> => {
     if (closed || limit.activeCount + limit.pendingCount >= threads + maxQueue) throw new ReadPoolBusyError(1);
     const signal = AbortSignal.timeout(budgetMs);
-    const timedOut = new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(new QueryTimeoutError(budgetMs)), { once: true }));
+    const timedOut = new Promise<never>((_resolve, reject) =>
+      signal.addEventListener('abort', () => reject(new QueryTimeoutError(budgetMs)), { once: true }),
+    );
     const work = limit(async () => {
       // past the budget while waiting: answered already, not run
       if (signal.aborted) throw new QueryTimeoutError(budgetMs);
@@ -181,10 +196,14 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
   return {
     async list(team, params, url) {
       if (readsFewRows(params)) return inline.list(team, params, url);
-      const result = unwrap(await run({ op: 'list', team: { ...team }, params: pick(params, LIST_PARAMS), url: url.href, now: Date.now() }));
+      const result = unwrap(
+        await run({ op: 'list', team: { ...team }, params: pick(params, LIST_PARAMS), url: url.href, now: Date.now() }),
+      );
       if (result.op !== 'list') throw new Error('read pool: answer of another operation');
       const { page } = result;
-      return page.format === 'csv' ? page : { format: 'json', body: new JsonText(Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength)) };
+      return page.format === 'csv'
+        ? page
+        : { format: 'json', body: new JsonText(Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength)) };
     },
     async select(team, params) {
       const result = unwrap(await run({ op: 'select', team: { ...team }, params: pick(params, LIST_PARAMS), now: Date.now() }));

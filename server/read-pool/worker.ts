@@ -64,7 +64,10 @@ async function read(task: ReadTask, db: Store): Promise<ReadResult> {
       const page = await new EventsService(db, () => now).list(task.team, task.params, new URL(task.url));
       if (page.format === 'csv') return { op: 'list', page };
       const bytes = page.body.text;
-      return { op: 'list', page: { format: 'json', bytes: typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes ?? Buffer.alloc(0) } };
+      return {
+        op: 'list',
+        page: { format: 'json', bytes: typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : (bytes ?? Buffer.alloc(0)) },
+      };
     }
     case 'select':
       return { op: 'select', answer: await new EventsService(db, () => now).select(task.team, task.params) };

@@ -21,7 +21,8 @@
 import type SQLite from 'better-sqlite3';
 
 /** `insert into "t"`, `insert or replace into "t"`, `replace into "t"`, `update "t"`, `update or … "t"`, `delete from "t"`; not `"schema"."t"`. */
-const WRITE_TARGET = /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"((?:[^"]|"")+)"(?!\s*\.)/i;
+const WRITE_TARGET =
+  /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"((?:[^"]|"")+)"(?!\s*\.)/i;
 
 /** Foreign-key actions that change the referencing table when the referenced row changes. */
 const ACTIONS_THAT_WRITE = new Set(['CASCADE', 'SET NULL', 'SET DEFAULT']);
@@ -115,7 +116,11 @@ export class ChangeTracker {
   }
 
   private readGraph(): SchemaGraph {
-    const objects = this.sqlite.prepare(`select type, name, tbl_name from sqlite_master where type in ('table', 'trigger')`).all() as { type: string; name: string; tbl_name: string }[];
+    const objects = this.sqlite.prepare(`select type, name, tbl_name from sqlite_master where type in ('table', 'trigger')`).all() as {
+      type: string;
+      name: string;
+      tbl_name: string;
+    }[];
     const tables = new Set(objects.filter((o) => o.type === 'table').map((o) => o.name));
     const triggered = new Set(objects.filter((o) => o.type === 'trigger').map((o) => o.tbl_name.toLowerCase()));
     const actingChildren = new Map<string, string[]>();

@@ -52,7 +52,11 @@ export interface BackgroundCheckpoints {
 }
 
 /** Starts background checkpoints of `file`, opened by `sqlite` (module doc). */
-export function startBackgroundCheckpoints(sqlite: SQLite.Database, file: string, opts: BackgroundCheckpointOptions = {}): BackgroundCheckpoints {
+export function startBackgroundCheckpoints(
+  sqlite: SQLite.Database,
+  file: string,
+  opts: BackgroundCheckpointOptions = {},
+): BackgroundCheckpoints {
   const ownUrl = import.meta.url;
   // the sources run through tsx (npm run dev, vitest); the build runs the compiled worker
   const filename = fileURLToPath(new URL(ownUrl.endsWith('.ts') ? './checkpoint-worker.ts' : './checkpoint-worker.js', ownUrl));

@@ -246,7 +246,9 @@ export function openStore(config: StorageConfig, listeners: StoreListeners = {})
     return rawStatement(query.sql).all(...query.parameters) as unknown[][];
   };
   const checkpoints =
-    config.backgroundCheckpoints && !config.inMemory && !config.readOnly ? startBackgroundCheckpoints(sqlite, file, { onFailure: listeners.onCheckpointFailure }) : undefined;
+    config.backgroundCheckpoints && !config.inMemory && !config.readOnly
+      ? startBackgroundCheckpoints(sqlite, file, { onFailure: listeners.onCheckpointFailure })
+      : undefined;
   const close = async () => {
     await checkpoints?.stop();
     await db.destroy();

@@ -79,16 +79,21 @@ function postgresCannotHold(text: string): boolean {
  * objects and arrays as JSON text; NULL when the key is missing or holds JSON null.
  */
 export function jsonText(dialect: DialectName, source: JsonSource, key: string): RawBuilder<string | null> {
-  if (dialect === 'postgres') return postgresCannotHold(key) ? sql<string | null>`(null::text)` : sql<string | null>`(${source} ->> ${key})`;
+  if (dialect === 'postgres')
+    return postgresCannotHold(key) ? sql<string | null>`(null::text)` : sql<string | null>`(${source} ->> ${key})`;
   if (sqliteNeedsEach(key)) {
-    return sql<string | null>`(select case type when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json(value) when 'array' then json(value) else cast(value as text) end from json_each(${source}) where key = ${key})`;
+    return sql<
+      string | null
+    >`(select case type when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json(value) when 'array' then json(value) else cast(value as text) end from json_each(${source}) where key = ${key})`;
   }
   return sqliteJsonText(source, sql`${sqlitePath(key)}`);
 }
 
 /** SQLite: the text form of `jsonText` for a key its JSON path can hold, `path` bound or literal. */
 function sqliteJsonText(source: JsonSource, path: RawBuilder<unknown>): RawBuilder<string | null> {
-  return sql<string | null>`(case json_type(${source}, ${path}) when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json_extract(${source}, ${path}) when 'array' then json_extract(${source}, ${path}) else cast(json_extract(${source}, ${path}) as text) end)`;
+  return sql<
+    string | null
+  >`(case json_type(${source}, ${path}) when 'true' then 'true' when 'false' then 'false' when 'null' then null when 'object' then json_extract(${source}, ${path}) when 'array' then json_extract(${source}, ${path}) else cast(json_extract(${source}, ${path}) as text) end)`;
 }
 
 /**
@@ -157,7 +162,12 @@ export function containmentDocuments(key: string, texts: readonly string[]): str
  * all of its events through the GIN index to sort them instead of reading the newest few in
  * order (measured many times slower for a common value, docs/performance.md).
  */
-export function jsonTextInByContainment(dialect: DialectName, source: JsonSource, key: string, texts: readonly string[]): RawBuilder<boolean> | undefined {
+export function jsonTextInByContainment(
+  dialect: DialectName,
+  source: JsonSource,
+  key: string,
+  texts: readonly string[],
+): RawBuilder<boolean> | undefined {
   if (dialect !== 'postgres') return undefined;
   const docs = containmentDocuments(key, texts);
   if (docs === undefined) return undefined;
@@ -169,7 +179,8 @@ export function jsonTextInByContainment(dialect: DialectName, source: JsonSource
 
 /** Whether `source` has the key `key` at all (JSON null counts as set, as PostHog's JSONHas). */
 export function jsonHas(dialect: DialectName, source: JsonSource, key: string): RawBuilder<boolean> {
-  if (dialect === 'postgres') return postgresCannotHold(key) ? sql<boolean>`false` : sql<boolean>`coalesce(jsonb_exists(${source}, ${key}), false)`;
+  if (dialect === 'postgres')
+    return postgresCannotHold(key) ? sql<boolean>`false` : sql<boolean>`coalesce(jsonb_exists(${source}, ${key}), false)`;
   if (sqliteNeedsEach(key)) return sql<boolean>`exists (select 1 from json_each(${source}) where key = ${key})`;
   return sql<boolean>`(json_type(${source}, ${sqlitePath(key)}) is not null)`;
 }
@@ -198,7 +209,12 @@ export function icontains(dialect: DialectName, text: RawBuilder<unknown>, needl
  * range starts at the cursor's timestamp (`timestamp <= c`) and rows of that timestamp at or after
  * the cursor's uuid are filtered out.
  */
-export function beforeCursor(dialect: DialectName, timestamp: RawBuilder<unknown>, uuid: RawBuilder<unknown>, c: { timestamp: unknown; uuid: unknown }): RawBuilder<boolean> {
+export function beforeCursor(
+  dialect: DialectName,
+  timestamp: RawBuilder<unknown>,
+  uuid: RawBuilder<unknown>,
+  c: { timestamp: unknown; uuid: unknown },
+): RawBuilder<boolean> {
   if (dialect === 'postgres') return sql<boolean>`((${timestamp}, ${uuid}) < (${c.timestamp}, ${c.uuid}))`;
   return sql<boolean>`(${timestamp} <= ${c.timestamp} and (${timestamp} < ${c.timestamp} or ${uuid} < ${c.uuid}))`;
 }

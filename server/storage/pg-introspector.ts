@@ -20,7 +20,16 @@
  * `isAutoIncrementing` is true for identity columns and for columns whose default is `nextval(…)`
  * (`serial`), as Kysely's reports it.
  */
-import { PostgresDialect, sql, type DatabaseIntrospector, type DatabaseMetadata, type DatabaseMetadataOptions, type Kysely, type SchemaMetadata, type TableMetadata } from 'kysely';
+import {
+  PostgresDialect,
+  sql,
+  type DatabaseIntrospector,
+  type DatabaseMetadata,
+  type DatabaseMetadataOptions,
+  type Kysely,
+  type SchemaMetadata,
+  type TableMetadata,
+} from 'kysely';
 
 /** Kysely's Migrator's own tables, hidden unless `withInternalKyselyTables` (as Kysely does). */
 const KYSELY_TABLES = new Set(['kysely_migration', 'kysely_migration_lock']);

@@ -118,7 +118,11 @@ export function registerSqliteFunctions(sqlite: SQLite.Database): void {
     return re !== null && re.test(String(text)) ? 1 : 0;
   });
   sqlite.function('icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
-    text === null || text === undefined || typeof needle !== 'string' ? 0 : String(text).toLowerCase().includes(needle.toLowerCase()) ? 1 : 0,
+    text === null || text === undefined || typeof needle !== 'string'
+      ? 0
+      : String(text).toLowerCase().includes(needle.toLowerCase())
+        ? 1
+        : 0,
   );
   sqlite.aggregate('exact_sum_int', { start, step: add, result: toInt, safeIntegers: true, deterministic: true });
   sqlite.aggregate('exact_sum_float', { start, step: add, result: toDouble, safeIntegers: true, deterministic: true });

@@ -43,7 +43,9 @@ export function textToNumber(dialect: DialectName, text: RawBuilder<unknown>): R
       when abs(${n}) <= ${FLOAT8_UNDERFLOW}::numeric then 0::float8
       else (${text})::float8 end) end)`;
   }
-  return sql<number | null>`(case when length(${text}) <= 1000 and ${text} regexp ${NUMBER} then (case when abs(cast(${text} as real)) > 1.7976931348623157e308 then null else cast(${text} as real) end) end)`;
+  return sql<
+    number | null
+  >`(case when length(${text}) <= 1000 and ${text} regexp ${NUMBER} then (case when abs(cast(${text} as real)) > 1.7976931348623157e308 then null else cast(${text} as real) end) end)`;
 }
 
 const DATE_TIME =

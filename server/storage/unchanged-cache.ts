@@ -89,7 +89,14 @@ export class UnchangedStoreCache<C, A, B, R, V = R> {
     this.entries.set(key, value);
   }
 
-  private async loadAndKeep(this: UnchangedStoreCache<C, A, B, V, V>, key: string, context: C, a: A, b: B, mark: number): Promise<V | undefined> {
+  private async loadAndKeep(
+    this: UnchangedStoreCache<C, A, B, V, V>,
+    key: string,
+    context: C,
+    a: A,
+    b: B,
+    mark: number,
+  ): Promise<V | undefined> {
     const value = await this.registered.load(context, a, b);
     if (value !== undefined && this.unchangedSince(mark)) this.keep(key, value);
     return value;

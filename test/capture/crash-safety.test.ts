@@ -121,7 +121,9 @@ async function readStore(): Promise<Stored> {
   if (location.pg) {
     const store = location.open();
     try {
-      rows = (await sql<{ uuid: string; batch_id: string | null }>`select uuid, properties->>'batch_id' as batch_id from events`.execute(store.db)).rows;
+      rows = (
+        await sql<{ uuid: string; batch_id: string | null }>`select uuid, properties->>'batch_id' as batch_id from events`.execute(store.db)
+      ).rows;
     } finally {
       await store.close();
     }
@@ -129,7 +131,12 @@ async function readStore(): Promise<Stored> {
     const db = openSqlite(path.join(location.dir, 'envapi.sqlite3'), { readonly: true, fileMustExist: true });
     try {
       // uuids are stored as their 16 bytes (storage/events/uuids.ts)
-      rows = (db.prepare(`SELECT uuid, json_extract(properties, '$.batch_id') AS batch_id FROM events`).all() as Array<{ uuid: Uint8Array; batch_id: string | null }>).map((r) => ({ ...r, uuid: eventUuidOut(r.uuid) }));
+      rows = (
+        db.prepare(`SELECT uuid, json_extract(properties, '$.batch_id') AS batch_id FROM events`).all() as Array<{
+          uuid: Uint8Array;
+          batch_id: string | null;
+        }>
+      ).map((r) => ({ ...r, uuid: eventUuidOut(r.uuid) }));
     } finally {
       db.close();
     }
@@ -180,7 +187,10 @@ function checkWholeBatches(stored: Stored, sent: Map<string, SentBatch>, mustHav
   for (const [id, uuids] of stored.byBatch) {
     const batch = sent.get(id);
     expect(batch, `stored batch_id ${id} was never sent`).toBeDefined();
-    expect(uuids.length, `batch ${id} (status ${batch!.status ?? 'no answer'}) holds ${uuids.length} of its ${EVENTS_PER_BATCH} events`).toBe(EVENTS_PER_BATCH);
+    expect(
+      uuids.length,
+      `batch ${id} (status ${batch!.status ?? 'no answer'}) holds ${uuids.length} of its ${EVENTS_PER_BATCH} events`,
+    ).toBe(EVENTS_PER_BATCH);
     expect([...uuids].sort(), `batch ${id} holds other uuids than it was sent with`).toEqual([...batch!.uuids].sort());
   }
   for (const id of mustHave) expect(stored.byBatch.has(id), `acknowledged batch ${id} is missing`).toBe(true);
@@ -202,7 +212,13 @@ interface Round {
  * its last one is answered; SIGKILL on the KILL_AFTER_ACKS-th 200 of the round, when the other
  * clients' requests are in flight. Records every batch in `sent` and every 200 in `acked`.
  */
-async function loadAndKill(server: ListeningProcess, token: string, round: number, sent: Map<string, SentBatch>, acked: Set<string>): Promise<Round> {
+async function loadAndKill(
+  server: ListeningProcess,
+  token: string,
+  round: number,
+  sent: Map<string, SentBatch>,
+  acked: Set<string>,
+): Promise<Round> {
   const unexpected: string[] = [];
   const mine: SentBatch[] = [];
   let ackedHere = 0;
@@ -266,7 +282,9 @@ describe('capture: the server killed with SIGKILL under a /batch/ load', () => {
       const present = checkWholeBatches(afterKill, sent, acked);
       expect(afterKill.total).toBe(present.size * EVENTS_PER_BATCH);
       const unackedStored = r.unacked.filter((b) => present.has(b.id)).length;
-      summary.push(`round ${round}: ${r.acked} acknowledged, ${r.inFlightAtKill} in flight at the kill, ${r.unacked.length} unacknowledged of which ${unackedStored} committed whole`);
+      summary.push(
+        `round ${round}: ${r.acked} acknowledged, ${r.inFlightAtKill} in flight at the kill, ${r.unacked.length} unacknowledged of which ${unackedStored} committed whole`,
+      );
 
       // 3. the server starts again on the same store: keyed reads see acknowledged events, and the
       // batches that got no 200 are taken again (an SDK's retry) without duplicating any event
@@ -284,7 +302,11 @@ describe('capture: the server killed with SIGKILL under a /batch/ load', () => {
         acked.add(b.id);
       }
     }
-    const page = await keyedGet<{ results: unknown[] }>(server.url, key!, `/api/environments/${projectId}/events/?event=${encodeURIComponent(LOAD_EVENT)}&limit=1`);
+    const page = await keyedGet<{ results: unknown[] }>(
+      server.url,
+      key!,
+      `/api/environments/${projectId}/events/?event=${encodeURIComponent(LOAD_EVENT)}&limit=1`,
+    );
     expect(page.results).toHaveLength(1);
     server.proc.kill('SIGTERM');
     expect((await server.exited).code, server.output()).toBe(0);
@@ -293,6 +315,8 @@ describe('capture: the server killed with SIGKILL under a /batch/ load', () => {
     const final = await readStore();
     checkWholeBatches(final, sent, sent.keys());
     expect(final.total).toBe(sent.size * EVENTS_PER_BATCH);
-    console.log(`capture crash (${location.dialect}): ${summary.join('; ')}; ${sent.size} batches, ${final.total} events stored at the end`);
+    console.log(
+      `capture crash (${location.dialect}): ${summary.join('; ')}; ${sent.size} batches, ${final.total} events stored at the end`,
+    );
   });
 });

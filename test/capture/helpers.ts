@@ -27,7 +27,12 @@ export interface ListedPerson {
 }
 
 /** POSTs `body` (an object: JSON; a string or Buffer: as is) to a capture path, without any API key. */
-export function capture(t: TestServer, path: string, body: unknown, init: { headers?: Record<string, string>; method?: string; gzip?: boolean } = {}): Promise<Response> {
+export function capture(
+  t: TestServer,
+  path: string,
+  body: unknown,
+  init: { headers?: Record<string, string>; method?: string; gzip?: boolean } = {},
+): Promise<Response> {
   let payload: string | Buffer = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   const headers: Record<string, string> = { 'Content-Type': 'application/json', ...init.headers };
   if (init.gzip) {

@@ -34,7 +34,10 @@ describe('uuid', () => {
     const id = uuid();
     await send([{ event: 'dedup', distinct_id: 'dedup-user', uuid: id, properties: { $set: { n: 1 } } }]);
     await send([{ event: 'dedup', distinct_id: 'dedup-user', uuid: id.toUpperCase(), properties: { $set: { n: 2 } } }]);
-    await send([{ event: 'dedup', distinct_id: 'dedup-user', uuid: id }, { event: 'dedup', distinct_id: 'dedup-user', uuid: id }]);
+    await send([
+      { event: 'dedup', distinct_id: 'dedup-user', uuid: id },
+      { event: 'dedup', distinct_id: 'dedup-user', uuid: id },
+    ]);
     const rows = await listEvents(t, '&event=dedup');
     expect(rows.map((r) => r.id)).toEqual([id]);
     expect((await personOf(t, 'dedup-user'))?.properties).toEqual({ n: 1 });
@@ -52,7 +55,9 @@ describe('timestamp', () => {
     const skew = 10 * 86_400_000;
     const clientNow = Date.now() + skew;
     const before = Date.now();
-    await send([{ event: 'skewed', distinct_id: 'u', timestamp: new Date(clientNow - 5_000).toISOString() }], { sent_at: new Date(clientNow).toISOString() });
+    await send([{ event: 'skewed', distinct_id: 'u', timestamp: new Date(clientNow - 5_000).toISOString() }], {
+      sent_at: new Date(clientNow).toISOString(),
+    });
     const after = Date.now();
     const ts = Date.parse((await stored('skewed'))!.timestamp);
     expect(ts).toBeGreaterThanOrEqual(before - 5_000 - 1);
@@ -62,7 +67,9 @@ describe('timestamp', () => {
   it('takes the timestamp as is without sent_at, or with $ignore_sent_at', async () => {
     await send([{ event: 'as is', distinct_id: 'u', timestamp: '2024-11-20T14:03:10.871123Z' }]);
     expect((await stored('as is'))?.timestamp).toBe('2024-11-20T14:03:10.871123Z');
-    await send([{ event: 'ignored sent_at', distinct_id: 'u', timestamp: '2024-11-20T14:03:10Z', properties: { $ignore_sent_at: true } }], { sent_at: '2030-01-01T00:00:00Z' });
+    await send([{ event: 'ignored sent_at', distinct_id: 'u', timestamp: '2024-11-20T14:03:10Z', properties: { $ignore_sent_at: true } }], {
+      sent_at: '2030-01-01T00:00:00Z',
+    });
     expect((await stored('ignored sent_at'))?.timestamp).toBe('2024-11-20T14:03:10.000000Z');
   });
 
@@ -95,7 +102,9 @@ describe('persons', () => {
   it('$identify merges the anonymous id into the identified person (both with persons already)', async () => {
     await send([{ event: '$pageview', distinct_id: 'anon-1', properties: { $set: { seen: true, plan: 'anon' } } }]);
     await send([{ event: 'login', distinct_id: 'ada', properties: { $set: { plan: 'pro' } } }]);
-    await send([{ event: '$identify', distinct_id: 'ada', properties: { $anon_distinct_id: 'anon-1', $set: { email: 'ada@hedgebox.net' } } }]);
+    await send([
+      { event: '$identify', distinct_id: 'ada', properties: { $anon_distinct_id: 'anon-1', $set: { email: 'ada@hedgebox.net' } } },
+    ]);
     const person = await personOf(t, 'ada');
     expect(person?.distinct_ids.sort()).toEqual(['ada', 'anon-1']);
     expect(person?.is_identified).toBe(true);
@@ -119,9 +128,15 @@ describe('persons', () => {
   });
 
   it('$create_alias joins alias to the person of distinct_id; illegal ids are never merged', async () => {
-    await send([{ event: 'x', distinct_id: 'dora' }, { event: '$create_alias', distinct_id: 'dora', properties: { alias: 'dora@work' } }]);
+    await send([
+      { event: 'x', distinct_id: 'dora' },
+      { event: '$create_alias', distinct_id: 'dora', properties: { alias: 'dora@work' } },
+    ]);
     expect((await personOf(t, 'dora@work'))?.distinct_ids.sort()).toEqual(['dora', 'dora@work']);
-    await send([{ event: '$create_alias', distinct_id: 'erin', properties: { alias: 'undefined' } }, { event: '$identify', distinct_id: 'erin', properties: { $anon_distinct_id: '"null"' } }]);
+    await send([
+      { event: '$create_alias', distinct_id: 'erin', properties: { alias: 'undefined' } },
+      { event: '$identify', distinct_id: 'erin', properties: { $anon_distinct_id: '"null"' } },
+    ]);
     expect((await personOf(t, 'erin'))?.distinct_ids).toEqual(['erin']);
     expect(await personOf(t, 'undefined')).toBeUndefined();
   });
@@ -160,9 +175,17 @@ describe('elements_chain', () => {
     expect(first.elements_chain).toBe(chain);
     expect(first.properties).toEqual({ $event_type: 'click' });
     const built = rows.find((r) => r.distinct_id === 'clicker2')!;
-    expect(built.elements_chain).toBe('button.btn.primary:attr__class="btn primary"attr__id="go"attr_id="go"nth-child="2"nth-of-type="1"text="Sign up";form:nth-child="1"nth-of-type="1"');
+    expect(built.elements_chain).toBe(
+      'button.btn.primary:attr__class="btn primary"attr__id="go"attr_id="go"nth-child="2"nth-of-type="1"text="Sign up";form:nth-child="1"nth-of-type="1"',
+    );
     expect(built.properties).toEqual({ $event_type: 'click' });
-    expect(built.elements[0]).toMatchObject({ tag_name: 'button', text: 'Sign up', attr_id: 'go', nth_child: 2, attr_class: ['btn', 'primary'] });
+    expect(built.elements[0]).toMatchObject({
+      tag_name: 'button',
+      text: 'Sign up',
+      attr_id: 'go',
+      nth_child: 2,
+      attr_class: ['btn', 'primary'],
+    });
   });
 });
 

@@ -85,6 +85,7 @@ describe('CAPTURE_MAX_QUEUED_EVENTS (server/config.ts)', () => {
     expect(readConfig({}).captureMaxQueuedEvents).toBe(DEFAULT_MAX_QUEUED_EVENTS);
     expect(DEFAULT_MAX_QUEUED_EVENTS).toBe(50_000);
     expect(readConfig({ CAPTURE_MAX_QUEUED_EVENTS: '500' }).captureMaxQueuedEvents).toBe(500);
-    for (const bad of ['0', '-1', 'abc', '1.5']) expect(() => readConfig({ CAPTURE_MAX_QUEUED_EVENTS: bad }), bad).toThrow(/CAPTURE_MAX_QUEUED_EVENTS/);
+    for (const bad of ['0', '-1', 'abc', '1.5'])
+      expect(() => readConfig({ CAPTURE_MAX_QUEUED_EVENTS: bad }), bad).toThrow(/CAPTURE_MAX_QUEUED_EVENTS/);
   });
 });

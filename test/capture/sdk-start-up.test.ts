@@ -75,7 +75,10 @@ describe('remote config, GET /array/<token>/config and config.js', () => {
     const post = await fetch(`${t.url}/array/${token}/config`, { method: 'POST', body: '{}' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, OPTIONS');
-    const pre = await fetch(`${t.url}/array/${token}/config`, { method: 'OPTIONS', headers: { Origin: 'https://a.example', 'Access-Control-Request-Method': 'GET' } });
+    const pre = await fetch(`${t.url}/array/${token}/config`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://a.example', 'Access-Control-Request-Method': 'GET' },
+    });
     expect(pre.status).toBe(200);
     expect(pre.headers.get('access-control-allow-methods')).toBe('GET,OPTIONS');
   });
@@ -86,21 +89,36 @@ describe('POST /flags/', () => {
     const res = await capture(t, '/flags/?v=2', { token, distinct_id: 'flags-user', groups: {}, person_properties: {} });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toEqual({ flags: {}, errorsWhileComputingFlags: false, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/), evaluatedAt: expect.any(Number) });
+    expect(body).toEqual({
+      flags: {},
+      errorsWhileComputingFlags: false,
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      evaluatedAt: expect.any(Number),
+    });
   });
 
   it('without v: the older featureFlags shape; config=true adds the remote config', async () => {
     const old = await capture(t, '/flags', { api_key: token, distinct_id: 'flags-user' });
     expect(await old.json()).toMatchObject({ featureFlags: {}, featureFlagPayloads: {}, errorsWhileComputingFlags: false });
     const withConfig = await capture(t, '/flags/?v=2&config=true', { token, distinct_id: 'flags-user' });
-    expect(await withConfig.json()).toEqual({ flags: {}, errorsWhileComputingFlags: false, requestId: expect.any(String), evaluatedAt: expect.any(Number), ...configFields() });
+    expect(await withConfig.json()).toEqual({
+      flags: {},
+      errorsWhileComputingFlags: false,
+      requestId: expect.any(String),
+      evaluatedAt: expect.any(Number),
+      ...configFields(),
+    });
   });
 
   it('reads gzip bodies as posthog-js sends them (text/plain, no hint) and base64 forms', async () => {
-    const gz = await capture(t, '/flags/?v=2', gzipSync(JSON.stringify({ token, distinct_id: 'gz' })), { headers: { 'Content-Type': 'text/plain' } });
+    const gz = await capture(t, '/flags/?v=2', gzipSync(JSON.stringify({ token, distinct_id: 'gz' })), {
+      headers: { 'Content-Type': 'text/plain' },
+    });
     expect(gz.status).toBe(200);
     const b64 = Buffer.from(JSON.stringify({ token, distinct_id: 'b64' })).toString('base64');
-    const form = await capture(t, '/flags/?v=2', `data=${encodeURIComponent(b64)}`, { headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const form = await capture(t, '/flags/?v=2', `data=${encodeURIComponent(b64)}`, {
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.status).toBe(200);
   });
 
@@ -125,7 +143,10 @@ describe('POST /flags/', () => {
 
   it('refuses GET with 405 and answers the preflight with POST', async () => {
     expect((await fetch(`${t.url}/flags/?v=2`)).status).toBe(405);
-    const pre = await fetch(`${t.url}/flags/?v=2`, { method: 'OPTIONS', headers: { Origin: 'https://a.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' } });
+    const pre = await fetch(`${t.url}/flags/?v=2`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://a.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' },
+    });
     expect(pre.status).toBe(200);
     expect(pre.headers.get('access-control-allow-methods')).toBe('POST,OPTIONS');
     expect(pre.headers.get('access-control-allow-headers')).toBe('content-type');
@@ -140,7 +161,13 @@ describe('POST /decide/ (legacy SDKs)', () => {
   ])('v=%s: the config, no flags', async (v, flags) => {
     const res = await capture(t, `/decide/?v=${v}`, { token, distinct_id: 'decide-user' });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ config: { enable_collect_everything: true }, toolbarParams: {}, isAuthenticated: false, ...configFields(), ...flags });
+    expect(await res.json()).toEqual({
+      config: { enable_collect_everything: true },
+      toolbarParams: {},
+      isAuthenticated: false,
+      ...configFields(),
+      ...flags,
+    });
   });
 
   it('answers 401 for an unknown token', async () => {

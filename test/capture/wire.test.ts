@@ -44,7 +44,14 @@ describe('POST /batch/, /capture/, /e/, /i/v0/e/, /track/ (and without the slash
   it('reads one event, a bare array, and the token in the event, its properties or the batch', async () => {
     const names = ['form one', 'form array a', 'form array b', 'form props token', 'form $token'];
     expect((await capture(t, '/e/', { ...ev(names[0]!), api_key: token })).status).toBe(200);
-    expect((await capture(t, '/e/', [{ ...ev(names[1]!), token }, { ...ev(names[2]!), token }])).status).toBe(200);
+    expect(
+      (
+        await capture(t, '/e/', [
+          { ...ev(names[1]!), token },
+          { ...ev(names[2]!), token },
+        ])
+      ).status,
+    ).toBe(200);
     expect((await capture(t, '/i/v0/e/', { ...ev(names[3]!), properties: { token } })).status).toBe(200);
     expect((await capture(t, '/track/', { ...ev(names[4]!), $token: token })).status).toBe(200);
     const stored = await storedNames();
@@ -52,7 +59,10 @@ describe('POST /batch/, /capture/, /e/, /i/v0/e/, /track/ (and without the slash
   });
 
   it('reads distinct_id from properties, and stringifies numbers', async () => {
-    expect((await capture(t, '/capture/', { api_key: token, event: 'props distinct', uuid: uuid(), properties: { distinct_id: 'from-props' } })).status).toBe(200);
+    expect(
+      (await capture(t, '/capture/', { api_key: token, event: 'props distinct', uuid: uuid(), properties: { distinct_id: 'from-props' } }))
+        .status,
+    ).toBe(200);
     expect((await capture(t, '/capture/', { api_key: token, event: 'numeric distinct', uuid: uuid(), distinct_id: 42 })).status).toBe(200);
     const stored = await listEvents(t);
     expect(stored.find((e) => e.event === 'props distinct')?.distinct_id).toBe('from-props');
@@ -96,13 +106,15 @@ describe('encodings', () => {
   });
 
   it('decompresses lz-string (?compression=lz64, older posthog-js): a body, a form and GET ?data=', async () => {
-    const lz = (name: string) => LZString.compressToBase64(JSON.stringify({ ...ev(name), api_key: token, properties: { note: 'é ✓ >>>?' } }));
+    const lz = (name: string) =>
+      LZString.compressToBase64(JSON.stringify({ ...ev(name), api_key: token, properties: { note: 'é ✓ >>>?' } }));
     expect((await capture(t, '/e/?compression=lz64', lz('lz body'), { headers: { 'Content-Type': 'text/plain' } })).status).toBe(200);
     const form = `data=${encodeURIComponent(lz('lz form'))}&compression=lz64`;
     expect((await capture(t, '/e/', form, { headers: { 'Content-Type': 'application/x-www-form-urlencoded' } })).status).toBe(200);
     expect((await fetch(`${t.url}/e/?compression=lz-string&data=${encodeURIComponent(lz('lz get'))}`)).status).toBe(200);
     const events = await listEvents(t);
-    for (const name of ['lz body', 'lz form', 'lz get']) expect(events.find((e) => e.event === name)?.properties, name).toMatchObject({ note: 'é ✓ >>>?' });
+    for (const name of ['lz body', 'lz form', 'lz get'])
+      expect(events.find((e) => e.event === name)?.properties, name).toMatchObject({ note: 'é ✓ >>>?' });
     const bad = await capture(t, '/e/?compression=lz64', '!!!not lz!!!', { headers: { 'Content-Type': 'text/plain' } });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toBe('failed to decode request: invalid lz-string data');
@@ -123,15 +135,49 @@ describe('errors: PostHog capture texts, text/plain, nothing stored', () => {
   const cases: Array<[string, number, () => Promise<Response>, string]> = [
     ['an empty body', 400, () => capture(t, '/batch/', ''), 'request missing data payload'],
     ['no event in the batch', 400, () => capture(t, '/batch/', { api_key: 'phc_x', batch: [] }), 'request holds no event'],
-    ['an empty event name', 400, () => capture(t, '/e/', { api_key: 'phc_x', event: '', distinct_id: 'a' }), 'event submitted with an empty event name'],
+    [
+      'an empty event name',
+      400,
+      () => capture(t, '/e/', { api_key: 'phc_x', event: '', distinct_id: 'a' }),
+      'event submitted with an empty event name',
+    ],
     ['no distinct_id', 400, () => capture(t, '/e/', { api_key: 'phc_x', event: 'x' }), 'event submitted without a distinct_id'],
     ['JSON that does not parse', 400, () => capture(t, '/e/', '{"event":'), 'failed to parse request: '],
-    ['bad gzip', 400, () => capture(t, '/batch/', Buffer.from([0x1f, 0x8b, 1, 2, 3]), { headers: { 'Content-Type': 'text/plain' } }), 'failed to decode request: invalid GZIP data'],
-    ['an invalid uuid', 400, () => capture(t, '/e/', { api_key: 'phc_x', event: 'x', distinct_id: 'a', uuid: 'nope' }), 'failed to parse request: '],
+    [
+      'bad gzip',
+      400,
+      () => capture(t, '/batch/', Buffer.from([0x1f, 0x8b, 1, 2, 3]), { headers: { 'Content-Type': 'text/plain' } }),
+      'failed to decode request: invalid GZIP data',
+    ],
+    [
+      'an invalid uuid',
+      400,
+      () => capture(t, '/e/', { api_key: 'phc_x', event: 'x', distinct_id: 'a', uuid: 'nope' }),
+      'failed to parse request: ',
+    ],
     ['no token', 401, () => capture(t, '/batch/', { batch: [{ event: 'x', distinct_id: 'a' }] }), 'event submitted without an api_key'],
-    ['two tokens', 401, () => capture(t, '/batch/', [{ event: 'x', distinct_id: 'a', token: 'phc_a' }, { event: 'x', distinct_id: 'a', token: 'phc_b' }]), 'batch submitted with inconsistent api_key values'],
-    ['a personal API key', 401, () => capture(t, '/batch/', { api_key: 'phx_abc', batch: [{ event: 'x', distinct_id: 'a' }] }), 'API key is not valid: personal_api_key'],
-    ['an unknown project token', 401, () => capture(t, '/batch/', { api_key: 'phc_unknown', batch: [{ event: 'x', distinct_id: 'a' }] }), 'API key is not valid: no project has this project API key'],
+    [
+      'two tokens',
+      401,
+      () =>
+        capture(t, '/batch/', [
+          { event: 'x', distinct_id: 'a', token: 'phc_a' },
+          { event: 'x', distinct_id: 'a', token: 'phc_b' },
+        ]),
+      'batch submitted with inconsistent api_key values',
+    ],
+    [
+      'a personal API key',
+      401,
+      () => capture(t, '/batch/', { api_key: 'phx_abc', batch: [{ event: 'x', distinct_id: 'a' }] }),
+      'API key is not valid: personal_api_key',
+    ],
+    [
+      'an unknown project token',
+      401,
+      () => capture(t, '/batch/', { api_key: 'phc_unknown', batch: [{ event: 'x', distinct_id: 'a' }] }),
+      'API key is not valid: no project has this project API key',
+    ],
   ];
   for (const [what, status, send, text] of cases) {
     it(`${what}: ${status} "${text}"`, async () => {
@@ -176,7 +222,11 @@ describe('CORS, as PostHog capture', () => {
   it('answers a preflight 200 with GET,POST,OPTIONS and the requested headers mirrored', async () => {
     const res = await fetch(`${t.url}/i/v0/e/`, {
       method: 'OPTIONS',
-      headers: { Origin: 'https://hedgebox.net', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-custom' },
+      headers: {
+        Origin: 'https://hedgebox.net',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type,x-custom',
+      },
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://hedgebox.net');

@@ -9,7 +9,21 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, BIN, childEnv, CLI_TIMEOUT_MS, KEY_RE, LIST, newStore, running, startServer, T, trackChild, useCliProcesses, type RunningServer } from '../helpers/cli.js';
+import {
+  api,
+  BIN,
+  childEnv,
+  CLI_TIMEOUT_MS,
+  KEY_RE,
+  LIST,
+  newStore,
+  running,
+  startServer,
+  T,
+  trackChild,
+  useCliProcesses,
+  type RunningServer,
+} from '../helpers/cli.js';
 import { dumpPgSchema } from '../helpers/pg.js';
 import { spawnListening } from '../helpers/process.js';
 import type { TestStoreLocation } from '../helpers/store.js';
@@ -28,17 +42,21 @@ describe('npm start (envapi serve)', () => {
     if (running(server)) await server.stop();
   });
 
-  it('prints its URL and a phx_ key on first start; the key lists project 1’s frontend app configs', async () => {
-    server = await startServer(store);
-    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(server.url).not.toMatch(/:0$/);
-    expect(server.stdout()).toContain(`store: ${store.dialect} `);
-    bootstrapKey = KEY_RE.exec(server.stdout())?.[1] ?? '';
-    expect(bootstrapKey, server.stdout()).not.toBe('');
-    const res = await api(server.url, bootstrapKey, LIST);
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ count: 0, next: null, previous: null, results: [] });
-  }, T);
+  it(
+    'prints its URL and a phx_ key on first start; the key lists project 1’s frontend app configs',
+    async () => {
+      server = await startServer(store);
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(server.url).not.toMatch(/:0$/);
+      expect(server.stdout()).toContain(`store: ${store.dialect} `);
+      bootstrapKey = KEY_RE.exec(server.stdout())?.[1] ?? '';
+      expect(bootstrapKey, server.stdout()).not.toBe('');
+      const res = await api(server.url, bootstrapKey, LIST);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ count: 0, next: null, previous: null, results: [] });
+    },
+    T,
+  );
 
   it('stores the key only hashed (SQLite: in the data directory’s files; PostgreSQL: in any row of the schema)', async () => {
     const hash = createHash('sha256').update(bootstrapKey, 'utf8').digest('hex');
@@ -61,29 +79,44 @@ describe('npm start (envapi serve)', () => {
     expect(contents.some(({ bytes }) => bytes.includes(Buffer.from(hash)))).toBe(true);
   });
 
-  it('refuses requests without a key, and stops on SIGTERM with exit code 0', async () => {
-    expect((await fetch(server!.url + LIST)).status).toBe(401);
-    expect(await server!.stop(), server!.output()).toEqual({ code: 0, signal: null });
-  }, T);
+  it(
+    'refuses requests without a key, and stops on SIGTERM with exit code 0',
+    async () => {
+      expect((await fetch(server!.url + LIST)).status).toBe(401);
+      expect(await server!.stop(), server!.output()).toEqual({ code: 0, signal: null });
+    },
+    T,
+  );
 
-  it('a second start on the same store prints no new key, and the old key still works', async () => {
-    server = await startServer(store);
-    expect(KEY_RE.test(server.stdout()), server.stdout()).toBe(false);
-    expect(server.stdout()).not.toMatch(/Applied migrations/);
-    expect((await api(server.url, bootstrapKey, LIST)).status).toBe(200);
-    expect(await server.stop()).toEqual({ code: 0, signal: null });
-  }, T);
+  it(
+    'a second start on the same store prints no new key, and the old key still works',
+    async () => {
+      server = await startServer(store);
+      expect(KEY_RE.test(server.stdout()), server.stdout()).toBe(false);
+      expect(server.stdout()).not.toMatch(/Applied migrations/);
+      expect((await api(server.url, bootstrapKey, LIST)).status).toBe(200);
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
+    },
+    T,
+  );
 
-  it('envapi --data-dir/--database-url DIR serve --port 0 serves that store', async () => {
-    const other = await newStore();
-    const storeArgs = other.pg ? ['--database-url', other.pg.url] : ['--data-dir', other.dir];
-    const s = await spawnListening([BIN, ...storeArgs, 'serve', '--port', '0'], childEnv({}), { timeoutMs: CLI_TIMEOUT_MS, track: trackChild });
-    try {
-      expect(s.stdout()).toContain(`store: ${other.dialect} `);
-      expect((await api(s.url, KEY_RE.exec(s.stdout())![1]!, LIST)).status).toBe(200);
-    } finally {
-      s.proc.kill('SIGTERM');
-      expect(await s.exited).toEqual({ code: 0, signal: null });
-    }
-  }, T);
+  it(
+    'envapi --data-dir/--database-url DIR serve --port 0 serves that store',
+    async () => {
+      const other = await newStore();
+      const storeArgs = other.pg ? ['--database-url', other.pg.url] : ['--data-dir', other.dir];
+      const s = await spawnListening([BIN, ...storeArgs, 'serve', '--port', '0'], childEnv({}), {
+        timeoutMs: CLI_TIMEOUT_MS,
+        track: trackChild,
+      });
+      try {
+        expect(s.stdout()).toContain(`store: ${other.dialect} `);
+        expect((await api(s.url, KEY_RE.exec(s.stdout())![1]!, LIST)).status).toBe(200);
+      } finally {
+        s.proc.kill('SIGTERM');
+        expect(await s.exited).toEqual({ code: 0, signal: null });
+      }
+    },
+    T,
+  );
 });

@@ -61,7 +61,15 @@ async function createDashboard(project: number, name: string): Promise<number> {
   const res = await t.fetch(`/api/projects/${project}/dashboards/create_from_template_json/`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ template: { template_name: name, dashboard_description: `${name} numbers`, dashboard_filters: {}, tags: [], tiles: [{ type: 'INSIGHT', name: 'Pageviews', description: 'Daily pageviews', query: PAGEVIEWS_QUERY, layouts: {}, color: null }] } }),
+    body: JSON.stringify({
+      template: {
+        template_name: name,
+        dashboard_description: `${name} numbers`,
+        dashboard_filters: {},
+        tags: [],
+        tiles: [{ type: 'INSIGHT', name: 'Pageviews', description: 'Daily pageviews', query: PAGEVIEWS_QUERY, layouts: {}, color: null }],
+      },
+    }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { id: number }).id;
@@ -70,7 +78,14 @@ async function createDashboard(project: number, name: string): Promise<number> {
 describe('@posthog/agent-toolkit against envapi', () => {
   it('getTools() offers the tools a `*` key may use, after reading the key record', async () => {
     const { names } = await toolkitFor(['*']);
-    for (const name of ['organizations-get', 'organization-details-get', 'projects-get', 'dashboards-get-all', 'dashboard-get', 'switch-project']) {
+    for (const name of [
+      'organizations-get',
+      'organization-details-get',
+      'projects-get',
+      'dashboards-get-all',
+      'dashboard-get',
+      'switch-project',
+    ]) {
       expect(names).toContain(name);
     }
   });
@@ -154,16 +169,26 @@ describe('@posthog/agent-toolkit against envapi', () => {
   it('dashboard-get reads a dashboard with its insight tiles', async () => {
     const id = await createDashboard(t.boot.team.id, 'One');
     const { run } = await toolkitFor(['dashboard:read', 'user:read']);
-    const dashboard = await run<{ id: number; name: string; tiles: Array<{ insight: { name: string; derived_name: string | null } }> }>('dashboard-get', { dashboardId: id });
+    const dashboard = await run<{ id: number; name: string; tiles: Array<{ insight: { name: string; derived_name: string | null } }> }>(
+      'dashboard-get',
+      { dashboardId: id },
+    );
     expect(dashboard).toMatchObject({ id, name: 'One' });
     expect(dashboard.tiles.map((x) => x.insight)).toEqual([expect.objectContaining({ name: 'Pageviews', derived_name: null })]);
   });
 
-  it('event-definitions-list lists the project\'s event names, and filters them with q', async () => {
+  it("event-definitions-list lists the project's event names, and filters them with q", async () => {
     const project = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Defined events' })).id;
     const { importEvents } = await import('../../server/ingest/import.js');
     const at = '2026-11-20T10:00:00.000Z';
-    const event = (name: string, i: number) => ({ uuid: `0193${String(i).padStart(4, '0')}-0000-7000-8000-000000000000`, event: name, distinct_id: 'u1', properties: {}, timestamp: at, elements_chain: '' });
+    const event = (name: string, i: number) => ({
+      uuid: `0193${String(i).padStart(4, '0')}-0000-7000-8000-000000000000`,
+      event: name,
+      distinct_id: 'u1',
+      properties: {},
+      timestamp: at,
+      elements_chain: '',
+    });
     await importEvents(t.store, project, [event('$pageview', 1), event('signed_up', 2), event('signed_up', 3), event('upgraded_plan', 4)]);
     const { run, context } = await toolkitFor(['event_definition:read', 'user:read'], [project]);
     expect(await context.stateManager.getProjectId()).toBe(String(project));

@@ -55,7 +55,8 @@ let requests: string[] = [];
 /** Python `requests`' encoding of params: form encoding, in the given order. */
 function withParams(url: string, params: Record<string, string | number>): string {
   const u = new URL(url);
-  for (const [k, v] of Object.entries(params)) if (!u.searchParams.has(k) || u.searchParams.get(k) !== String(v)) u.searchParams.append(k, String(v));
+  for (const [k, v] of Object.entries(params))
+    if (!u.searchParams.has(k) || u.searchParams.get(k) !== String(v)) u.searchParams.append(k, String(v));
   return u.toString();
 }
 
@@ -70,7 +71,7 @@ async function get(url: string): Promise<Page> {
 /** The CDK's OffsetIncrement paginator over `path` (page size 100). */
 async function offsetStream(path: string, pageSize = 100, extra: Record<string, string> = {}): Promise<Json[]> {
   const records: Json[] = [];
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const params: Record<string, string | number> = { ...extra, ...(offset ? { offset } : {}), limit: pageSize };
     const page = await get(withParams(`${t.url}/api/${path}`, params));
     records.push(...page.results);
@@ -110,7 +111,11 @@ function slices(startDate: string, end: bigint, saved: string | undefined, stepD
 type EventsPaginator = 'next' | 'next-1000' | 'offset-10000';
 
 /** The events stream of one sync: records per project and the new state. */
-async function syncEvents(config: { start_date: string; events_time_step?: number }, state: State, paginator: EventsPaginator = 'next'): Promise<{ records: Map<string, Json[]>; state: State }> {
+async function syncEvents(
+  config: { start_date: string; events_time_step?: number },
+  state: State,
+  paginator: EventsPaginator = 'next',
+): Promise<{ records: Map<string, Json[]>; state: State }> {
   const nowUs = BigInt(Math.floor(Date.now() / 1000)) * 1_000_000n;
   const projects = await offsetStream('projects');
   const records = new Map<string, Json[]>();
@@ -148,8 +153,15 @@ async function syncEvents(config: { start_date: string; events_time_step?: numbe
 
 /** Every event uuid of a project, read off the store. */
 async function storedUuids(team: number, after = ''): Promise<string[]> {
-  const rows = await t.store.db.selectFrom('events').select(['uuid', eventTimeText(t.store.dialect, sql.ref('timestamp')).as('timestamp')]).where('team_id', '=', team).execute();
-  return rows.filter((r) => r.timestamp > after).map((r) => eventUuidOut(r.uuid)).sort();
+  const rows = await t.store.db
+    .selectFrom('events')
+    .select(['uuid', eventTimeText(t.store.dialect, sql.ref('timestamp')).as('timestamp')])
+    .where('team_id', '=', team)
+    .execute();
+  return rows
+    .filter((r) => r.timestamp > after)
+    .map((r) => eventUuidOut(r.uuid))
+    .sort();
 }
 
 const ids = (records: Json[] | undefined) => (records ?? []).map((r) => String(r.id)).sort();
@@ -164,7 +176,12 @@ beforeAll(async () => {
   t = await startTestServer();
   second = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Airbyte second project' })).id;
   await importEvents(t.store, 1, generateDemoEvents({ count: 20_000, seed: 18, now: DEMO_NOW, days: 90 }), { batchSize: 5_000 });
-  const tied = Array.from({ length: 2_500 }, (_, i) => ({ event: 'tied', distinct_id: `tie-${i % 50}`, timestamp: TIE, properties: { i } }));
+  const tied = Array.from({ length: 2_500 }, (_, i) => ({
+    event: 'tied',
+    distinct_id: `tie-${i % 50}`,
+    timestamp: TIE,
+    properties: { i },
+  }));
   await importEvents(t.store, 1, tied, { batchSize: 5_000 });
   await importEvents(t.store, second, [{ event: '$pageview', distinct_id: 'x', timestamp: TIE, properties: {} }]);
 }, 600_000);
@@ -189,7 +206,8 @@ describe("Airbyte's source-posthog streams", () => {
     expect(ids(persons)).toEqual(stored.map((p) => p.uuid).sort());
     expect(requests[0]).toBe('/api/projects/1/persons?limit=100');
     expect(requests[1]).toBe('/api/projects/1/persons?offset=100&limit=100');
-    for (const p of persons) expect(Object.keys(p)).toEqual(expect.arrayContaining(['id', 'name', 'distinct_ids', 'properties', 'created_at', 'uuid']));
+    for (const p of persons)
+      expect(Object.keys(p)).toEqual(expect.arrayContaining(['id', 'name', 'distinct_ids', 'properties', 'created_at', 'uuid']));
   });
 
   it('events, full refresh then incremental (next-URL paginator): every event exactly once, ties included', async () => {
@@ -201,29 +219,44 @@ describe("Airbyte's source-posthog streams", () => {
     expect(ids(full.records.get(String(second)))).toEqual(await storedUuids(second));
     // the slices' first requests carry after/before in Airbyte's format; every other is a next URL
     const first = requests.find((r) => r.startsWith('/api/projects/1/events/')) as string;
-    expect(first).toMatch(/^\/api\/projects\/1\/events\/\?limit=100&after=\d{4}-\d{2}-\d{2}T00%3A00%3A00\.000000%2B0000&before=\d{4}-\d{2}-\d{2}T23%3A59%3A59\.999999%2B0000$/);
+    expect(first).toMatch(
+      /^\/api\/projects\/1\/events\/\?limit=100&after=\d{4}-\d{2}-\d{2}T00%3A00%3A00\.000000%2B0000&before=\d{4}-\d{2}-\d{2}T23%3A59%3A59\.999999%2B0000$/,
+    );
     expect(requests.filter((r) => r.includes('cursor=')).length).toBeGreaterThan(200);
-    const newest = [...(full.records.get('1') ?? [])].map((r) => String(r.timestamp)).sort().at(-1);
+    const newest = [...(full.records.get('1') ?? [])]
+      .map((r) => String(r.timestamp))
+      .sort()
+      .at(-1);
     expect(full.state['1']).toEqual({ timestamp: newest });
 
     // new events after the saved state; an incremental sync reads exactly those
     const later = new Date(DEMO_NOW.getTime() + 3_600_000).toISOString();
-    await importEvents(t.store, 1, Array.from({ length: 150 }, (_, i) => ({ event: 'later', distinct_id: `l-${i}`, timestamp: later, properties: { i } })));
+    await importEvents(
+      t.store,
+      1,
+      Array.from({ length: 150 }, (_, i) => ({ event: 'later', distinct_id: `l-${i}`, timestamp: later, properties: { i } })),
+    );
     requests = [];
     const incremental = await syncEvents({ start_date: START_DATE }, full.state);
-    expect(requests.find((r) => r.startsWith('/api/projects/1/events/'))).toContain(`after=${encodeURIComponent(full.state['1']?.timestamp ?? '')}`);
+    expect(requests.find((r) => r.startsWith('/api/projects/1/events/'))).toContain(
+      `after=${encodeURIComponent(full.state['1']?.timestamp ?? '')}`,
+    );
     expect(ids(incremental.records.get('1'))).toEqual(await storedUuids(1, full.state['1']?.timestamp));
     expect(incremental.records.get('1')).toHaveLength(150);
     expect(incremental.records.get(String(second))).toEqual([]);
     expect(incremental.state['1']?.timestamp).toBe(later.replace('Z', '000Z'));
   }, 300_000);
 
-  it.each<EventsPaginator>(['next-1000', 'offset-10000'])('events, full refresh with the %s paginator: every event exactly once', async (paginator) => {
-    requests = [];
-    // 60-day slices (the manifest's `events_time_step`), so that a slice holds more than 10,000 events
-    const { records } = await syncEvents({ start_date: START_DATE, events_time_step: 60 }, {}, paginator);
-    expect(ids(records.get('1'))).toEqual(await storedUuids(1));
-    const paged = paginator === 'offset-10000' ? 'offset=10000' : 'cursor=';
-    expect(requests.some((r) => r.startsWith('/api/projects/1/events/') && r.includes(paged))).toBe(true);
-  }, 300_000);
+  it.each<EventsPaginator>(['next-1000', 'offset-10000'])(
+    'events, full refresh with the %s paginator: every event exactly once',
+    async (paginator) => {
+      requests = [];
+      // 60-day slices (the manifest's `events_time_step`), so that a slice holds more than 10,000 events
+      const { records } = await syncEvents({ start_date: START_DATE, events_time_step: 60 }, {}, paginator);
+      expect(ids(records.get('1'))).toEqual(await storedUuids(1));
+      const paged = paginator === 'offset-10000' ? 'offset=10000' : 'cursor=';
+      expect(requests.some((r) => r.startsWith('/api/projects/1/events/') && r.includes(paged))).toBe(true);
+    },
+    300_000,
+  );
 });

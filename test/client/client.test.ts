@@ -70,23 +70,37 @@ describe('unwrap', () => {
     expect(created.plugin).toBe(plugin);
     expect(created.team_id).toBe(t.boot.team.id);
     // clean up so the pagination test below starts from an empty list
-    await unwrap(t.client.DELETE('/api/environments/{project_id}/pipeline_destination_configs/{id}/', { params: { path: { ...project(), id: created.id } } }));
+    await unwrap(
+      t.client.DELETE('/api/environments/{project_id}/pipeline_destination_configs/{id}/', {
+        params: { path: { ...project(), id: created.id } },
+      }),
+    );
   });
 
   it('when a 204 answers, returns undefined', async () => {
     const plugin = frontendPluginIds()[0]!;
     const created = await unwrap(
-      t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: project() }, body: { plugin, order: 101 } }),
+      t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', {
+        params: { path: project() },
+        body: { plugin, order: 101 },
+      }),
     );
     const deleted = await unwrap(
-      t.client.DELETE('/api/environments/{project_id}/pipeline_destination_configs/{id}/', { params: { path: { ...project(), id: created.id } } }),
+      t.client.DELETE('/api/environments/{project_id}/pipeline_destination_configs/{id}/', {
+        params: { path: { ...project(), id: created.id } },
+      }),
     );
     expect(deleted).toBeUndefined();
   });
 
   it('when a create names an unknown plugin, throws EnvApiError 400 does_not_exist with attr plugin', async () => {
     const err = await rejection(
-      unwrap(t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: project() }, body: { plugin: 999_999, order: 1 } })),
+      unwrap(
+        t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', {
+          params: { path: project() },
+          body: { plugin: 999_999, order: 1 },
+        }),
+      ),
     );
     expect(err.status).toBe(400);
     expect(err.type).toBe('validation_error');
@@ -99,7 +113,11 @@ describe('unwrap', () => {
 
   it('when the config does not exist, throws EnvApiError 404 not_found', async () => {
     const err = await rejection(
-      unwrap(t.client.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/{id}/', { params: { path: { ...project(), id: 987_654 } } })),
+      unwrap(
+        t.client.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/{id}/', {
+          params: { path: { ...project(), id: 987_654 } },
+        }),
+      ),
     );
     expect(err.status).toBe(404);
     expect(err.type).toBe('invalid_request');
@@ -110,7 +128,9 @@ describe('unwrap', () => {
 
   it('when the project does not exist, throws EnvApiError 404 Project not found.', async () => {
     const err = await rejection(
-      unwrap(t.client.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: { project_id: '424242' } } })),
+      unwrap(
+        t.client.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: { project_id: '424242' } } }),
+      ),
     );
     expect(err.status).toBe(404);
     expect(err.code).toBe('not_found');
@@ -177,7 +197,10 @@ describe('paginate', () => {
 
   it('when a next page answers an error, throws EnvApiError', async () => {
     const bad = createClient({ baseUrl: t.url, apiKey: 'phx_not_a_real_key' });
-    const page = { next: `${t.url}/api/environments/${t.boot.team.id}/pipeline_frontend_apps_configs/?limit=2&offset=2`, results: [] as PluginConfig[] };
+    const page = {
+      next: `${t.url}/api/environments/${t.boot.team.id}/pipeline_frontend_apps_configs/?limit=2&offset=2`,
+      results: [] as PluginConfig[],
+    };
     const err = await rejection(
       (async () => {
         for await (const _ of paginate(bad, page)) void _;
@@ -237,7 +260,14 @@ describe('text answers', () => {
   /** A project of its own with one `$pageview`, seeded straight into the store (as test/server/events.test.ts does). */
   async function projectWithOneEvent(): Promise<string> {
     const team = await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: `CSV ${randomUUID()}` });
-    const event = { uuid: randomUUID(), event: '$pageview', distinct_id: 'user@example.com', properties: { $current_url: 'https://example.com/' }, timestamp: new Date().toISOString(), elements_chain: '' };
+    const event = {
+      uuid: randomUUID(),
+      event: '$pageview',
+      distinct_id: 'user@example.com',
+      properties: { $current_url: 'https://example.com/' },
+      timestamp: new Date().toISOString(),
+      elements_chain: '',
+    };
     await t.store.db.transaction().execute(async (trx) => {
       await new EventsWriteRepository(trx).insertEvents(team.id, [event]);
     });
@@ -275,7 +305,10 @@ describe('text answers', () => {
     expect(destination, 'the catalog has destinations').toBeDefined();
     const created = await unwrap(
       // PostHog creates every kind of config through the frontend apps path
-      t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: project() }, body: { plugin: destination!.id, order: 0, enabled: false } }),
+      t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', {
+        params: { path: project() },
+        body: { plugin: destination!.id, order: 0, enabled: false },
+      }),
     );
     try {
       const { data, response } = await t.client.GET(FRONTEND, { params: { path: { ...project(), id: created.id } } });
@@ -285,7 +318,11 @@ describe('text answers', () => {
       expect(response.url).toContain(`/pipeline_destination_configs/${created.id}/frontend/`);
       expect(data).toMatch(/^export function getFrontendApp \(\) \{/);
     } finally {
-      await unwrap(t.client.DELETE('/api/environments/{project_id}/pipeline_destination_configs/{id}/', { params: { path: { ...project(), id: created.id } } }));
+      await unwrap(
+        t.client.DELETE('/api/environments/{project_id}/pipeline_destination_configs/{id}/', {
+          params: { path: { ...project(), id: created.id } },
+        }),
+      );
     }
   });
 

@@ -44,7 +44,10 @@ async function sh(file: string, args: string[], cwd: string, extraEnv: Record<st
     return stdout;
   } catch (err) {
     const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(`${file} ${args.join(' ')} (in ${cwd}) failed: ${e.message}\n--- stdout\n${e.stdout ?? ''}\n--- stderr\n${e.stderr ?? ''}`, { cause: err });
+    throw new Error(
+      `${file} ${args.join(' ')} (in ${cwd}) failed: ${e.message}\n--- stdout\n${e.stdout ?? ''}\n--- stderr\n${e.stderr ?? ''}`,
+      { cause: err },
+    );
   }
 }
 
@@ -106,14 +109,20 @@ describe.skipIf(usesPostgres())('the @envapi/client package, packed and installe
     await sh(process.execPath, [tsup, '--out-dir', path.join(pkgDir, 'dist')], path.join(ROOT, 'client'));
 
     // pack (no prepack: it is built already)
-    const out = JSON.parse(await sh(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], pkgDir)) as { filename: string; files: { path: string }[] }[];
+    const out = JSON.parse(await sh(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], pkgDir)) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
     const tarball = path.join(tmp, out[0]!.filename);
     packed = out[0]!.files.map((f) => f.path).sort();
 
     // an empty project installs the tarball
     appDir = path.join(tmp, 'app');
     fs.mkdirSync(appDir);
-    fs.writeFileSync(path.join(appDir, 'package.json'), JSON.stringify({ name: 'a-service', version: '1.0.0', private: true, type: 'module' }, null, 2));
+    fs.writeFileSync(
+      path.join(appDir, 'package.json'),
+      JSON.stringify({ name: 'a-service', version: '1.0.0', private: true, type: 'module' }, null, 2),
+    );
     await sh(NPM, ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline'], appDir);
     fs.writeFileSync(path.join(appDir, 'service.ts'), SERVICE_ESM);
     fs.writeFileSync(path.join(appDir, 'service-cjs.cts'), SERVICE_CJS);
@@ -153,7 +162,9 @@ describe.skipIf(usesPostgres())('the @envapi/client package, packed and installe
   });
 
   it('installs with openapi-fetch as its only dependency and no copy of the repository', () => {
-    const installed = JSON.parse(fs.readFileSync(path.join(appDir, 'node_modules', '@envapi', 'client', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const installed = JSON.parse(fs.readFileSync(path.join(appDir, 'node_modules', '@envapi', 'client', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     const root = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(installed.dependencies).toEqual({ 'openapi-fetch': root.dependencies['openapi-fetch'] });
     for (const f of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
@@ -162,23 +173,39 @@ describe.skipIf(usesPostgres())('the @envapi/client package, packed and installe
     }
   });
 
-  it('a three-line service type-checks under NodeNext (ESM and CJS) with the published types', async () => {
-    await sh(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], appDir);
-    expect(fs.existsSync(path.join(appDir, 'out', 'service.js'))).toBe(true);
-    expect(fs.readFileSync(path.join(appDir, 'out', 'service-cjs.cjs'), 'utf8')).toContain("require(\"@envapi/client\")");
-  }, STEP_MS);
+  it(
+    'a three-line service type-checks under NodeNext (ESM and CJS) with the published types',
+    async () => {
+      await sh(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], appDir);
+      expect(fs.existsSync(path.join(appDir, 'out', 'service.js'))).toBe(true);
+      expect(fs.readFileSync(path.join(appDir, 'out', 'service-cjs.cjs'), 'utf8')).toContain('require("@envapi/client")');
+    },
+    STEP_MS,
+  );
 
-  it('the ESM service, run by plain node, gets a 200 answer from the real server', async () => {
-    const out = await sh(process.execPath, ['out/service.js'], appDir, { ENVAPI_URL: t.url, ENVAPI_KEY: t.boot.key });
-    expect(JSON.parse(out.trim()) as number[]).toContain(t.boot.team.id);
-  }, STEP_MS);
+  it(
+    'the ESM service, run by plain node, gets a 200 answer from the real server',
+    async () => {
+      const out = await sh(process.execPath, ['out/service.js'], appDir, { ENVAPI_URL: t.url, ENVAPI_KEY: t.boot.key });
+      expect(JSON.parse(out.trim()) as number[]).toContain(t.boot.team.id);
+    },
+    STEP_MS,
+  );
 
-  it('the CJS entry, loaded by require, gets a 200 answer and a CSV answer as a string', async () => {
-    const out = await sh(process.execPath, ['out/service-cjs.cjs'], appDir, { ENVAPI_URL: t.url, ENVAPI_KEY: t.boot.key, ENVAPI_PROJECT: String(t.boot.team.id) });
-    const r = JSON.parse(out.trim()) as { status: number; ids: number[]; csvType: string; entry: string };
-    expect(r.status).toBe(200);
-    expect(r.ids).toContain(t.boot.team.id);
-    expect(r.csvType).toBe('string');
-    expect(path.basename(r.entry)).toBe('index.cjs');
-  }, STEP_MS);
+  it(
+    'the CJS entry, loaded by require, gets a 200 answer and a CSV answer as a string',
+    async () => {
+      const out = await sh(process.execPath, ['out/service-cjs.cjs'], appDir, {
+        ENVAPI_URL: t.url,
+        ENVAPI_KEY: t.boot.key,
+        ENVAPI_PROJECT: String(t.boot.team.id),
+      });
+      const r = JSON.parse(out.trim()) as { status: number; ids: number[]; csvType: string; entry: string };
+      expect(r.status).toBe(200);
+      expect(r.ids).toContain(t.boot.team.id);
+      expect(r.csvType).toBe('string');
+      expect(path.basename(r.entry)).toBe('index.cjs');
+    },
+    STEP_MS,
+  );
 });

@@ -53,8 +53,19 @@ describe('pipeline scene logics: destinations and site apps', () => {
   it('load every config of each kind with loadPaginatedResults, @current and the numeric id alike', async () => {
     const plugin = (part: string) => t.boot.plugins.find((p) => p.url.includes(part))!.id;
     for (let i = 0; i < 3; i += 1) {
-      expect((await api('POST', `api/environments/${teamId}/pipeline_frontend_apps_configs`, { plugin: plugin('customerio'), order: i, enabled: true })).status).toBe(201);
-      expect((await api('POST', `api/environments/${teamId}/pipeline_frontend_apps_configs`, { plugin: plugin('notification-bar'), order: i })).status).toBe(201);
+      expect(
+        (
+          await api('POST', `api/environments/${teamId}/pipeline_frontend_apps_configs`, {
+            plugin: plugin('customerio'),
+            order: i,
+            enabled: true,
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (await api('POST', `api/environments/${teamId}/pipeline_frontend_apps_configs`, { plugin: plugin('notification-bar'), order: i }))
+          .status,
+      ).toBe(201);
     }
     const destinations = await loadPaginatedResults('api/projects/@current/pipeline_destination_configs');
     const apps = await loadPaginatedResults(`api/projects/${teamId}/pipeline_frontend_apps_configs`);
@@ -65,7 +76,13 @@ describe('pipeline scene logics: destinations and site apps', () => {
     expect((limited.json.results as Json[]).map((c) => c.id)).toEqual(destinations.map((c) => c.id));
     // what the scene reads of each config
     for (const c of [...destinations, ...apps]) {
-      expect(c).toMatchObject({ id: expect.any(Number), plugin: expect.any(Number), enabled: expect.any(Boolean), order: expect.any(Number), config: expect.any(Object) });
+      expect(c).toMatchObject({
+        id: expect.any(Number),
+        plugin: expect.any(Number),
+        enabled: expect.any(Boolean),
+        order: expect.any(Number),
+        config: expect.any(Object),
+      });
     }
     // the detail the edit form loads
     const one = await api('GET', `api/projects/@current/pipeline_destination_configs/${destinations[0]!.id}`);
@@ -82,7 +99,13 @@ describe('dashboards: newDashboardLogic and dashboardLogic', () => {
     tags: [],
     tiles: [
       { type: 'TEXT', body: 'Hello', layouts: {}, color: null },
-      { type: 'INSIGHT', name: 'Pageviews', query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } }, layouts: {}, color: null },
+      {
+        type: 'INSIGHT',
+        name: 'Pageviews',
+        query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } },
+        layouts: {},
+        color: null,
+      },
     ],
     variables: [],
   });
@@ -94,7 +117,10 @@ describe('dashboards: newDashboardLogic and dashboardLogic', () => {
       _create_in_folder: 'Unfiled/Dashboards',
     });
     expect(created.status).toBe(200);
-    const target = await api('POST', `api/projects/${teamId}/dashboards/create_from_template_json`, { template: template('Target'), creation_context: 'dashboard_template' });
+    const target = await api('POST', `api/projects/${teamId}/dashboards/create_from_template_json`, {
+      template: template('Target'),
+      creation_context: 'dashboard_template',
+    });
     const source = created.json as { id: number; name: string; tiles: Json[] };
     expect(source.name).toBe('Source');
     expect(source.tiles).toHaveLength(2);
@@ -106,13 +132,18 @@ describe('dashboards: newDashboardLogic and dashboardLogic', () => {
 
     // the newest dashboardLogic: the whole tile object, to_dashboard
     const tile = source.tiles[1]!;
-    const moved = await api('PATCH', `api/environments/${teamId}/dashboards/${source.id}/move_tile`, { tile, to_dashboard: target.json.id });
+    const moved = await api('PATCH', `api/environments/${teamId}/dashboards/${source.id}/move_tile`, {
+      tile,
+      to_dashboard: target.json.id,
+    });
     expect(moved.status).toBe(200);
     expect((moved.json.tiles as Json[]).map((x) => x.id)).toEqual([source.tiles[0]!.id]);
     // an older one: toDashboard, under the projects prefix
     const back = await api('PATCH', `api/projects/${teamId}/dashboards/${target.json.id}/move_tile`, { tile, toDashboard: source.id });
     expect(back.status).toBe(200);
-    expect(((await api('GET', `api/environments/${teamId}/dashboards/${source.id}`)).json.tiles as Json[]).map((x) => x.id).sort()).toEqual(source.tiles.map((x) => x.id).sort());
+    expect(((await api('GET', `api/environments/${teamId}/dashboards/${source.id}`)).json.tiles as Json[]).map((x) => x.id).sort()).toEqual(
+      source.tiles.map((x) => x.id).sort(),
+    );
   });
 });
 
@@ -127,7 +158,11 @@ describe('teamMembersLogic: explicit members of a private project', () => {
     const listed = (await api('GET', `${base}/`)).json as unknown as Json[];
     const row = listed.find((m) => (m.user as Json).uuid === member.uuid)!;
     // what the members table reads
-    expect(row).toMatchObject({ level: 1, effective_level: expect.any(Number), user: { uuid: member.uuid, first_name: expect.any(String), email: member.email } });
+    expect(row).toMatchObject({
+      level: 1,
+      effective_level: expect.any(Number),
+      user: { uuid: member.uuid, first_name: expect.any(String), email: member.email },
+    });
     expect(row).toHaveProperty('parent_level');
     const changed = await api('PATCH', `${base}/${member.uuid}/`, { level: 8 });
     expect(changed.status).toBe(200);

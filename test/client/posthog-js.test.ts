@@ -52,7 +52,8 @@ import { reportSkip } from '../helpers/skips.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAS_CHROMIUM = fs.existsSync(CHROMIUM);
-if (!HAS_CHROMIUM) reportSkip('test/client/posthog-js.test.ts', `no Chromium at ${CHROMIUM}`, 'apt-get install chromium (or set CHROMIUM_PATH)');
+if (!HAS_CHROMIUM)
+  reportSkip('test/client/posthog-js.test.ts', `no Chromium at ${CHROMIUM}`, 'apt-get install chromium (or set CHROMIUM_PATH)');
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PAGE_HTML = path.join(ROOT, 'test/client/fixtures/posthog-js-page.html');
 const POSTHOG_BUNDLE = path.join(ROOT, 'node_modules/posthog-js/dist/array.full.js');
@@ -129,7 +130,18 @@ const EXPECTED_ELEMENTS = [
     attributes: { attr__class: 'pricing page', attr__id: 'content' },
     order: 3,
   },
-  { event: null, text: null, tag_name: 'body', attr_class: null, href: null, attr_id: null, nth_child: 2, nth_of_type: 1, attributes: {}, order: 4 },
+  {
+    event: null,
+    text: null,
+    tag_name: 'body',
+    attr_class: null,
+    href: null,
+    attr_id: null,
+    nth_child: 2,
+    nth_of_type: 1,
+    attributes: {},
+    order: 4,
+  },
 ];
 
 /** One request of the page, as it ended. */
@@ -165,11 +177,20 @@ function sentEvents(req: Request): SentEvent[] {
     // not an event payload; a capture request the server cannot read fails the last test anyway
     return [];
   }
-  const list: unknown[] = Array.isArray(body) ? body : body && typeof body === 'object' && 'batch' in body && Array.isArray(body.batch) ? body.batch : [body];
+  const list: unknown[] = Array.isArray(body)
+    ? body
+    : body && typeof body === 'object' && 'batch' in body && Array.isArray(body.batch)
+      ? body.batch
+      : [body];
   const events: SentEvent[] = [];
   for (const e of list) {
     if (!e || typeof e !== 'object') continue;
-    const { event, uuid, distinct_id, properties } = e as { event?: unknown; uuid?: unknown; distinct_id?: unknown; properties?: { distinct_id?: unknown } };
+    const { event, uuid, distinct_id, properties } = e as {
+      event?: unknown;
+      uuid?: unknown;
+      distinct_id?: unknown;
+      properties?: { distinct_id?: unknown };
+    };
     // posthog-js puts the distinct id in the event's properties
     if (typeof event === 'string') events.push({ event, uuid: String(uuid), distinct_id: String(distinct_id ?? properties?.distinct_id) });
   }
@@ -183,7 +204,10 @@ function describeRequest(r: PageRequest): string {
 
 /** Serves the page (token and envapi URL filled in) and the posthog-js bundle; 404 for anything else. */
 function startPageServer(token: string, apiHost: string): Promise<http.Server> {
-  const html = fs.readFileSync(PAGE_HTML, 'utf8').replaceAll('__POSTHOG_TOKEN__', JSON.stringify(token)).replaceAll('__ENVAPI_URL__', JSON.stringify(apiHost));
+  const html = fs
+    .readFileSync(PAGE_HTML, 'utf8')
+    .replaceAll('__POSTHOG_TOKEN__', JSON.stringify(token))
+    .replaceAll('__ENVAPI_URL__', JSON.stringify(apiHost));
   const bundle = fs.readFileSync(POSTHOG_BUNDLE);
   const server = http.createServer((req, res) => {
     const pathname = new URL(req.url ?? '/', 'http://page.invalid').pathname;
@@ -211,105 +235,138 @@ async function waitForStored(event: string): Promise<ListedEvent[]> {
   return vi.waitFor(async () => {
     const events = await listEvents(t!, `&event=${encodeURIComponent(event)}`);
     if (events.length === 0) {
-      throw new Error(`no ${event} stored yet; the page's requests to envapi so far:\n${requests.filter((r) => r.url.startsWith(t!.url)).map(describeRequest).join('\n')}`);
+      throw new Error(
+        `no ${event} stored yet; the page's requests to envapi so far:\n${requests
+          .filter((r) => r.url.startsWith(t!.url))
+          .map(describeRequest)
+          .join('\n')}`,
+      );
     }
     return events;
   }, WAIT);
 }
 
-describe.skipIf(!HAS_CHROMIUM)(`posthog-js 1.449.2 in headless Chromium against the server${HAS_CHROMIUM ? '' : ` (skipped: no Chromium at ${CHROMIUM}; install Debian's chromium package, as .ci/run does)`}`, () => {
-  beforeAll(async () => {
-    t = await startTestServer();
-    pageServer = await startPageServer(t.boot.team.api_token, t.url);
-    pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}${PAGE_PATH}`;
-    // no name resolves: the page can reach nothing but the two servers on 127.0.0.1
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'] });
-    page = await browser.newPage();
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`);
+describe.skipIf(!HAS_CHROMIUM)(
+  `posthog-js 1.449.2 in headless Chromium against the server${HAS_CHROMIUM ? '' : ` (skipped: no Chromium at ${CHROMIUM}; install Debian's chromium package, as .ci/run does)`}`,
+  () => {
+    beforeAll(async () => {
+      t = await startTestServer();
+      pageServer = await startPageServer(t.boot.team.api_token, t.url);
+      pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}${PAGE_PATH}`;
+      // no name resolves: the page can reach nothing but the two servers on 127.0.0.1
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: ['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'],
+      });
+      page = await browser.newPage();
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`);
+      });
+      page.on('pageerror', (err) => consoleErrors.push(`uncaught: ${err.message}`));
+      page.on('request', (req) => {
+        pending.add(req);
+        if (req.url().startsWith(`${t!.url}/`)) sent.push(...sentEvents(req));
+      });
+      page.on('response', (res) => {
+        const req = res.request();
+        requests.push({
+          method: req.method(),
+          url: req.url(),
+          outcome: res.status(),
+          allowOrigin: res.headers()['access-control-allow-origin'],
+        });
+      });
+      page.on('requestfinished', (req) => pending.delete(req));
+      page.on('requestfailed', (req) => {
+        pending.delete(req);
+        requests.push({ method: req.method(), url: req.url(), outcome: req.failure()?.errorText ?? 'failed' });
+      });
+      await page.goto(pageUrl, { waitUntil: 'load' });
+    }, TEST_TIMEOUT);
+
+    afterAll(async () => {
+      await browser?.close();
+      await new Promise<void>((resolve) => (pageServer ? pageServer.close(() => resolve()) : resolve()));
+      await t?.close();
+    }, TEST_TIMEOUT);
+
+    it('the page is served from another origin than the API (CORS is exercised)', () => {
+      expect(new URL(pageUrl).origin).not.toBe(new URL(t!.url).origin);
     });
-    page.on('pageerror', (err) => consoleErrors.push(`uncaught: ${err.message}`));
-    page.on('request', (req) => {
-      pending.add(req);
-      if (req.url().startsWith(`${t!.url}/`)) sent.push(...sentEvents(req));
-    });
-    page.on('response', (res) => {
-      const req = res.request();
-      requests.push({ method: req.method(), url: req.url(), outcome: res.status(), allowOrigin: res.headers()['access-control-allow-origin'] });
-    });
-    page.on('requestfinished', (req) => pending.delete(req));
-    page.on('requestfailed', (req) => {
-      pending.delete(req);
-      requests.push({ method: req.method(), url: req.url(), outcome: req.failure()?.errorText ?? 'failed' });
-    });
-    await page.goto(pageUrl, { waitUntil: 'load' });
-  }, TEST_TIMEOUT);
 
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise<void>((resolve) => (pageServer ? pageServer.close(() => resolve()) : resolve()));
-    await t?.close();
-  }, TEST_TIMEOUT);
+    it(
+      'on load, a $pageview is stored with the page URL, posthog-js’s uuid and its distinct id',
+      async () => {
+        const [pageview, ...more] = await waitForStored('$pageview');
+        expect(more).toEqual([]);
+        const distinctId = (await page.evaluate('posthog.get_distinct_id()')) as string;
+        expect(distinctId).toMatch(/\S/);
+        expect(pageview!.distinct_id).toBe(distinctId);
+        expect(pageview!.properties).toMatchObject({ $current_url: pageUrl, $lib: 'web', $lib_version: '1.449.2', $pathname: PAGE_PATH });
+        const sentPageviews = sent.filter((e) => e.event === '$pageview');
+        expect(sentPageviews).toHaveLength(1);
+        expect(pageview!.id).toBe(sentPageviews[0]!.uuid);
+        expect(sentPageviews[0]!.distinct_id).toBe(distinctId);
+      },
+      TEST_TIMEOUT,
+    );
 
-  it('the page is served from another origin than the API (CORS is exercised)', () => {
-    expect(new URL(pageUrl).origin).not.toBe(new URL(t!.url).origin);
-  });
+    it(
+      'a click on the link is autocaptured: elements_chain and elements read back as the page’s DOM gives them',
+      async () => {
+        // autocapture starts once posthog-js has the remote config's answer (a failed one leaves it off)
+        await vi.waitFor(async () => {
+          if ((await page.evaluate('posthog.autocapture?.isEnabled === true')) !== true) {
+            const config = requests.filter((r) => r.url.startsWith(`${t!.url}/array/`)).map(describeRequest);
+            throw new Error(
+              `posthog-js's autocapture is not enabled (it waits for a successful remote config answer); its remote config requests: ${config.join('; ') || 'none yet'}`,
+            );
+          }
+        }, WAIT);
+        await page.click('#upgrade-pro');
 
-  it('on load, a $pageview is stored with the page URL, posthog-js’s uuid and its distinct id', async () => {
-    const [pageview, ...more] = await waitForStored('$pageview');
-    expect(more).toEqual([]);
-    const distinctId = (await page.evaluate('posthog.get_distinct_id()')) as string;
-    expect(distinctId).toMatch(/\S/);
-    expect(pageview!.distinct_id).toBe(distinctId);
-    expect(pageview!.properties).toMatchObject({ $current_url: pageUrl, $lib: 'web', $lib_version: '1.449.2', $pathname: PAGE_PATH });
-    const sentPageviews = sent.filter((e) => e.event === '$pageview');
-    expect(sentPageviews).toHaveLength(1);
-    expect(pageview!.id).toBe(sentPageviews[0]!.uuid);
-    expect(sentPageviews[0]!.distinct_id).toBe(distinctId);
-  }, TEST_TIMEOUT);
+        const [click, ...more] = await waitForStored('$autocapture');
+        expect(more).toEqual([]);
+        expect(click!.elements_chain).toBe(EXPECTED_CHAIN);
+        expect(click!.elements).toEqual(EXPECTED_ELEMENTS);
+        expect(click!.properties).toMatchObject({ $event_type: 'click', $el_text: 'Upgrade to Pro', $current_url: pageUrl, $lib: 'web' });
+        // the chain lives in the event's column, not in its properties (PostHog's getElementsChain)
+        expect(click!.properties).not.toHaveProperty('$elements_chain');
+        expect(click!.properties).not.toHaveProperty('$elements');
 
-  it('a click on the link is autocaptured: elements_chain and elements read back as the page’s DOM gives them', async () => {
-    // autocapture starts once posthog-js has the remote config's answer (a failed one leaves it off)
-    await vi.waitFor(async () => {
-      if ((await page.evaluate('posthog.autocapture?.isEnabled === true')) !== true) {
-        const config = requests.filter((r) => r.url.startsWith(`${t!.url}/array/`)).map(describeRequest);
-        throw new Error(`posthog-js's autocapture is not enabled (it waits for a successful remote config answer); its remote config requests: ${config.join('; ') || 'none yet'}`);
-      }
-    }, WAIT);
-    await page.click('#upgrade-pro');
+        const distinctId = (await page.evaluate('posthog.get_distinct_id()')) as string;
+        expect(click!.distinct_id).toBe(distinctId);
+        const sentClicks = sent.filter((e) => e.event === '$autocapture');
+        expect(sentClicks).toHaveLength(1);
+        expect(click!.id).toBe(sentClicks[0]!.uuid);
+        const [pageview] = await listEvents(t!, '&event=%24pageview');
+        expect(pageview?.distinct_id).toBe(click!.distinct_id);
+      },
+      TEST_TIMEOUT,
+    );
 
-    const [click, ...more] = await waitForStored('$autocapture');
-    expect(more).toEqual([]);
-    expect(click!.elements_chain).toBe(EXPECTED_CHAIN);
-    expect(click!.elements).toEqual(EXPECTED_ELEMENTS);
-    expect(click!.properties).toMatchObject({ $event_type: 'click', $el_text: 'Upgrade to Pro', $current_url: pageUrl, $lib: 'web' });
-    // the chain lives in the event's column, not in its properties (PostHog's getElementsChain)
-    expect(click!.properties).not.toHaveProperty('$elements_chain');
-    expect(click!.properties).not.toHaveProperty('$elements');
-
-    const distinctId = (await page.evaluate('posthog.get_distinct_id()')) as string;
-    expect(click!.distinct_id).toBe(distinctId);
-    const sentClicks = sent.filter((e) => e.event === '$autocapture');
-    expect(sentClicks).toHaveLength(1);
-    expect(click!.id).toBe(sentClicks[0]!.uuid);
-    const [pageview] = await listEvents(t!, '&event=%24pageview');
-    expect(pageview?.distinct_id).toBe(click!.distinct_id);
-  }, TEST_TIMEOUT);
-
-  it('no request of the page to the server failed or was answered >= 400, the page logged no console error, and it reached nothing else', async () => {
-    // every request the page made has ended (the server commits an event before it answers, so a
-    // stored event's request may still be under way)
-    await vi.waitFor(() => expect([...pending].map((r) => `${r.method()} ${r.url()}`)).toEqual([]), WAIT);
-    const toApi = requests.filter((r) => r.url.startsWith(`${t!.url}/`));
-    const summary = `the page's requests:\n${requests.map(describeRequest).join('\n')}`;
-    expect(toApi.length, summary).toBeGreaterThan(0);
-    expect(toApi.filter((r) => typeof r.outcome !== 'number' || r.outcome >= 400).map(describeRequest), summary).toEqual([]);
-    expect(consoleErrors, summary).toEqual([]);
-    const pageOrigin = new URL(pageUrl).origin;
-    expect(requests.filter((r) => !r.url.startsWith(`${t!.url}/`) && !r.url.startsWith(`${pageOrigin}/`)).map(describeRequest)).toEqual([]);
-    // the capture answers carry CORS for the page's origin (a browser drops them otherwise)
-    const captures = toApi.filter((r) => r.method === 'POST' && /^\/(e|i\/v0\/e|batch)\/?$/.test(new URL(r.url).pathname));
-    expect(captures.length, summary).toBeGreaterThan(0);
-    for (const r of captures) expect(r.allowOrigin, describeRequest(r)).toBe(pageOrigin);
-  }, TEST_TIMEOUT);
-});
+    it(
+      'no request of the page to the server failed or was answered >= 400, the page logged no console error, and it reached nothing else',
+      async () => {
+        // every request the page made has ended (the server commits an event before it answers, so a
+        // stored event's request may still be under way)
+        await vi.waitFor(() => expect([...pending].map((r) => `${r.method()} ${r.url()}`)).toEqual([]), WAIT);
+        const toApi = requests.filter((r) => r.url.startsWith(`${t!.url}/`));
+        const summary = `the page's requests:\n${requests.map(describeRequest).join('\n')}`;
+        expect(toApi.length, summary).toBeGreaterThan(0);
+        expect(toApi.filter((r) => typeof r.outcome !== 'number' || r.outcome >= 400).map(describeRequest), summary).toEqual([]);
+        expect(consoleErrors, summary).toEqual([]);
+        const pageOrigin = new URL(pageUrl).origin;
+        expect(requests.filter((r) => !r.url.startsWith(`${t!.url}/`) && !r.url.startsWith(`${pageOrigin}/`)).map(describeRequest)).toEqual(
+          [],
+        );
+        // the capture answers carry CORS for the page's origin (a browser drops them otherwise)
+        const captures = toApi.filter((r) => r.method === 'POST' && /^\/(e|i\/v0\/e|batch)\/?$/.test(new URL(r.url).pathname));
+        expect(captures.length, summary).toBeGreaterThan(0);
+        for (const r of captures) expect(r.allowOrigin, describeRequest(r)).toBe(pageOrigin);
+      },
+      TEST_TIMEOUT,
+    );
+  },
+);

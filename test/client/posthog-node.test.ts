@@ -26,8 +26,15 @@ function sdk(token: string): PostHog {
 describe('posthog-node against the server', () => {
   it('capture, identify, alias and flush: the events are stored, the person merged, person_id finds them all', async () => {
     const posthog = sdk(t.boot.team.api_token);
-    posthog.capture({ distinctId: 'anon-7f3a', event: 'viewed pricing', properties: { plan: 'pro', $current_url: 'https://hedgebox.net/pricing' } });
-    posthog.identify({ distinctId: 'ada@hedgebox.net', properties: { $anon_distinct_id: 'anon-7f3a', email: 'ada@hedgebox.net', name: 'Ada' } });
+    posthog.capture({
+      distinctId: 'anon-7f3a',
+      event: 'viewed pricing',
+      properties: { plan: 'pro', $current_url: 'https://hedgebox.net/pricing' },
+    });
+    posthog.identify({
+      distinctId: 'ada@hedgebox.net',
+      properties: { $anon_distinct_id: 'anon-7f3a', email: 'ada@hedgebox.net', name: 'Ada' },
+    });
     posthog.alias({ distinctId: 'ada@hedgebox.net', alias: 'crm-4242' });
     posthog.capture({ distinctId: 'crm-4242', event: 'upgraded plan', properties: { plan: 'business' } });
     await posthog.flush();

@@ -47,10 +47,20 @@ describe("the README's capture example", () => {
     await run(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, timeout: 60_000 });
 
     const key = await t.key(['query:read']); // the events list's scope (PostHog's)
-    const command = curl!.slice('// '.length).replaceAll(README_HOST, t.url).replace('/api/projects/1/', `/api/projects/${t.boot.team.id}/`);
-    const { stdout } = await run('sh', ['-c', `curl -sS --fail-with-body ${command.slice('curl '.length)}`], { env: { ...process.env, KEY: key }, timeout: 60_000 });
+    const command = curl!
+      .slice('// '.length)
+      .replaceAll(README_HOST, t.url)
+      .replace('/api/projects/1/', `/api/projects/${t.boot.team.id}/`);
+    const { stdout } = await run('sh', ['-c', `curl -sS --fail-with-body ${command.slice('curl '.length)}`], {
+      env: { ...process.env, KEY: key },
+      timeout: 60_000,
+    });
     const page = JSON.parse(stdout) as { results: Array<{ event: string; distinct_id: string; properties: Record<string, unknown> }> };
     expect(page.results).toHaveLength(1);
-    expect(page.results[0]).toMatchObject({ event: 'signed_up', distinct_id: 'user-42', properties: { plan: 'free', $lib: 'posthog-node' } });
+    expect(page.results[0]).toMatchObject({
+      event: 'signed_up',
+      distinct_id: 'user-42',
+      properties: { plan: 'free', $lib: 'posthog-node' },
+    });
   });
 });

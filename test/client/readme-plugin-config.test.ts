@@ -61,12 +61,22 @@ describe("the README's plugin-config example", () => {
     const sh = async (command: string) => {
       const real = command.replaceAll(README_HOST, t.url).replace('/api/environments/1/', `/api/environments/${t.boot.team.id}/`);
       expect(real).toContain(t.url);
-      const { stdout } = await run('sh', ['-c', real.replace(/^curl /, 'curl -sS --fail-with-body ')], { env: { ...process.env, KEY: key }, timeout: 60_000 });
+      const { stdout } = await run('sh', ['-c', real.replace(/^curl /, 'curl -sS --fail-with-body ')], {
+        env: { ...process.env, KEY: key },
+        timeout: 60_000,
+      });
       return JSON.parse(stdout) as Record<string, unknown>;
     };
 
     const created = await sh(create!);
-    expect(created).toMatchObject({ plugin: body.plugin, order: body.order, enabled: false, config: body.config, name: 'Webhook', deleted: false });
+    expect(created).toMatchObject({
+      plugin: body.plugin,
+      order: body.order,
+      enabled: false,
+      config: body.config,
+      name: 'Webhook',
+      deleted: false,
+    });
     const page = (await sh(list!)) as { results: Array<{ id: number; plugin: number }> };
     expect(page.results.map((c) => c.id)).toContain(created.id);
   });

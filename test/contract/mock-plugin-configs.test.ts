@@ -9,14 +9,36 @@
  * mock-resources.test.ts; each file's last test checks that it called every operation of its share.
  */
 import { describe, expect, it } from 'vitest';
-import { api, called, declaredExampleOf, exampleOf, expectPage, expectStatus, handWrittenOperationIds, ISO_UTC, mock, project, rawGet, useMock, UUID, auth, type Json } from '../helpers/mock-contract.js';
+import {
+  api,
+  called,
+  declaredExampleOf,
+  exampleOf,
+  expectPage,
+  expectStatus,
+  handWrittenOperationIds,
+  ISO_UTC,
+  mock,
+  project,
+  rawGet,
+  useMock,
+  UUID,
+  auth,
+  type Json,
+} from '../helpers/mock-contract.js';
 
 useMock();
 
 /** Asserts the shape of a PluginConfig; `pluginInfo` says what its `plugin_info` must be. */
 function expectPluginConfig(x: unknown, opts: { pluginInfo?: 'object' | 'null' } = {}): void {
   const c = x as Json;
-  expect(c).toMatchObject({ id: expect.any(Number), plugin: expect.any(Number), enabled: expect.any(Boolean), order: expect.any(Number), team_id: expect.any(Number) });
+  expect(c).toMatchObject({
+    id: expect.any(Number),
+    plugin: expect.any(Number),
+    enabled: expect.any(Boolean),
+    order: expect.any(Number),
+    team_id: expect.any(Number),
+  });
   expect(c.config).toBeTypeOf('object');
   expect(c.error).toBeNull();
   expect(c.created_at).toMatch(ISO_UTC);
@@ -24,7 +46,12 @@ function expectPluginConfig(x: unknown, opts: { pluginInfo?: 'object' | 'null' }
   for (const k of ['name', 'description', 'deleted', 'delivery_rate_24h', 'plugin_info']) expect(c).toHaveProperty(k);
   if (opts.pluginInfo === 'null') expect(c.plugin_info).toBeNull();
   if (opts.pluginInfo === 'object') {
-    expect(c.plugin_info).toMatchObject({ id: c.plugin, name: expect.any(String), capabilities: expect.any(Object), public_jobs: expect.any(Object) });
+    expect(c.plugin_info).toMatchObject({
+      id: c.plugin,
+      name: expect.any(String),
+      capabilities: expect.any(Object),
+      public_jobs: expect.any(Object),
+    });
   }
 }
 
@@ -43,7 +70,9 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/', (
   it('answers 200 with a PaginatedPluginConfigList, the first declared example', async () => {
     const body = await expectStatus(
       'environments_pipeline_frontend_apps_configs_list',
-      api.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: project, query: { limit: 100, offset: 0 } } }),
+      api.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', {
+        params: { path: project, query: { limit: 100, offset: 0 } },
+      }),
       200,
     );
     const page = expectPage(body);
@@ -66,8 +95,13 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/', (
   });
 
   it('links its next page to the mock itself, which answers it (the spec writes the server, http://127.0.0.1:8000)', async () => {
-    expect(String((declaredExampleOf('environments_pipeline_frontend_apps_configs_list', '200', 'application/json', 'first_page') as Json).next)).toMatch(/^http:\/\/127\.0\.0\.1:8000\/api\//);
-    const { data } = await api.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: project, query: { limit: 1 } }, headers: { Prefer: 'example=first_page' } });
+    expect(
+      String((declaredExampleOf('environments_pipeline_frontend_apps_configs_list', '200', 'application/json', 'first_page') as Json).next),
+    ).toMatch(/^http:\/\/127\.0\.0\.1:8000\/api\//);
+    const { data } = await api.GET('/api/environments/{project_id}/pipeline_frontend_apps_configs/', {
+      params: { path: project, query: { limit: 1 } },
+      headers: { Prefer: 'example=first_page' },
+    });
     const next = String(data?.next);
     expect(next.startsWith(`${mock.url}/api/environments/1/pipeline_frontend_apps_configs/?`)).toBe(true);
     const res = await fetch(next, { headers: { Authorization: 'Bearer phx_mock' } });
@@ -218,7 +252,10 @@ describe('GET /api/environments/{project_id}/pipeline_destination_configs/{id}/a
 
 describe('GET /api/environments/{project_id}/pipeline_destination_configs/{id}/frontend/', () => {
   it('answers 200 application/javascript with getFrontendApp', async () => {
-    const res = await rawGet('/api/environments/1/pipeline_destination_configs/42/frontend/', { ...auth, Accept: 'application/javascript' });
+    const res = await rawGet('/api/environments/1/pipeline_destination_configs/42/frontend/', {
+      ...auth,
+      Accept: 'application/javascript',
+    });
     called.add('environments_pipeline_destination_configs_frontend_retrieve');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/javascript/);

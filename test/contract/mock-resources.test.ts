@@ -9,14 +9,37 @@
  * operation of its share.
  */
 import { describe, expect, it } from 'vitest';
-import { api, asJson, auth, called, exampleOf, expectPage, expectStatus, handWrittenOperationIds, ISO_UTC, mock, project, rawGet, useMock, UUID, type Json } from '../helpers/mock-contract.js';
+import {
+  api,
+  asJson,
+  auth,
+  called,
+  exampleOf,
+  expectPage,
+  expectStatus,
+  handWrittenOperationIds,
+  ISO_UTC,
+  mock,
+  project,
+  rawGet,
+  useMock,
+  UUID,
+  type Json,
+} from '../helpers/mock-contract.js';
 
 useMock();
 
 /** Asserts the shape of a Dashboard and its tiles (each an insight or a text); returns it. */
 function expectDashboard(x: unknown): Json {
   const d = x as Json;
-  expect(d).toMatchObject({ id: expect.any(Number), pinned: expect.any(Boolean), deleted: expect.any(Boolean), filters: expect.any(Object), tags: expect.any(Array), tiles: expect.any(Array) });
+  expect(d).toMatchObject({
+    id: expect.any(Number),
+    pinned: expect.any(Boolean),
+    deleted: expect.any(Boolean),
+    filters: expect.any(Object),
+    tags: expect.any(Array),
+    tiles: expect.any(Array),
+  });
   expect([21, 37]).toContain(d.restriction_level);
   expect(d.created_at).toMatch(ISO_UTC);
   for (const tile of d.tiles as Json[]) {
@@ -149,7 +172,10 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
               {
                 type: 'INSIGHT',
                 name: 'Daily active users',
-                query: { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: null, math: 'dau' }] } },
+                query: {
+                  kind: 'InsightVizNode',
+                  source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: null, math: 'dau' }] },
+                },
                 layouts: { sm: { x: 0, y: 0, w: 6, h: 5 } },
               },
               { type: 'TEXT', body: '## How to read this dashboard', layouts: { sm: { x: 6, y: 0, w: 6, h: 5 } } },
@@ -237,7 +263,10 @@ describe('GET /api/environments/{project_id}/events/{id}/', () => {
   });
 
   it('with format=csv, answers 200 text/csv', async () => {
-    const res = await rawGet('/api/environments/1/events/01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f/?format=csv', { ...auth, Accept: 'text/csv' });
+    const res = await rawGet('/api/environments/1/events/01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f/?format=csv', {
+      ...auth,
+      Accept: 'text/csv',
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(await res.text()).toBe(exampleOf('environments_events_retrieve', '200', 'text/csv'));
@@ -268,7 +297,10 @@ describe('POST /api/environments/{project_id}/explicit_members/', () => {
   it('answers 201 with the new ExplicitTeamMember', async () => {
     const body = await expectStatus(
       'environments_explicit_members_create',
-      api.POST('/api/environments/{project_id}/explicit_members/', { params: { path: project }, body: { user_uuid: memberUuid, level: 1 } }),
+      api.POST('/api/environments/{project_id}/explicit_members/', {
+        params: { path: project },
+        body: { user_uuid: memberUuid, level: 1 },
+      }),
       201,
     );
     expectExplicitMember(body);
@@ -329,35 +361,68 @@ describe('identity, discovery, persons and event definitions: the first declared
     expect(body).toEqual(exampleOf('users_retrieve', '200'));
   });
   it('GET /api/personal_api_keys/@current/', async () => {
-    const body = await expectStatus('personal_api_keys_retrieve', api.GET('/api/personal_api_keys/{id}/', { params: { path: { id: '@current' } } }), 200);
+    const body = await expectStatus(
+      'personal_api_keys_retrieve',
+      api.GET('/api/personal_api_keys/{id}/', { params: { path: { id: '@current' } } }),
+      200,
+    );
     expect(body).toEqual(exampleOf('personal_api_keys_retrieve', '200'));
   });
   it('GET /api/organizations/ and /{id}/ and /{id}/projects/', async () => {
-    expect(await expectStatus('organizations_list', api.GET('/api/organizations/', {}), 200)).toEqual(exampleOf('organizations_list', '200'));
-    expect(await expectStatus('organizations_retrieve', api.GET('/api/organizations/{id}/', { params: { path: { id: '@current' } } }), 200)).toEqual(exampleOf('organizations_retrieve', '200'));
-    expect(await expectStatus('organizations_projects_list', api.GET('/api/organizations/{organization_id}/projects/', { params: { path: { organization_id: org.id } } }), 200)).toEqual(
-      exampleOf('organizations_projects_list', '200'),
+    expect(await expectStatus('organizations_list', api.GET('/api/organizations/', {}), 200)).toEqual(
+      exampleOf('organizations_list', '200'),
     );
+    expect(
+      await expectStatus('organizations_retrieve', api.GET('/api/organizations/{id}/', { params: { path: { id: '@current' } } }), 200),
+    ).toEqual(exampleOf('organizations_retrieve', '200'));
+    expect(
+      await expectStatus(
+        'organizations_projects_list',
+        api.GET('/api/organizations/{organization_id}/projects/', { params: { path: { organization_id: org.id } } }),
+        200,
+      ),
+    ).toEqual(exampleOf('organizations_projects_list', '200'));
   });
   it('GET /api/projects/{id}/ and /api/environments/{id}/', async () => {
-    expect(await expectStatus('projects_retrieve', api.GET('/api/projects/{id}/', { params: { path: { id: '1' } } }), 200)).toEqual(exampleOf('projects_retrieve', '200'));
-    expect(await expectStatus('environments_retrieve', api.GET('/api/environments/{id}/', { params: { path: { id: '@current' } } }), 200)).toEqual(exampleOf('environments_retrieve', '200'));
+    expect(await expectStatus('projects_retrieve', api.GET('/api/projects/{id}/', { params: { path: { id: '1' } } }), 200)).toEqual(
+      exampleOf('projects_retrieve', '200'),
+    );
+    expect(
+      await expectStatus('environments_retrieve', api.GET('/api/environments/{id}/', { params: { path: { id: '@current' } } }), 200),
+    ).toEqual(exampleOf('environments_retrieve', '200'));
   });
   it('GET persons/ and persons/{id}/', async () => {
-    expect(await expectStatus('environments_persons_list', api.GET('/api/environments/{project_id}/persons/', { params: { path: project } }), 200)).toEqual(exampleOf('environments_persons_list', '200'));
-    const one = await expectStatus('environments_persons_retrieve', api.GET('/api/environments/{project_id}/persons/{id}/', { params: { path: { ...project, id: '1' } } }), 200);
+    expect(
+      await expectStatus(
+        'environments_persons_list',
+        api.GET('/api/environments/{project_id}/persons/', { params: { path: project } }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_persons_list', '200'));
+    const one = await expectStatus(
+      'environments_persons_retrieve',
+      api.GET('/api/environments/{project_id}/persons/{id}/', { params: { path: { ...project, id: '1' } } }),
+      200,
+    );
     expect(one).toEqual(exampleOf('environments_persons_retrieve', '200'));
   });
   it('POST query/ with a HogQLQuery', async () => {
     const body = await expectStatus(
       'environments_query_create',
-      api.POST('/api/environments/{project_id}/query/', { params: { path: project }, body: { query: { kind: 'HogQLQuery', query: 'select event, count() from events group by event' } } }),
+      api.POST('/api/environments/{project_id}/query/', {
+        params: { path: project },
+        body: { query: { kind: 'HogQLQuery', query: 'select event, count() from events group by event' } },
+      }),
       200,
     );
     expect(body).toEqual(exampleOf('environments_query_create', '200'));
   });
   it('GET /api/projects/{project_id}/event_definitions/', async () => {
-    const body = await expectStatus('event_definitions_list', api.GET('/api/projects/{project_id}/event_definitions/', { params: { path: project } }), 200);
+    const body = await expectStatus(
+      'event_definitions_list',
+      api.GET('/api/projects/{project_id}/event_definitions/', { params: { path: project } }),
+      200,
+    );
     expect(body).toEqual(exampleOf('event_definitions_list', '200'));
   });
 });

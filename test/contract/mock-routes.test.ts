@@ -14,13 +14,20 @@ useMock();
 
 describe('the Prism mock, capture endpoints (x-served-by: capture)', () => {
   const captureOps = listCaptureOperations(spec).filter((o) => opObject(o).tags?.includes('capture'));
-  it.each(captureOps.filter((o) => o.method === 'post').map((o) => [o.path]))('POST %s with the batch example and the project token answers the 200 example', async (path) => {
-    const op = captureOps.find((o) => o.path === path && o.method === 'post')!;
-    const body = deref<Schema>(opObject(op).requestBody).content['application/json'].examples.batch;
-    const res = await fetch(`${mock.url}${path}?token=phc_mock`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(deref<{ value: unknown }>(body).value) });
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'Ok' });
-  });
+  it.each(captureOps.filter((o) => o.method === 'post').map((o) => [o.path]))(
+    'POST %s with the batch example and the project token answers the 200 example',
+    async (path) => {
+      const op = captureOps.find((o) => o.path === path && o.method === 'post')!;
+      const body = deref<Schema>(opObject(op).requestBody).content['application/json'].examples.batch;
+      const res = await fetch(`${mock.url}${path}?token=phc_mock`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(deref<{ value: unknown }>(body).value),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'Ok' });
+    },
+  );
 });
 
 describe('the Prism mock, SDK start-up calls (tag sdk)', () => {
@@ -30,7 +37,11 @@ describe('the Prism mock, SDK start-up calls (tag sdk)', () => {
     return deref<{ value: unknown }>(Object.values(content.examples as Record<string, unknown>)[0]).value;
   };
   it('POST /flags/?v=2 answers the no-flag example', async () => {
-    const res = await fetch(`${mock.url}/flags/?v=2&token=phc_mock`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: 'phc_mock', distinct_id: 'u' }) });
+    const res = await fetch(`${mock.url}/flags/?v=2&token=phc_mock`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: 'phc_mock', distinct_id: 'u' }),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(exampleValue('capture_flags_create', '200', 'application/json'));
   });
@@ -49,7 +60,8 @@ describe('the Prism mock, SDK start-up calls (tag sdk)', () => {
  * required query parameter's, the request body's first example.
  */
 function exampleRequest(op: SpecOperation): { path: string; init: RequestInit } {
-  const exampleOf = (p: { example?: unknown; examples?: Record<string, { value?: unknown }> }) => p.example ?? Object.values(p.examples ?? {})[0]?.value;
+  const exampleOf = (p: { example?: unknown; examples?: Record<string, { value?: unknown }> }) =>
+    p.example ?? Object.values(p.examples ?? {})[0]?.value;
   let path = op.path;
   const query = new URLSearchParams();
   for (const p of paramsOf(op)) {

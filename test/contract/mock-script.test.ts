@@ -52,33 +52,31 @@ describe('npm run mock -- --port N', () => {
     clearTimeout(timer);
   });
 
-  it(
-    'serves the examples on that port, their next links pointing at it',
-    async () => {
-      const port = await freePort();
-      child = spawn('npm', ['run', '--silent', 'mock', '--', '--port', String(port)], {
-        cwd: ROOT,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-      });
-      child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-      child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-      await vi.waitFor(() => expect(output).toMatch(new RegExp(`Prism is listening on http://127\\.0\\.0\\.1:${port}`)), WAIT);
+  it('serves the examples on that port, their next links pointing at it', async () => {
+    const port = await freePort();
+    child = spawn('npm', ['run', '--silent', 'mock', '--', '--port', String(port)], {
+      cwd: ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    });
+    child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    await vi.waitFor(() => expect(output).toMatch(new RegExp(`Prism is listening on http://127\\.0\\.0\\.1:${port}`)), WAIT);
 
-      const res = await fetch(`http://127.0.0.1:${port}/api/environments/1/pipeline_frontend_apps_configs/?limit=1`, {
-        headers: { Authorization: 'Bearer phx_mock', Prefer: 'example=first_page' },
-      });
-      expect(res.status).toBe(200);
-      const page = (await res.json()) as { next: string };
-      expect(page.next).toBe(`http://127.0.0.1:${port}/api/environments/1/pipeline_frontend_apps_configs/?limit=1&offset=1`);
-      // the events list's example link too, and the link is served by the mock
-      const events = (await (await fetch(`http://127.0.0.1:${port}/api/environments/1/events/`, { headers: { Authorization: 'Bearer phx_mock' } })).json()) as { next: string };
-      expect(events.next.startsWith(`http://127.0.0.1:${port}/api/environments/1/events/?`)).toBe(true);
-      expect((await fetch(events.next, { headers: { Authorization: 'Bearer phx_mock' } })).status).toBe(200);
-    },
-    120_000,
-  );
+    const res = await fetch(`http://127.0.0.1:${port}/api/environments/1/pipeline_frontend_apps_configs/?limit=1`, {
+      headers: { Authorization: 'Bearer phx_mock', Prefer: 'example=first_page' },
+    });
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as { next: string };
+    expect(page.next).toBe(`http://127.0.0.1:${port}/api/environments/1/pipeline_frontend_apps_configs/?limit=1&offset=1`);
+    // the events list's example link too, and the link is served by the mock
+    const events = (await (
+      await fetch(`http://127.0.0.1:${port}/api/environments/1/events/`, { headers: { Authorization: 'Bearer phx_mock' } })
+    ).json()) as { next: string };
+    expect(events.next.startsWith(`http://127.0.0.1:${port}/api/environments/1/events/?`)).toBe(true);
+    expect((await fetch(events.next, { headers: { Authorization: 'Bearer phx_mock' } })).status).toBe(200);
+  }, 120_000);
 });
 
 /** The process ids whose parent is `pid`. */
@@ -127,38 +125,34 @@ describe('node scripts/mock.mjs, killed with SIGKILL', () => {
     }
   });
 
-  it(
-    'takes Prism with it: the Prism process ends, the port is freed and the contract\'s temporary copy removed',
-    async () => {
-      const port = await freePort();
-      let output = '';
-      const child = spawn(process.execPath, [MOCK, '--port', String(port)], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-      });
-      wrapper = child;
-      child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-      child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
-      await vi.waitFor(() => expect(output).toMatch(new RegExp(`Prism is listening on http://127\\.0\\.0\\.1:${port}`)), WAIT);
+  it("takes Prism with it: the Prism process ends, the port is freed and the contract's temporary copy removed", async () => {
+    const port = await freePort();
+    let output = '';
+    const child = spawn(process.execPath, [MOCK, '--port', String(port)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    });
+    wrapper = child;
+    child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    await vi.waitFor(() => expect(output).toMatch(new RegExp(`Prism is listening on http://127\\.0\\.0\\.1:${port}`)), WAIT);
 
-      await vi.waitFor(() => expect(childrenOf(child.pid!)).toHaveLength(1), WAIT);
-      const prism = childrenOf(child.pid!)[0]!;
-      prismPid = prism;
-      const args = commandLine(prism);
-      expect(args).toContain('prism-cli');
-      const specDir = / mock (.+)\/openapi\.yaml --port /.exec(args)?.[1];
-      expect(specDir, args).toBeDefined();
-      expect(fs.existsSync(specDir!)).toBe(true);
-      expect(await portFree(port)).toBe(false);
+    await vi.waitFor(() => expect(childrenOf(child.pid!)).toHaveLength(1), WAIT);
+    const prism = childrenOf(child.pid!)[0]!;
+    prismPid = prism;
+    const args = commandLine(prism);
+    expect(args).toContain('prism-cli');
+    const specDir = / mock (.+)\/openapi\.yaml --port /.exec(args)?.[1];
+    expect(specDir, args).toBeDefined();
+    expect(fs.existsSync(specDir!)).toBe(true);
+    expect(await portFree(port)).toBe(false);
 
-      child.kill('SIGKILL');
-      expect(await exited).toBe('SIGKILL');
-      await vi.waitFor(() => expect(running(prism), `Prism (pid ${prism}) still runs`).toBe(false), WAIT);
-      await vi.waitFor(async () => expect(await portFree(port), `port ${port} still taken`).toBe(true), WAIT);
-      expect(fs.existsSync(specDir!)).toBe(false);
-    },
-    240_000,
-  );
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    await vi.waitFor(() => expect(running(prism), `Prism (pid ${prism}) still runs`).toBe(false), WAIT);
+    await vi.waitFor(async () => expect(await portFree(port), `port ${port} still taken`).toBe(true), WAIT);
+    expect(fs.existsSync(specDir!)).toBe(false);
+  }, 240_000);
 });

@@ -17,9 +17,18 @@ describe('the real server behind Prism in proxy mode', () => {
     // config, whose token is its path, answers 404 for a token no project has; the schema needs no
     // key, but refuses an invalid one: 401, no 403)
     const authStatuses = (id: string) =>
-      id === 'schema_retrieve' ? ['400', '401'] : id.startsWith('capture_array_') ? ['404'] : id.startsWith('capture_') ? ['400', '401'] : ['401', '403'];
+      id === 'schema_retrieve'
+        ? ['400', '401']
+        : id.startsWith('capture_array_')
+          ? ['404']
+          : id.startsWith('capture_')
+            ? ['400', '401']
+            : ['401', '403'];
     for (const row of result.rows) {
-      expect(row.exercised.some((s) => s.startsWith('2')), row.operationId).toBe(true);
+      expect(
+        row.exercised.some((s) => s.startsWith('2')),
+        row.operationId,
+      ).toBe(true);
       expect(row.exercised, row.operationId).toEqual(expect.arrayContaining(authStatuses(row.operationId)));
     }
   });

@@ -14,7 +14,18 @@ import { parse as parseYaml } from 'yaml';
 import { handlers } from '../../server/handlers/index.js';
 import { RATE_CLASSES, RateClassError, rateClassesOf } from '../../server/http/rate-limit.js';
 import { listCaptureOperations, SPEC_PATH, type OpenApiDocument } from '../../server/http/spec.js';
-import { deref, environmentsTwin, handWrittenOperations, HTTP_OPERATIONS, operations as ops, PROJECTS_PREFIX, projectsCopies, PUBLIC_OPERATIONS, spec, UNSCOPED_OPERATIONS } from '../helpers/spec.js';
+import {
+  deref,
+  environmentsTwin,
+  handWrittenOperations,
+  HTTP_OPERATIONS,
+  operations as ops,
+  PROJECTS_PREFIX,
+  projectsCopies,
+  PUBLIC_OPERATIONS,
+  spec,
+  UNSCOPED_OPERATIONS,
+} from '../helpers/spec.js';
 
 type Json = Record<string, unknown>;
 
@@ -68,7 +79,17 @@ function drfOperationId(p: string, method: string): string {
   if (p.startsWith('/api/projects/{project_id}/')) nouns = nouns.replace(/^projects_/, '');
   const endsWithParam = /\{[^}]+\}\/$/.test(p);
   const action =
-    method === 'get' ? (endsWithParam || !isCollection(p) ? 'retrieve' : 'list') : method === 'post' ? 'create' : method === 'put' ? 'update' : method === 'patch' ? 'partial_update' : 'destroy';
+    method === 'get'
+      ? endsWithParam || !isCollection(p)
+        ? 'retrieve'
+        : 'list'
+      : method === 'post'
+        ? 'create'
+        : method === 'put'
+          ? 'update'
+          : method === 'patch'
+            ? 'partial_update'
+            : 'destroy';
   return `${nouns}_${action}`;
 }
 
@@ -95,15 +116,18 @@ describe('the contract (generated/openapi.bundle.yaml: openapi.yaml and its /api
   });
 
   describe('operationIds', () => {
-    it.each(all.map((o) => [o.operationId, o]))('%s is snake_case drf style (environments_<nouns>_<action>, its /api/projects/ copy <nouns>_<action>, or projects_list)', (id, o) => {
-      expect(id).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
-      const action = new RegExp(`_(${ACTIONS.join('|')})$`);
-      if (id !== 'projects_list') {
-        if (o.path.startsWith(ENV_PREFIX)) expect(id).toMatch(/^environments_[a-z0-9_]+$/);
-        expect(id).toMatch(action);
-      }
-      expect(id).toBe(drfOperationId(o.path, o.method));
-    });
+    it.each(all.map((o) => [o.operationId, o]))(
+      '%s is snake_case drf style (environments_<nouns>_<action>, its /api/projects/ copy <nouns>_<action>, or projects_list)',
+      (id, o) => {
+        expect(id).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
+        const action = new RegExp(`_(${ACTIONS.join('|')})$`);
+        if (id !== 'projects_list') {
+          if (o.path.startsWith(ENV_PREFIX)) expect(id).toMatch(/^environments_[a-z0-9_]+$/);
+          expect(id).toMatch(action);
+        }
+        expect(id).toBe(drfOperationId(o.path, o.method));
+      },
+    );
   });
 
   describe('the /api/projects/{project_id}/ copies (scripts/gen-projects-paths.mjs)', () => {
@@ -123,38 +147,53 @@ describe('the contract (generated/openapi.bundle.yaml: openapi.yaml and its /api
       );
     });
 
-    it.each(projectsCopies.map((o) => [o.operationId, o]))("%s is its twin with PostHog's operationId and the projects prefix in its texts", (id, o) => {
-      const twin = environmentsTwin(o)!;
-      expect(id).toBe(twin.operationId.replace(/^environments_/, ''));
-      const reprefixed = JSON.parse(JSON.stringify(opObject(twin)).replaceAll('/api/environments/', '/api/projects/')) as Operation;
-      expect(opObject(o)).toEqual({ ...reprefixed, operationId: id });
-    });
+    it.each(projectsCopies.map((o) => [o.operationId, o]))(
+      "%s is its twin with PostHog's operationId and the projects prefix in its texts",
+      (id, o) => {
+        const twin = environmentsTwin(o)!;
+        expect(id).toBe(twin.operationId.replace(/^environments_/, ''));
+        const reprefixed = JSON.parse(JSON.stringify(opObject(twin)).replaceAll('/api/environments/', '/api/projects/')) as Operation;
+        expect(opObject(o)).toEqual({ ...reprefixed, operationId: id });
+      },
+    );
   });
 
   describe('paths', () => {
-    it.each(Object.keys(spec.paths))('%s is under /api/environments/, /api/projects/, /api/users/, /api/personal_api_keys/ or /api/organizations/, or is /api/schema/ or a capture path, and ends with /', (p) => {
-      if (CAPTURE_PATHS.includes(p)) expect(captureOps.filter((o) => o.path === p)).toHaveLength(2);
-      else if (sdkOps.some((o) => o.path === p)) return;
-      else if (API_VIEWS.includes(p)) expect(p).toBe('/api/schema/');
-      else expect(p).toMatch(/^\/api\/(environments|projects|users|personal_api_keys|organizations)\//);
-      expect(p.endsWith('/')).toBe(true);
-    });
+    it.each(Object.keys(spec.paths))(
+      '%s is under /api/environments/, /api/projects/, /api/users/, /api/personal_api_keys/ or /api/organizations/, or is /api/schema/ or a capture path, and ends with /',
+      (p) => {
+        if (CAPTURE_PATHS.includes(p)) expect(captureOps.filter((o) => o.path === p)).toHaveLength(2);
+        else if (sdkOps.some((o) => o.path === p)) return;
+        else if (API_VIEWS.includes(p)) expect(p).toBe('/api/schema/');
+        else expect(p).toMatch(/^\/api\/(environments|projects|users|personal_api_keys|organizations)\//);
+        expect(p.endsWith('/')).toBe(true);
+      },
+    );
 
-    it.each(Object.keys(spec.paths).filter((p) => p.startsWith(ENV_PREFIX) || p.startsWith(PROJECTS_PREFIX)))('%s declares project_id once, on the path item, via $ref ProjectId', (p) => {
-      const item = pathItem(p);
-      const declared = (item.parameters ?? []).filter((x) => deref<Parameter>(x).name === 'project_id');
-      expect(declared).toEqual([{ $ref: '#/components/parameters/ProjectId' }]);
-      for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
-        const op = item[method] as Operation | undefined;
-        if (!op) continue;
-        expect((op.parameters ?? []).map((x) => deref<Parameter>(x).name), `${method} ${p}`).not.toContain('project_id');
-      }
-    });
+    it.each(Object.keys(spec.paths).filter((p) => p.startsWith(ENV_PREFIX) || p.startsWith(PROJECTS_PREFIX)))(
+      '%s declares project_id once, on the path item, via $ref ProjectId',
+      (p) => {
+        const item = pathItem(p);
+        const declared = (item.parameters ?? []).filter((x) => deref<Parameter>(x).name === 'project_id');
+        expect(declared).toEqual([{ $ref: '#/components/parameters/ProjectId' }]);
+        for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
+          const op = item[method] as Operation | undefined;
+          if (!op) continue;
+          expect(
+            (op.parameters ?? []).map((x) => deref<Parameter>(x).name),
+            `${method} ${p}`,
+          ).not.toContain('project_id');
+        }
+      },
+    );
 
     it.each(Object.keys(spec.paths))('%s declares every path template parameter exactly once, on the path item', (p) => {
       const item = pathItem(p);
       const inTemplate = [...p.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
-      const onItem = (item.parameters ?? []).map((x) => deref<Parameter>(x)).filter((x) => x.in === 'path').map((x) => x.name);
+      const onItem = (item.parameters ?? [])
+        .map((x) => deref<Parameter>(x))
+        .filter((x) => x.in === 'path')
+        .map((x) => x.name);
       expect([...onItem].sort()).toEqual([...inTemplate].sort());
       for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
         const op = item[method] as Operation | undefined;
@@ -173,25 +212,28 @@ describe('the contract (generated/openapi.bundle.yaml: openapi.yaml and its /api
       expect(schemes.PersonalAPIKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     });
 
-    it.each(all.map((o) => [o.operationId, o]))('%s lists exactly one PersonalAPIKeyAuth scope (none for a key\'s own record; no security at all for the schema)', (id, o) => {
-      const sec = o.op.security;
-      if (PUBLIC_OPERATIONS.includes(id)) {
-        expect(sec).toEqual([]);
-        return;
-      }
-      expect(sec).toHaveLength(1);
-      expect(Object.keys(sec![0]!)).toEqual(['PersonalAPIKeyAuth']);
-      const scopes = sec![0]!.PersonalAPIKeyAuth!;
-      if (UNSCOPED_OPERATIONS.includes(id)) {
-        expect(scopes).toEqual([]);
-        return;
-      }
-      expect(scopes).toHaveLength(1);
-      expect(scopes[0]).toMatch(/^[a-z_]+:(read|write)$/);
-      // a read for GET, a write for everything else, but the query endpoint: a POST that only reads (PostHog's `query:read`)
-      const reads = o.method === 'get' || READING_POSTS.includes(id);
-      expect(scopes[0]!.endsWith(reads ? ':read' : ':write')).toBe(true);
-    });
+    it.each(all.map((o) => [o.operationId, o]))(
+      "%s lists exactly one PersonalAPIKeyAuth scope (none for a key's own record; no security at all for the schema)",
+      (id, o) => {
+        const sec = o.op.security;
+        if (PUBLIC_OPERATIONS.includes(id)) {
+          expect(sec).toEqual([]);
+          return;
+        }
+        expect(sec).toHaveLength(1);
+        expect(Object.keys(sec![0]!)).toEqual(['PersonalAPIKeyAuth']);
+        const scopes = sec![0]!.PersonalAPIKeyAuth!;
+        if (UNSCOPED_OPERATIONS.includes(id)) {
+          expect(scopes).toEqual([]);
+          return;
+        }
+        expect(scopes).toHaveLength(1);
+        expect(scopes[0]).toMatch(/^[a-z_]+:(read|write)$/);
+        // a read for GET, a write for everything else, but the query endpoint: a POST that only reads (PostHog's `query:read`)
+        const reads = o.method === 'get' || READING_POSTS.includes(id);
+        expect(scopes[0]!.endsWith(reads ? ':read' : ':write')).toBe(true);
+      },
+    );
   });
 
   describe('rate limits', () => {
@@ -222,48 +264,57 @@ describe('the contract (generated/openapi.bundle.yaml: openapi.yaml and its /api
   });
 
   describe('responses', () => {
-    it.each(all.map((o) => [o.operationId, o]))('%s declares 401 and 403 (no 403 when it needs no key), and 404 when under /api/environments/{project_id}/', (id, o) => {
-      const statuses = Object.keys(o.op.responses);
-      expect(statuses).toContain('401');
-      if (PUBLIC_OPERATIONS.includes(id)) {
-        expect(statuses).not.toContain('403');
-        return;
-      }
-      expect(statuses).toContain('401');
-      expect(statuses).toContain('403');
-      if (o.path.startsWith(ENV_PREFIX)) expect(statuses).toContain('404');
-    });
-
-    it.each(all.map((o) => [o.operationId, o]))('%s declares a 2xx, each with content carrying an example (204 without content)', (_id, o) => {
-      const success = Object.keys(o.op.responses).filter((s) => /^2\d\d$/.test(s));
-      expect(success.length).toBeGreaterThan(0);
-      for (const status of success) {
-        const r = deref<Response>(o.op.responses[status]);
-        if (status === '204') {
-          expect(r.content, '204 has no body').toBeUndefined();
-          continue;
+    it.each(all.map((o) => [o.operationId, o]))(
+      '%s declares 401 and 403 (no 403 when it needs no key), and 404 when under /api/environments/{project_id}/',
+      (id, o) => {
+        const statuses = Object.keys(o.op.responses);
+        expect(statuses).toContain('401');
+        if (PUBLIC_OPERATIONS.includes(id)) {
+          expect(statuses).not.toContain('403');
+          return;
         }
-        expect(Object.keys(r.content ?? {}).length, `${status} has content`).toBeGreaterThan(0);
-        for (const [media, m] of Object.entries(r.content ?? {})) {
-          const n = Object.keys(m.examples ?? {}).length + ('example' in m ? 1 : 0);
-          expect(n, `${status} ${media} has an example`).toBeGreaterThan(0);
-        }
-      }
-    });
+        expect(statuses).toContain('401');
+        expect(statuses).toContain('403');
+        if (o.path.startsWith(ENV_PREFIX)) expect(statuses).toContain('404');
+      },
+    );
 
-    it.each(all.map((o) => [o.operationId, o]))('%s answers every declared error with the Error schema in application/json, with an example, and declares no 422', (_id, o) => {
-      const errors = Object.keys(o.op.responses).filter((s) => /^[45]\d\d$/.test(s));
-      expect(errors).not.toContain('422');
-      for (const status of errors) {
-        const r = deref<Response>(o.op.responses[status]);
-        expect(Object.keys(r.content ?? {}), status).toEqual(['application/json']);
-        const m = r.content!['application/json']!;
-        expect(m.schema, status).toEqual({ $ref: '#/components/schemas/Error' });
-        const examples = Object.values(m.examples ?? {}).map((e) => deref<{ value: Json }>(e).value);
-        expect(examples.length, `${status} has an example`).toBeGreaterThan(0);
-        for (const e of examples) expect(Object.keys(e).sort(), status).toEqual(['attr', 'code', 'detail', 'type']);
-      }
-    });
+    it.each(all.map((o) => [o.operationId, o]))(
+      '%s declares a 2xx, each with content carrying an example (204 without content)',
+      (_id, o) => {
+        const success = Object.keys(o.op.responses).filter((s) => /^2\d\d$/.test(s));
+        expect(success.length).toBeGreaterThan(0);
+        for (const status of success) {
+          const r = deref<Response>(o.op.responses[status]);
+          if (status === '204') {
+            expect(r.content, '204 has no body').toBeUndefined();
+            continue;
+          }
+          expect(Object.keys(r.content ?? {}).length, `${status} has content`).toBeGreaterThan(0);
+          for (const [media, m] of Object.entries(r.content ?? {})) {
+            const n = Object.keys(m.examples ?? {}).length + ('example' in m ? 1 : 0);
+            expect(n, `${status} ${media} has an example`).toBeGreaterThan(0);
+          }
+        }
+      },
+    );
+
+    it.each(all.map((o) => [o.operationId, o]))(
+      '%s answers every declared error with the Error schema in application/json, with an example, and declares no 422',
+      (_id, o) => {
+        const errors = Object.keys(o.op.responses).filter((s) => /^[45]\d\d$/.test(s));
+        expect(errors).not.toContain('422');
+        for (const status of errors) {
+          const r = deref<Response>(o.op.responses[status]);
+          expect(Object.keys(r.content ?? {}), status).toEqual(['application/json']);
+          const m = r.content!['application/json']!;
+          expect(m.schema, status).toEqual({ $ref: '#/components/schemas/Error' });
+          const examples = Object.values(m.examples ?? {}).map((e) => deref<{ value: Json }>(e).value);
+          expect(examples.length, `${status} has an example`).toBeGreaterThan(0);
+          for (const e of examples) expect(Object.keys(e).sort(), status).toEqual(['attr', 'code', 'detail', 'type']);
+        }
+      },
+    );
 
     it('declares no 501: every operation is implemented', () => {
       expect(all.filter((o) => '501' in o.op.responses).map((o) => o.operationId)).toEqual([]);
@@ -283,34 +334,40 @@ describe('the capture operations (x-served-by: capture)', () => {
     for (const o of ops) expect(opObject(o)['x-served-by' as keyof Operation], o.operationId).toBeUndefined();
   });
 
-  it.each(captureOps.map((o) => [o.operationId, o]))('%s: tag capture, ProjectTokenAuth, class capture, capture_<path>_<action>, the capture answers with examples', (id, o) => {
-    const path = o.path.split('/').filter(Boolean).join('_');
-    expect(id).toBe(`capture_${path}_${o.method === 'post' ? 'create' : 'retrieve'}`);
-    expect(o.op.tags).toEqual(['capture']);
-    expect(o.op.security).toEqual([{ ProjectTokenAuth: [] }]);
-    expect((o.op as unknown as Json)['x-rate-limit-class']).toBe('capture');
-    expect(Object.keys(o.op.responses).sort()).toEqual(['200', '204', '400', '401', '413', '503']);
-    for (const [status, r] of Object.entries(o.op.responses)) {
-      if (status === '204') continue;
-      const content = deref<Response>(r).content!;
-      const media = content[status === '200' ? 'application/json' : 'text/plain']!;
-      expect(Object.keys(media.examples ?? {}).length, `${id} ${status}`).toBeGreaterThan(0);
-    }
-  });
+  it.each(captureOps.map((o) => [o.operationId, o]))(
+    '%s: tag capture, ProjectTokenAuth, class capture, capture_<path>_<action>, the capture answers with examples',
+    (id, o) => {
+      const path = o.path.split('/').filter(Boolean).join('_');
+      expect(id).toBe(`capture_${path}_${o.method === 'post' ? 'create' : 'retrieve'}`);
+      expect(o.op.tags).toEqual(['capture']);
+      expect(o.op.security).toEqual([{ ProjectTokenAuth: [] }]);
+      expect((o.op as unknown as Json)['x-rate-limit-class']).toBe('capture');
+      expect(Object.keys(o.op.responses).sort()).toEqual(['200', '204', '400', '401', '413', '503']);
+      for (const [status, r] of Object.entries(o.op.responses)) {
+        if (status === '204') continue;
+        const content = deref<Response>(r).content!;
+        const media = content[status === '200' ? 'application/json' : 'text/plain']!;
+        expect(Object.keys(media.examples ?? {}).length, `${id} ${status}`).toBeGreaterThan(0);
+      }
+    },
+  );
 
-  it.each(sdkOps.map((o) => [o.operationId, o]))('%s: tag sdk, class capture, capture_<path>_<action>, the token as its security, every answer with an example', (id, o) => {
-    const path = o.path.replace('{token}/', '').replace('.js', '_js').split('/').filter(Boolean).join('_');
-    expect(id).toBe(`capture_${path}_${o.method === 'post' ? 'create' : 'retrieve'}`);
-    expect(o.op.tags).toEqual(['sdk']);
-    expect((o.op as unknown as Json)['x-rate-limit-class']).toBe('capture');
-    // flags and decide: the token in the body (ProjectTokenAuth); remote config: the token in the path
-    expect(o.op.security).toEqual(o.path.startsWith('/array/') ? [] : [{ ProjectTokenAuth: [] }]);
-    for (const [status, r] of Object.entries(o.op.responses)) {
-      const content = deref<Response>(r).content!;
-      const [media] = Object.values(content);
-      expect(Object.keys(media!.examples ?? {}).length, `${id} ${status}`).toBeGreaterThan(0);
-    }
-  });
+  it.each(sdkOps.map((o) => [o.operationId, o]))(
+    '%s: tag sdk, class capture, capture_<path>_<action>, the token as its security, every answer with an example',
+    (id, o) => {
+      const path = o.path.replace('{token}/', '').replace('.js', '_js').split('/').filter(Boolean).join('_');
+      expect(id).toBe(`capture_${path}_${o.method === 'post' ? 'create' : 'retrieve'}`);
+      expect(o.op.tags).toEqual(['sdk']);
+      expect((o.op as unknown as Json)['x-rate-limit-class']).toBe('capture');
+      // flags and decide: the token in the body (ProjectTokenAuth); remote config: the token in the path
+      expect(o.op.security).toEqual(o.path.startsWith('/array/') ? [] : [{ ProjectTokenAuth: [] }]);
+      for (const [status, r] of Object.entries(o.op.responses)) {
+        const content = deref<Response>(r).content!;
+        const [media] = Object.values(content);
+        expect(Object.keys(media!.examples ?? {}).length, `${id} ${status}`).toBeGreaterThan(0);
+      }
+    },
+  );
 
   it('are not in the handler map nor given to the validator', () => {
     for (const o of servedByCapture) expect(Object.keys(handlers)).not.toContain(o.operationId);
@@ -319,7 +376,12 @@ describe('the capture operations (x-served-by: capture)', () => {
 
 describe('server/handlers/index.ts', () => {
   it('has a handler for exactly the operationIds of the spec (but those server/http/ answers itself)', () => {
-    expect(Object.keys(handlers).sort()).toEqual(ops.map((o) => o.operationId).filter((id) => !HTTP_OPERATIONS.includes(id)).sort());
+    expect(Object.keys(handlers).sort()).toEqual(
+      ops
+        .map((o) => o.operationId)
+        .filter((id) => !HTTP_OPERATIONS.includes(id))
+        .sort(),
+    );
     for (const h of Object.values(handlers)) expect(h).toBeTypeOf('function');
   });
 });

@@ -24,18 +24,27 @@ const NAME_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789-_'.split('');
 
 /** Tag names as the DOM has them, custom elements (`my-widget`) included. */
 const tagArb = fc
-  .tuple(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz'.split('')), fc.array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-'.split('')), { maxLength: 10 }))
+  .tuple(
+    fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz'.split('')),
+    fc.array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-'.split('')), { maxLength: 10 }),
+  )
   .map(([first, rest]) => first + rest.join(''));
 
 /** Class names, with the `:`, `/`, `[`, `]` and `!` of utility-class frameworks. */
-const classArb = fc.array(fc.constantFrom(...NAME_CHARS, ':', '/', '[', ']', '!', 'A', 'Z'), { minLength: 1, maxLength: 12 }).map((cs) => cs.join(''));
+const classArb = fc
+  .array(fc.constantFrom(...NAME_CHARS, ':', '/', '[', ']', '!', 'A', 'Z'), { minLength: 1, maxLength: 12 })
+  .map((cs) => cs.join(''));
 
 /** Text without a backslash or a newline: anything else, quotes, `;`, `="` and Unicode included. */
 const valueArb = (minLength: number) =>
-  fc.oneof(
-    fc.string({ minLength, maxLength: 30, unit: 'grapheme' }),
-    fc.array(fc.constantFrom('a', ' ', ';', '"', '=', '="', ':', '\t', 'é', '😀', '\u2028', '.', '#'), { minLength, maxLength: 12 }).map((cs) => cs.join('')),
-  ).filter((s) => !/[\\\n]/.test(s));
+  fc
+    .oneof(
+      fc.string({ minLength, maxLength: 30, unit: 'grapheme' }),
+      fc
+        .array(fc.constantFrom('a', ' ', ';', '"', '=', '="', ':', '\t', 'é', '😀', '\u2028', '.', '#'), { minLength, maxLength: 12 })
+        .map((cs) => cs.join('')),
+    )
+    .filter((s) => !/[\\\n]/.test(s));
 
 /** `attr__<name>`, sometimes the keys the writer derives itself (`attr__class`, `attr__href`, `attr__id`). */
 const attributeKeyArb = fc.oneof(

@@ -25,7 +25,18 @@ function rng(seed: number): () => number {
 }
 
 function element(partial: Partial<Element> & { order: number }): Element {
-  return { event: null, text: null, tag_name: null, attr_class: null, href: null, attr_id: null, nth_child: null, nth_of_type: null, attributes: {}, ...partial };
+  return {
+    event: null,
+    text: null,
+    tag_name: null,
+    attr_class: null,
+    href: null,
+    attr_id: null,
+    nth_child: null,
+    nth_of_type: null,
+    attributes: {},
+    ...partial,
+  };
 }
 
 interface ExampleEvent {
@@ -65,7 +76,18 @@ describe('parseElementsChain', () => {
 
   it('gives every field of the ClickhouseEventElement schema, event always null', () => {
     const [el] = parseElementsChain('a:href="/x"');
-    expect(Object.keys(el!)).toEqual(['event', 'text', 'tag_name', 'attr_class', 'href', 'attr_id', 'nth_child', 'nth_of_type', 'attributes', 'order']);
+    expect(Object.keys(el!)).toEqual([
+      'event',
+      'text',
+      'tag_name',
+      'attr_class',
+      'href',
+      'attr_id',
+      'nth_child',
+      'nth_of_type',
+      'attributes',
+      'order',
+    ]);
     expect(el!.event).toBeNull();
   });
 
@@ -78,7 +100,14 @@ describe('parseElementsChain', () => {
     ].join(';');
     const elements = parseElementsChain(chain);
     expect(elements).toHaveLength(4);
-    expect(elements[0]).toMatchObject({ tag_name: 'a', href: '/a-url', attr_class: ['small'], text: 'bla bla', nth_child: 1, nth_of_type: 0 });
+    expect(elements[0]).toMatchObject({
+      tag_name: 'a',
+      href: '/a-url',
+      attr_class: ['small'],
+      text: 'bla bla',
+      nth_child: 1,
+      nth_of_type: 0,
+    });
     // the escape stays in the value, as in PostHog; `;` inside quotes does not split
     expect(elements[0]!.attributes).toEqual({
       prop: 'value',
@@ -100,7 +129,8 @@ describe('parseElementsChain', () => {
   });
 
   it('reads a production-shaped chain with attr__ attributes', () => {
-    const chain = 'svg.LemonIcon.text-3xl:attr__class="LemonIcon text-3xl"attr__fill="currentColor"attr__width="100%"nth-child="1"nth-of-type="1";div:attr_id="nested"nth-child="0"nth-of-type="0"';
+    const chain =
+      'svg.LemonIcon.text-3xl:attr__class="LemonIcon text-3xl"attr__fill="currentColor"attr__width="100%"nth-child="1"nth-of-type="1";div:attr_id="nested"nth-child="0"nth-of-type="0"';
     expect(parseElementsChain(chain)).toEqual([
       element({
         order: 0,
@@ -123,10 +153,19 @@ describe('parseElementsChain', () => {
 
   it('reads attribute pairs as PostHog test_attribute_parsing pins them', () => {
     expect(parseAttributePairs('a="1"')).toEqual([['a', '1']]);
-    expect(parseAttributePairs('a="1"b="2"')).toEqual([['a', '1'], ['b', '2']]);
-    expect(parseAttributePairs('href="/x?b=c"a="1"')).toEqual([['href', '/x?b=c'], ['a', '1']]);
+    expect(parseAttributePairs('a="1"b="2"')).toEqual([
+      ['a', '1'],
+      ['b', '2'],
+    ]);
+    expect(parseAttributePairs('href="/x?b=c"a="1"')).toEqual([
+      ['href', '/x?b=c'],
+      ['a', '1'],
+    ]);
     expect(parseAttributePairs('a=b="v"')).toEqual([['a=b', 'v']]);
-    expect(parseAttributePairs(String.raw`k="a\"b"n="1"`)).toEqual([['k', String.raw`a\"b`], ['n', '1']]);
+    expect(parseAttributePairs(String.raw`k="a\"b"n="1"`)).toEqual([
+      ['k', String.raw`a\"b`],
+      ['n', '1'],
+    ]);
     expect(parseAttributePairs('a=""b="2"')).toEqual([['a', '"b=']]);
     expect(parseAttributePairs('a=1b=2')).toEqual([]);
     expect(parseAttributePairs('a="1"b="2')).toEqual([['a', '1']]);
@@ -142,7 +181,9 @@ describe('parseElementsChain', () => {
   });
 
   it('reads nth-child as Python int() does, null when it is not an integer', () => {
-    const [a, b, c] = parseElementsChain('a:nth-child=" 1_0 "nth-of-type="+3";b:nth-child="x"nth-of-type="1.5";c:nth-child="99999999999999999999"');
+    const [a, b, c] = parseElementsChain(
+      'a:nth-child=" 1_0 "nth-of-type="+3";b:nth-child="x"nth-of-type="1.5";c:nth-child="99999999999999999999"',
+    );
     expect([a!.nth_child, a!.nth_of_type]).toEqual([10, 3]);
     expect([b!.nth_child, b!.nth_of_type]).toEqual([null, null]);
     expect(c!.nth_child).toBeNull();
@@ -329,13 +370,42 @@ describe('parseEventDateParam', () => {
   });
 
   it('gives undefined for what PostHog would silently read as now', () => {
-    for (const input of ['', 'yesterday', 'all', 'now', 'today', '-1D', '-1H', '-1Y', '+1d', '1 d', ' -1d', '-1d ', 'dstart', '-1dstart', '1.5d', '-d-1']) {
+    for (const input of [
+      '',
+      'yesterday',
+      'all',
+      'now',
+      'today',
+      '-1D',
+      '-1H',
+      '-1Y',
+      '+1d',
+      '1 d',
+      ' -1d',
+      '-1d ',
+      'dstart',
+      '-1dstart',
+      '1.5d',
+      '-d-1',
+    ]) {
       expect(utc(input), input).toBeUndefined();
     }
   });
 
   it('gives undefined for impossible dates and for what lands outside years 1 to 9999', () => {
-    for (const input of ['2024-13-01', '2023-02-29', '2024-2-30', '2024-11-20T14:30:60', '2024-11-20T24:00:01', '2024-11-20T', '202411', '0000-01-01', '2024-W54', '2024-11-20T10:5', '9999-12-31T23:00:00-05:00']) {
+    for (const input of [
+      '2024-13-01',
+      '2023-02-29',
+      '2024-2-30',
+      '2024-11-20T14:30:60',
+      '2024-11-20T24:00:01',
+      '2024-11-20T',
+      '202411',
+      '0000-01-01',
+      '2024-W54',
+      '2024-11-20T10:5',
+      '9999-12-31T23:00:00-05:00',
+    ]) {
       expect(utc(input), input).toBeUndefined();
     }
     expect(utc('-9000y')).toBeUndefined();
@@ -385,7 +455,12 @@ describe('rowsToCsv / eventsToCsv', () => {
 
   it('flattens nested objects and arrays with `.`, under a sorted header, with CRLF line ends', () => {
     const rows = [
-      { id: 'e1', properties: { $browser: 'Chrome', $os: 'Mac OS X' }, elements: [{ tag_name: 'button', attr_class: ['btn', 'primary'] }], person: { properties: { email: 'a@b.c' } } },
+      {
+        id: 'e1',
+        properties: { $browser: 'Chrome', $os: 'Mac OS X' },
+        elements: [{ tag_name: 'button', attr_class: ['btn', 'primary'] }],
+        person: { properties: { email: 'a@b.c' } },
+      },
       { id: 'e2', properties: { $browser: 'Safari' }, elements: [], person: null },
     ];
     expect(eventsToCsv(rows)).toBe(
@@ -403,9 +478,9 @@ describe('rowsToCsv / eventsToCsv', () => {
   });
 
   it('writes numbers and booleans as JSON does, null and missing as empty cells, empty objects and arrays as no column', () => {
-    expect(rowsToCsv([{ n: 1.5, big: 1e21, neg: -0, t: true, f: false, z: null, nan: Number.NaN, obj: {}, arr: [], skip: undefined }])).toBe(
-      'big,f,n,nan,neg,t,z\r\n1e+21,false,1.5,,0,true,\r\n',
-    );
+    expect(
+      rowsToCsv([{ n: 1.5, big: 1e21, neg: -0, t: true, f: false, z: null, nan: Number.NaN, obj: {}, arr: [], skip: undefined }]),
+    ).toBe('big,f,n,nan,neg,t,z\r\n1e+21,false,1.5,,0,true,\r\n');
     expect(rowsToCsv([{ a: 1 }, { b: 2 }])).toBe('a,b\r\n1,\r\n,2\r\n');
     expect(rowsToCsv([{ when: new Date('2024-11-20T14:00:00Z') }])).toBe('when\r\n2024-11-20T14:00:00.000Z\r\n');
     expect(rowsToCsv([{ a: [[1, 2], [3]] }])).toBe('a.0.0,a.0.1,a.1.0\r\n1,2,3\r\n');

@@ -15,7 +15,13 @@ import type { EventPerson, ListedEventRow } from '../../server/storage/events/in
  * object is always that text parsed back (never a value JSON cannot hold, such as -0), and the
  * text is handed on ('text') or only its decoded object ('decoded').
  */
-function row(uuid: string, distinctId: string, properties: Record<string, unknown>, stored: 'text' | 'decoded', chain = ''): ListedEventRow {
+function row(
+  uuid: string,
+  distinctId: string,
+  properties: Record<string, unknown>,
+  stored: 'text' | 'decoded',
+  chain = '',
+): ListedEventRow {
   const text = JSON.stringify(properties);
   return {
     uuid,
@@ -41,12 +47,32 @@ describe('eventsPageJson', () => {
 
   it('parses to the page eventToWire builds, for any properties (text or decoded)', () => {
     const key = fc.string({ maxLength: 8 }).filter((k) => k !== '__proto__');
-    const value = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('"quoted"', '"left', 'right"', 'in"side', '""'), fc.integer(), fc.boolean(), fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }), fc.dictionary(key, fc.string({ maxLength: 6 }), { maxKeys: 3 }));
+    const value = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom('"quoted"', '"left', 'right"', 'in"side', '""'),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }),
+      fc.dictionary(key, fc.string({ maxLength: 6 }), { maxKeys: 3 }),
+    );
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.dictionary(key, value, { maxKeys: 6 }), fc.constantFrom('u1', 'u2', 'nobody'), fc.constantFrom<'text' | 'decoded'>('text', 'decoded')), { maxLength: 6 }), fc.option(fc.webUrl(), { nil: null }), (events, next) => {
-        const rows = events.map(([props, who, stored], i) => row(`0190000${i}-0000-7000-8000-000000000000`, who, props, stored));
-        expect(JSON.parse(eventsPageJson(rows, persons, next).toString('utf8'))).toEqual(expected(rows, persons, next));
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.dictionary(key, value, { maxKeys: 6 }),
+            fc.constantFrom('u1', 'u2', 'nobody'),
+            fc.constantFrom<'text' | 'decoded'>('text', 'decoded'),
+          ),
+          { maxLength: 6 },
+        ),
+        fc.option(fc.webUrl(), { nil: null }),
+        (events, next) => {
+          const rows = events.map(([props, who, stored], i) => row(`0190000${i}-0000-7000-8000-000000000000`, who, props, stored));
+          expect(JSON.parse(eventsPageJson(rows, persons, next).toString('utf8'))).toEqual(expected(rows, persons, next));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -54,12 +80,27 @@ describe('eventsPageJson', () => {
   it('writes UTF-8 bytes of pages whose properties and persons hold any Unicode text', () => {
     const text = fc.string({ maxLength: 10, unit: 'grapheme' });
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.dictionary(text.filter((k) => k !== '__proto__'), text, { maxKeys: 4 }), text), { maxLength: 8 }), (events) => {
-        const people = new Map<string, EventPerson>(events.map(([, name]) => [name, { is_identified: true, properties: { name, email: `${name}@x.y` } }]));
-        const rows = events.map(([props, who], i) => row(`0190000${i}-0000-7000-8000-000000000000`, who, props, 'text'));
-        const bytes = eventsPageJson(rows, people, null);
-        expect(bytes.equals(Buffer.from(JSON.stringify(expected(rows, people, null)), 'utf8'))).toBe(true);
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.dictionary(
+              text.filter((k) => k !== '__proto__'),
+              text,
+              { maxKeys: 4 },
+            ),
+            text,
+          ),
+          { maxLength: 8 },
+        ),
+        (events) => {
+          const people = new Map<string, EventPerson>(
+            events.map(([, name]) => [name, { is_identified: true, properties: { name, email: `${name}@x.y` } }]),
+          );
+          const rows = events.map(([props, who], i) => row(`0190000${i}-0000-7000-8000-000000000000`, who, props, 'text'));
+          const bytes = eventsPageJson(rows, people, null);
+          expect(bytes.equals(Buffer.from(JSON.stringify(expected(rows, people, null)), 'utf8'))).toBe(true);
+        },
+      ),
       { numRuns: 200 },
     );
     const rows = [row('01900000-0000-7000-8000-000000000009', 'u1', { city: 'Zürich', mood: '☕ 😀', kana: 'かな' }, 'text')];
@@ -75,7 +116,10 @@ describe('eventsPageJson', () => {
 
   it('serializes elements from the chain and the person once per distinct_id', () => {
     const chain = 'a.link:href="/pricing"nth-child="1"nth-of-type="1"text="Pricing";div.nav:nth-child="2"nth-of-type="1"';
-    const rows = [row('01900000-0000-7000-8000-000000000002', 'u1', { $current_url: 'https://x.y/' }, 'text', chain), row('01900000-0000-7000-8000-000000000003', 'u1', {}, 'text', chain)];
+    const rows = [
+      row('01900000-0000-7000-8000-000000000002', 'u1', { $current_url: 'https://x.y/' }, 'text', chain),
+      row('01900000-0000-7000-8000-000000000003', 'u1', {}, 'text', chain),
+    ];
     const text = eventsPageJson(rows, persons, 'http://h/next').toString('utf8');
     expect(JSON.parse(text)).toEqual(expected(rows, persons, 'http://h/next'));
     const page = JSON.parse(text) as { results: { elements: { tag_name: string }[]; person: { properties: object } }[] };
@@ -87,11 +131,16 @@ describe('eventsPageJson', () => {
 describe('Utf8Builder', () => {
   it('gives the bytes of the joined parts, growing from any starting size', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ maxLength: 300, unit: 'grapheme' }), { maxLength: 30 }), fc.nat(40), fc.nat(40), (parts, hint, slack) => {
-        const b = new Utf8Builder(hint, slack);
-        for (const p of parts) b.push(p);
-        expect(b.bytes().equals(Buffer.from(parts.join(''), 'utf8'))).toBe(true);
-      }),
+      fc.property(
+        fc.array(fc.string({ maxLength: 300, unit: 'grapheme' }), { maxLength: 30 }),
+        fc.nat(40),
+        fc.nat(40),
+        (parts, hint, slack) => {
+          const b = new Utf8Builder(hint, slack);
+          for (const p of parts) b.push(p);
+          expect(b.bytes().equals(Buffer.from(parts.join(''), 'utf8'))).toBe(true);
+        },
+      ),
       { numRuns: 300 },
     );
   });

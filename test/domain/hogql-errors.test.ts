@@ -11,7 +11,12 @@ describe('fromHogQLError', () => {
     const err = fromHogQLError(new HogQLError('The function nosuch() is not supported', 'select nosuch()', 7, 'query'));
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(400);
-    expect(err.body).toEqual({ type: 'validation_error', code: 'invalid_input', detail: 'The function nosuch() is not supported (line 1, column 8)', attr: 'query' });
+    expect(err.body).toEqual({
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'The function nosuch() is not supported (line 1, column 8)',
+      attr: 'query',
+    });
     expect(err.message).toBe(err.body.detail);
   });
 
@@ -30,7 +35,9 @@ describe('fromHogQLError', () => {
 describe('withHogQLErrors', () => {
   it('passes the answer through, turns a HogQLError into an ApiError and rethrows anything else as it is', async () => {
     await expect(withHogQLErrors(async () => 42)).resolves.toBe(42);
-    await expect(withHogQLErrors(async () => Promise.reject(new HogQLError('bad', undefined, undefined, null)), 'select')).rejects.toMatchObject({ status: 400, body: { attr: 'select' } });
+    await expect(
+      withHogQLErrors(async () => Promise.reject(new HogQLError('bad', undefined, undefined, null)), 'select'),
+    ).rejects.toMatchObject({ status: 400, body: { attr: 'select' } });
     const other = new Error('connection lost');
     await expect(withHogQLErrors(async () => Promise.reject(other))).rejects.toBe(other);
   });

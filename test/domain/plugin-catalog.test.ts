@@ -48,7 +48,16 @@ function loadError(dir: string): string {
 
 describe('the plugin catalog', () => {
   it('holds the eight built-in plugins in install order, deeply frozen', () => {
-    expect(PLUGIN_CATALOG.map((p) => p.key)).toEqual(['customerio', 'hubspot', 'webhook', 'geoip', 'property-filter', 'notification-bar', 'pineapple-mode', 'github-star-sync']);
+    expect(PLUGIN_CATALOG.map((p) => p.key)).toEqual([
+      'customerio',
+      'hubspot',
+      'webhook',
+      'geoip',
+      'property-filter',
+      'notification-bar',
+      'pineapple-mode',
+      'github-star-sync',
+    ]);
     expect(Object.isFrozen(PLUGIN_CATALOG)).toBe(true);
     expect(Object.isFrozen(PLUGIN_CATALOG[0]!.config_schema[0])).toBe(true);
   });
@@ -73,17 +82,27 @@ describe('the plugin catalog', () => {
 
 describe('loadPluginCatalog: a file of the wrong shape', () => {
   it('names the file and the field of a wrong type', () => {
-    const dir = catalogCopy({ 'hubspot.json': edited('hubspot', (e) => ((e.config_schema as Record<string, unknown>[])[1]!.type = 'text')) });
-    expect(loadError(dir)).toBe(`${path.join(dir, 'hubspot.json')}: config_schema[1].type must be one of "string", "choice", "attachment", "json", "dictionary", "boolean", not "text"`);
+    const dir = catalogCopy({
+      'hubspot.json': edited('hubspot', (e) => ((e.config_schema as Record<string, unknown>[])[1]!.type = 'text')),
+    });
+    expect(loadError(dir)).toBe(
+      `${path.join(dir, 'hubspot.json')}: config_schema[1].type must be one of "string", "choice", "attachment", "json", "dictionary", "boolean", not "text"`,
+    );
   });
 
   it('names a missing field and an unknown one', () => {
-    expect(loadError(catalogCopy({ 'geoip.json': edited('geoip', (e) => delete e.migrator) }))).toMatch(/geoip\.json: the entry lacks "migrator"$/);
-    expect(loadError(catalogCopy({ 'geoip.json': edited('geoip', (e) => (e.enabled = true)) }))).toMatch(/geoip\.json: the entry has an unknown field "enabled"/);
+    expect(loadError(catalogCopy({ 'geoip.json': edited('geoip', (e) => delete e.migrator) }))).toMatch(
+      /geoip\.json: the entry lacks "migrator"$/,
+    );
+    expect(loadError(catalogCopy({ 'geoip.json': edited('geoip', (e) => (e.enabled = true)) }))).toMatch(
+      /geoip\.json: the entry has an unknown field "enabled"/,
+    );
   });
 
   it('refuses a key that is not the file’s name, and text that is not JSON', () => {
-    expect(loadError(catalogCopy({ 'webhook.json': edited('webhook', (e) => (e.key = 'hook')) }))).toMatch(/webhook\.json: key must be "webhook", the file's name, not "hook"$/);
+    expect(loadError(catalogCopy({ 'webhook.json': edited('webhook', (e) => (e.key = 'hook')) }))).toMatch(
+      /webhook\.json: key must be "webhook", the file's name, not "hook"$/,
+    );
     expect(loadError(catalogCopy({ 'webhook.json': '{"key": ' }))).toMatch(/webhook\.json: is not JSON: /);
   });
 
@@ -93,6 +112,8 @@ describe('loadPluginCatalog: a file of the wrong shape', () => {
   });
 
   it('refuses a frontend file that is missing', () => {
-    expect(loadError(catalogCopy({ 'pineapple-mode.frontend.js': null }))).toMatch(/pineapple-mode\.json: frontend_source\.file: pineapple-mode\.frontend\.js cannot be read \(ENOENT\)$/);
+    expect(loadError(catalogCopy({ 'pineapple-mode.frontend.js': null }))).toMatch(
+      /pineapple-mode\.json: frontend_source\.file: pineapple-mode\.frontend\.js cannot be read \(ENOENT\)$/,
+    );
   });
 });

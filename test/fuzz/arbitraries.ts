@@ -89,7 +89,21 @@ export function placed(c: string, i: number): string {
   return [c, `a${c}`, `${c}b`, `a${c}b`][i % 4] as string;
 }
 /** Boundary numbers: 0, -1, 2³¹ ± 1, 2⁵³ (+2), ±1e308, 2⁶⁴, a fraction, the smallest double. */
-export const NASTY_NUMBERS: number[] = [0, -1, 1, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 2 ** 53 + 2, 1e308, -1e308, 1.5, 2 ** 64, Number.MIN_VALUE];
+export const NASTY_NUMBERS: number[] = [
+  0,
+  -1,
+  1,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  1e308,
+  -1e308,
+  1.5,
+  2 ** 64,
+  Number.MIN_VALUE,
+];
 /** Keys that reach an object's prototype when assigned carelessly. */
 export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'];
 
@@ -127,7 +141,9 @@ export const anyJson: fc.Arbitrary<unknown> = fc.oneof(
 /** Percent-encodes any string (lone surrogates become U+FFFD as UTF-8 would, never a URIError). */
 export function enc(s: string): string {
   return Array.from(Buffer.from(s, 'utf8'))
-    .map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`))
+    .map((b) =>
+      /[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
     .join('');
 }
 
@@ -166,7 +182,9 @@ export function validOf(schema: Schema, hints: Record<string, fc.Arbitrary<unkno
           return fc.dictionary(fc.integer({ min: 1, max: 50 }).map(String), validOf(ap as Schema, hints, depth + 1), { maxKeys: 4 });
         }
         if (ap === true && Object.keys(props).length === 0) {
-          return fc.dictionary(fc.string({ maxLength: 8 }), depth > 3 ? fc.string() : fc.oneof(fc.string(), fc.integer(), fc.boolean()), { maxKeys: 3 });
+          return fc.dictionary(fc.string({ maxLength: 8 }), depth > 3 ? fc.string() : fc.oneof(fc.string(), fc.integer(), fc.boolean()), {
+            maxKeys: 3,
+          });
         }
         return base;
       }
@@ -187,7 +205,11 @@ export function wrongTypeOf(schema: Schema): fc.Arbitrary<unknown> {
   if (!types.includes('integer') && !types.includes('number')) pool.push(nastyNumber);
   if (!types.includes('boolean')) pool.push(fc.boolean());
   if (!types.includes('null')) pool.push(fc.constant(null));
-  if (!types.includes('object')) pool.push(fc.constant(JSON.parse('{"__proto__":{"polluted":true}}') as unknown), fc.dictionary(fc.constantFrom(...PROTO_KEYS), anyJson, { maxKeys: 2 }));
+  if (!types.includes('object'))
+    pool.push(
+      fc.constant(JSON.parse('{"__proto__":{"polluted":true}}') as unknown),
+      fc.dictionary(fc.constantFrom(...PROTO_KEYS), anyJson, { maxKeys: 2 }),
+    );
   if (!types.includes('array')) pool.push(fc.array(anyJson, { maxLength: 3 }));
   return fc.oneof(...pool);
 }
@@ -220,9 +242,11 @@ export function mutate(value: Json, schema: Schema | undefined): fc.Arbitrary<Js
           return copy;
         }),
         // a field mutated (recursively) or replaced by a nasty value
-        fc.constantFrom(...keys).chain((k) =>
-          fc.oneof(mutate(obj[k], props[k]), wrongTypeOf(props[k] ?? {}), nastyString, nastyNumber).map((v) => ({ ...obj, [k]: v })),
-        ),
+        fc
+          .constantFrom(...keys)
+          .chain((k) =>
+            fc.oneof(mutate(obj[k], props[k]), wrongTypeOf(props[k] ?? {}), nastyString, nastyNumber).map((v) => ({ ...obj, [k]: v })),
+          ),
       );
     }
     return fc.oneof(...options);

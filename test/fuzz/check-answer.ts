@@ -44,7 +44,13 @@ export interface Tally {
 
 /** An empty tally. */
 export function newTally(): Tally {
-  return { violations: [], requestsSent: 0, sweepSent: 0, sentPerOperation: new Map<string, number>(), statusCounts: new Map<number, number>() };
+  return {
+    violations: [],
+    requestsSent: 0,
+    sweepSent: 0,
+    sentPerOperation: new Map<string, number>(),
+    statusCounts: new Map<number, number>(),
+  };
 }
 
 function describeRequest(r: FuzzRequest): string {
@@ -60,7 +66,11 @@ function leaks(r: FuzzRequest, text: string, parsed: unknown, f: Fixture): strin
     if (text.includes(s) && !sent.includes(s)) found.push(s);
   }
   // numeric ids of B's configs / dashboards / tiles, where the answer carries such ids
-  const top = r.op.path.includes('/dashboards/') ? new Set(f.b.dashboards) : r.op.path.includes('pipeline_') ? new Set(f.b.configs) : new Set<number>();
+  const top = r.op.path.includes('/dashboards/')
+    ? new Set(f.b.dashboards)
+    : r.op.path.includes('pipeline_')
+      ? new Set(f.b.configs)
+      : new Set<number>();
   const tiles = new Set(f.b.tiles);
   const check = (id: unknown, set: Set<number>, what: string) => {
     if (typeof id === 'number' && set.has(id) && !sent.includes(String(id))) found.push(`${what} id=${id}`);
@@ -102,7 +112,10 @@ export async function send(r: FuzzRequest, f: Fixture, tally: Tally): Promise<vo
       signal: AbortSignal.timeout(HANG_TIMEOUT_MS),
     });
   } catch (err) {
-    const what = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${HANG_TIMEOUT_MS} ms (hang)` : `request failed: ${String(err)}`;
+    const what =
+      err instanceof Error && err.name === 'TimeoutError'
+        ? `no answer within ${HANG_TIMEOUT_MS} ms (hang)`
+        : `request failed: ${String(err)}`;
     tally.violations.push({ op: r.op.operationId, what, request: describeRequest(r), status: 0, answer: '' });
     return;
   }
@@ -112,7 +125,8 @@ export async function send(r: FuzzRequest, f: Fixture, tally: Tally): Promise<vo
   // Node's HTTP parser answers 431 (no body) to a request line + headers over 16 KB, before the
   // app: a transport limit, not the contract's (PostHog's nginx answers 414 there)
   if (res.status === 431 && r.path.length + r.query.length > 14_000) return;
-  const add = (what: string): void => void tally.violations.push({ op: r.op.operationId, what, request: describeRequest(r), status: res.status, answer: text.slice(0, 400) });
+  const add = (what: string): void =>
+    void tally.violations.push({ op: r.op.operationId, what, request: describeRequest(r), status: res.status, answer: text.slice(0, 400) });
   if (res.status >= 500) return add('5xx');
   if (res.status === 429) return add('429 (rate limit should be off in tests)');
   const type = res.headers.get('content-type') ?? '';
@@ -143,7 +157,11 @@ export async function send(r: FuzzRequest, f: Fixture, tally: Tally): Promise<vo
     } catch {
       add('2xx body is not valid JSON');
     }
-  } else if (!type.startsWith('text/csv') && !type.startsWith('application/javascript') && !(r.op.operationId === 'schema_retrieve' && /^application\/(vnd\.oai\.openapi|yaml)(;|$)/.test(type))) {
+  } else if (
+    !type.startsWith('text/csv') &&
+    !type.startsWith('application/javascript') &&
+    !(r.op.operationId === 'schema_retrieve' && /^application\/(vnd\.oai\.openapi|yaml)(;|$)/.test(type))
+  ) {
     // (the schema's YAML: application/vnd.oai.openapi or application/yaml, server/http/schema.ts)
     add(`2xx with unexpected content-type ${type}`);
   }
@@ -181,7 +199,10 @@ export function violationReport(mine: Violation[]): string {
  * `closeMs`: how long closing the server took.
  */
 export function summaryLine(tally: Tally, started: number, closeMs: number): string {
-  const summary = [...tally.statusCounts.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(' ');
+  const summary = [...tally.statusCounts.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, n]) => `${s}:${n}`)
+    .join(' ');
   return `[fuzz] ${tally.requestsSent} requests (${tally.sweepSent} of them the control-character sweep) over ${operations.length} operations (seed ${SEED}); store ${usesPostgres() ? 'postgres' : 'sqlite'}; ${((Date.now() - started) / 1000).toFixed(1)} s; statuses ${summary}; violations ${tally.violations.length}; close ${closeMs} ms`;
 }
 

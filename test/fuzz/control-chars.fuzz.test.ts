@@ -22,7 +22,9 @@ const fixture = useFuzzServer(tally);
 describe('fuzzing the contract: control characters', () => {
   it('every operation that reads a body or a string query parameter declares 400 (NUL and surrogates answer it)', () => {
     const missing = operations.filter((op) => {
-      const readsText = bodySchemaOf(op) !== undefined || paramsOf(op).some((p) => p.in === 'query' && ['string', 'array'].includes(typesOf(deref(p.schema ?? {}))[0] as string));
+      const readsText =
+        bodySchemaOf(op) !== undefined ||
+        paramsOf(op).some((p) => p.in === 'query' && ['string', 'array'].includes(typesOf(deref(p.schema ?? {}))[0] as string));
       return readsText && !declaredStatuses(op).includes('400');
     });
     expect(missing.map((op) => op.operationId)).toEqual([]);

@@ -69,7 +69,9 @@ function skeletonOf(op: SpecOperation, schema: Schema, f: Fixture): Skeleton {
         return out;
       }
       case 'array':
-        return Array.from({ length: Math.max(1, sch.minItems ?? 1) }, (_, i) => build((sch.items ?? {}) as Schema, [...path, String(i)], undefined, depth + 1));
+        return Array.from({ length: Math.max(1, sch.minItems ?? 1) }, (_, i) =>
+          build((sch.items ?? {}) as Schema, [...path, String(i)], undefined, depth + 1),
+        );
       case 'integer':
       case 'number':
         return sch.minimum ?? 1;
@@ -111,9 +113,21 @@ const BASE_QUERY: Record<string, Record<string, string>> = { environments_events
 
 /** A value each property-filter operator accepts (so that the swept text is the only problem). */
 const FILTER_VALUE: Record<string, unknown> = {
-  exact: 'Chrome', is_not: 'Chrome', icontains: 'Chr', not_icontains: 'Chr', regex: 'Ch.*', not_regex: 'Ch.*',
-  gt: 1, lt: 1, gte: 1, lte: 1, is_set: undefined, is_not_set: undefined,
-  is_date_exact: '2024-01-01', is_date_after: '-7d', is_date_before: '2024-01-01',
+  exact: 'Chrome',
+  is_not: 'Chrome',
+  icontains: 'Chr',
+  not_icontains: 'Chr',
+  regex: 'Ch.*',
+  not_regex: 'Ch.*',
+  gt: 1,
+  lt: 1,
+  gte: 1,
+  lte: 1,
+  is_set: undefined,
+  is_not_set: undefined,
+  is_date_exact: '2024-01-01',
+  is_date_after: '-7d',
+  is_date_before: '2024-01-01',
 };
 
 /**
@@ -148,7 +162,9 @@ export function controlSweep(op: SpecOperation, f: Fixture): FuzzRequest[] {
       key: 'boot',
       path,
       project: '1',
-      query: Object.entries(q).map(([k, v]) => `${enc(k)}=${v}`).join('&'),
+      query: Object.entries(q)
+        .map(([k, v]) => `${enc(k)}=${v}`)
+        .join('&'),
       method: op.method.toUpperCase(),
       contentType: body === undefined ? undefined : 'application/json',
       body,
@@ -176,19 +192,41 @@ export function controlSweep(op: SpecOperation, f: Fixture): FuzzRequest[] {
       const type = i % 2 ? 'person' : 'event';
       const strict = UNSTORABLE.test(text) ? 'properties' : undefined;
       const props = (filter: Record<string, unknown>) => enc(JSON.stringify([filter]));
-      out.push(make({ query: { properties: props({ key: text, value: FILTER_VALUE[operator], operator, type }) }, ...(strict ? { strict: `properties key (${operator}, ${type})` } : {}) }));
+      out.push(
+        make({
+          query: { properties: props({ key: text, value: FILTER_VALUE[operator], operator, type }) },
+          ...(strict ? { strict: `properties key (${operator}, ${type})` } : {}),
+        }),
+      );
       const valueOperator = OPERATORS[(i * 7) % 6] as string; // the operators that take text
-      out.push(make({ query: { properties: props({ key: '$browser', value: text, operator: valueOperator, type }) }, ...(strict ? { strict: `properties value (${valueOperator}, ${type})` } : {}) }));
-      out.push(make({ query: { properties: enc(JSON.stringify({ type: 'OR', values: [{ key: '$browser', value: ['Chrome', text], type }] })) }, ...(strict ? { strict: 'properties value in an array, in a group' } : {}) }));
+      out.push(
+        make({
+          query: { properties: props({ key: '$browser', value: text, operator: valueOperator, type }) },
+          ...(strict ? { strict: `properties value (${valueOperator}, ${type})` } : {}),
+        }),
+      );
+      out.push(
+        make({
+          query: { properties: enc(JSON.stringify({ type: 'OR', values: [{ key: '$browser', value: ['Chrome', text], type }] })) },
+          ...(strict ? { strict: 'properties value in an array, in a group' } : {}),
+        }),
+      );
     }
     // every string of the body, and a key in every free-form map
     if (skeleton) {
       const strict = UNSTORABLE.test(text);
       for (const at of stringPaths(skeleton.value)) {
-        out.push(make({ body: updateAt(skeleton.value, at, () => text), ...(strict ? { strict: `body ${at.join('__') || '(the body)'}` } : {}) }));
+        out.push(
+          make({ body: updateAt(skeleton.value, at, () => text), ...(strict ? { strict: `body ${at.join('__') || '(the body)'}` } : {}) }),
+        );
       }
       for (const at of skeleton.freeForm) {
-        out.push(make({ body: updateAt(skeleton.value, at, (m) => ({ ...(m as object), [text]: 'v' })), ...(strict ? { strict: `body key in ${at.join('__')}` } : {}) }));
+        out.push(
+          make({
+            body: updateAt(skeleton.value, at, (m) => ({ ...(m as object), [text]: 'v' })),
+            ...(strict ? { strict: `body key in ${at.join('__')}` } : {}),
+          }),
+        );
       }
     }
   });

@@ -24,18 +24,28 @@ export interface Fixture {
   /** project 1's objects */
   p1: { configs: number[]; dashboards: number[]; tiles: number[]; events: string[]; distinctIds: string[]; memberUuids: string[] };
   /** project B's objects (must never show up for project 1) */
-  b: { configs: number[]; dashboards: number[]; tiles: number[]; events: string[]; distinctIds: string[]; memberUuids: string[]; markers: string[] };
+  b: {
+    configs: number[];
+    dashboards: number[];
+    tiles: number[];
+    events: string[];
+    distinctIds: string[];
+    memberUuids: string[];
+    markers: string[];
+  };
 }
 
 /** The JSON body of a seeding answer; throws on a non-2xx. */
-async function json(res: Response): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function json(res: Response): Promise<any> {
   const text = await res.text();
   if (!res.ok) throw new Error(`seeding failed: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
 }
 
 /** POSTs `body` as JSON with the bootstrap key (a seeding step). */
-async function post(t: TestServer, path: string, body: unknown): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function post(t: TestServer, path: string, body: unknown): Promise<any> {
   return json(await t.fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }));
 }
 
@@ -56,7 +66,12 @@ function template(name: string) {
 }
 
 /** Twelve events of three persons in `teamId`, written through the store, each with `prefix` in its ids and properties. */
-async function seedEvents(t: TestServer, teamId: number, prefix: string, extra: Record<string, unknown> = {}): Promise<{ uuids: string[]; distinctIds: string[] }> {
+async function seedEvents(
+  t: TestServer,
+  teamId: number,
+  prefix: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ uuids: string[]; distinctIds: string[] }> {
   const distinctIds = [0, 1, 2].map((i) => `${prefix}-distinct-${i}-${randomUUID()}`);
   const now = Date.now();
   const inputs: EventInput[] = Array.from({ length: 12 }, (_, i) => ({
@@ -91,7 +106,8 @@ export async function seed(t: TestServer): Promise<Fixture> {
   const destination = t.boot.plugins.find((p) => p.name === 'Customer.io');
   const frontend = t.boot.plugins.find((p) => p.name === 'Notification Bar');
   if (!destination || !frontend) throw new Error('bootstrap catalog lacks Customer.io or Notification Bar');
-  const projectB = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Fuzz project B', access_control: true })).id;
+  const projectB = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Fuzz project B', access_control: true }))
+    .id;
   const other = await t.otherOrganization();
   const fx: Fixture = {
     t,
@@ -110,7 +126,13 @@ export async function seed(t: TestServer): Promise<Fixture> {
   ] as const) {
     for (const [i, plugin] of [destination.id, frontend.id, destination.id, frontend.id].entries()) {
       const name = `${prefix} config ${i} ${randomUUID()}`;
-      const c = await post(t, `/api/environments/${project}/pipeline_frontend_apps_configs/`, { plugin, order: i, enabled: i % 2 === 0, name, config: {} });
+      const c = await post(t, `/api/environments/${project}/pipeline_frontend_apps_configs/`, {
+        plugin,
+        order: i,
+        enabled: i % 2 === 0,
+        name,
+        config: {},
+      });
       bag.configs.push(c.id as number);
       if (prefix !== 'p1') fx.b.markers.push(name);
     }

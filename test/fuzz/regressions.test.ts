@@ -31,7 +31,6 @@ import type { PropertyFilter, PropertyGroup } from '../../server/storage/events/
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 import { usesPostgres } from '../helpers/server.js';
 
-
 const invalidInteger = (attr: string) => invalid('A valid integer is required.', attr);
 
 let t: TestServer;
@@ -49,7 +48,14 @@ beforeAll(async () => {
   configId = ((await res.json()) as { id: number }).id;
   await t.store.db.transaction().execute(async (trx) => {
     await new EventsWriteRepository(trx).insertEvents(1, [
-      { uuid: randomUUID(), event: '$pageview', distinct_id: 'redos', properties: { redos: `${'a'.repeat(25_000)}!`, $browser: 'Chrome' }, timestamp: formatTimestamp(new Date(Date.now() - 60_000)), elements_chain: '' },
+      {
+        uuid: randomUUID(),
+        event: '$pageview',
+        distinct_id: 'redos',
+        properties: { redos: `${'a'.repeat(25_000)}!`, $browser: 'Chrome' },
+        timestamp: formatTimestamp(new Date(Date.now() - 60_000)),
+        elements_chain: '',
+      },
     ]);
     // a person for the event (person-type filters read its properties)
     await new EventsWriteRepository(trx).applyPersonUpdates(1, [{ distinct_id: 'redos', set: { email: 'redos@example.com' } }]);
@@ -111,17 +117,37 @@ describe('fuzz finding 2: a backtracking regex filter does not block the server'
 });
 
 describe('fuzz finding 3: U+0000 and unpaired surrogates answer 400, not 500 (both stores)', () => {
-  const nul = (attr: string) => ({ status: 400, body: { type: 'validation_error', code: 'null_characters_not_allowed', detail: 'Null characters are not allowed.', attr } });
+  const nul = (attr: string) => ({
+    status: 400,
+    body: { type: 'validation_error', code: 'null_characters_not_allowed', detail: 'Null characters are not allowed.', attr },
+  });
   const surrogate = (attr: string, hex: string) => ({
     status: 400,
-    body: { type: 'validation_error', code: 'surrogate_characters_not_allowed', detail: `Surrogate characters are not allowed: U+${hex}.`, attr },
+    body: {
+      type: 'validation_error',
+      code: 'surrogate_characters_not_allowed',
+      detail: `Surrogate characters are not allowed: U+${hex}.`,
+      attr,
+    },
   });
   const props = (filters: unknown) => `/api/environments/1/events/?properties=${encodeURIComponent(JSON.stringify(filters))}`;
   /** a value each operator accepts, so that only the key can be what is refused */
   const valueFor: Record<string, unknown> = {
-    exact: 'x', is_not: 'x', icontains: 'x', not_icontains: 'x', regex: 'x', not_regex: 'x',
-    gt: 1, lt: 1, gte: 1, lte: 1, is_set: undefined, is_not_set: undefined,
-    is_date_exact: '2024-01-01', is_date_after: '2024-01-01', is_date_before: '2024-01-01',
+    exact: 'x',
+    is_not: 'x',
+    icontains: 'x',
+    not_icontains: 'x',
+    regex: 'x',
+    not_regex: 'x',
+    gt: 1,
+    lt: 1,
+    gte: 1,
+    lte: 1,
+    is_set: undefined,
+    is_not_set: undefined,
+    is_date_exact: '2024-01-01',
+    is_date_after: '2024-01-01',
+    is_date_before: '2024-01-01',
   };
 
   for (const type of ['event', 'person']) {
@@ -141,7 +167,17 @@ describe('fuzz finding 3: U+0000 and unpaired surrogates answer 400, not 500 (bo
     expect(await get(props([{ key: '\u0000', value: 'x' }]))).toEqual(nul('properties'));
   });
   it('GET /api/environments/1/events/?properties= a group with NUL in a nested filter, and in an array value', async () => {
-    expect(await get(props({ type: 'OR', values: [{ key: '$browser', value: 'Chrome' }, { type: 'AND', values: [{ key: 'k\u0000', value: 'x' }] }] }))).toEqual(nul('properties'));
+    expect(
+      await get(
+        props({
+          type: 'OR',
+          values: [
+            { key: '$browser', value: 'Chrome' },
+            { type: 'AND', values: [{ key: 'k\u0000', value: 'x' }] },
+          ],
+        }),
+      ),
+    ).toEqual(nul('properties'));
     expect(await get(props([{ key: '$browser', value: ['Chrome', '\u0000'] }]))).toEqual(nul('properties'));
   });
   it('GET /api/environments/1/events/?properties= with an unpaired surrogate', async () => {
@@ -178,10 +214,14 @@ describe('fuzz finding 3: U+0000 and unpaired surrogates answer 400, not 500 (bo
     expect(await send('POST', url, { plugin: pluginId(), order: 1, name: 'x\u0000' })).toEqual(nul('name'));
     expect(await send('POST', url, { plugin: pluginId(), order: 1, config: { api_key: 'k\u0000' } })).toEqual(nul('config__api_key'));
     expect(await send('POST', url, { plugin: pluginId(), order: 1, config: { 'k\u0000': 'v' } })).toEqual(nul('config'));
-    expect(await send('POST', url, { plugin: pluginId(), order: 1, config: { nested: { list: ['ok', '\u0000'] } } })).toEqual(nul('config__nested__list__1'));
+    expect(await send('POST', url, { plugin: pluginId(), order: 1, config: { nested: { list: ['ok', '\u0000'] } } })).toEqual(
+      nul('config__nested__list__1'),
+    );
   });
   it('POST …/pipeline_frontend_apps_configs/ with an unpaired surrogate in name', async () => {
-    expect(await send('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { plugin: pluginId(), order: 1, name: '\ud83d' })).toEqual(surrogate('name', 'D83D'));
+    expect(
+      await send('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { plugin: pluginId(), order: 1, name: '\ud83d' }),
+    ).toEqual(surrogate('name', 'D83D'));
   });
   it('PATCH …/pipeline_destination_configs/{id}/ with NUL in description and config', async () => {
     const url = `/api/environments/1/pipeline_destination_configs/${configId}/`;
@@ -191,14 +231,40 @@ describe('fuzz finding 3: U+0000 and unpaired surrogates answer 400, not 500 (bo
   it('POST …/dashboards/create_from_template_json/ with NUL in a tile body and in dashboard_filters', async () => {
     const url = '/api/environments/1/dashboards/create_from_template_json/';
     const template = (over: Record<string, unknown>) => ({
-      template: { template_name: 'T', dashboard_description: 'D', dashboard_filters: {}, tiles: [{ type: 'TEXT', body: 'ok' }, { type: 'TEXT', body: 'b' }], ...over },
+      template: {
+        template_name: 'T',
+        dashboard_description: 'D',
+        dashboard_filters: {},
+        tiles: [
+          { type: 'TEXT', body: 'ok' },
+          { type: 'TEXT', body: 'b' },
+        ],
+        ...over,
+      },
     });
-    expect(await send('POST', url, template({ tiles: [{ type: 'TEXT', body: 'ok' }, { type: 'TEXT', body: 'b\u0000' }] }))).toEqual(nul('template__tiles__1__body'));
-    expect(await send('POST', url, template({ dashboard_filters: { date_from: '\u0000' } }))).toEqual(nul('template__dashboard_filters__date_from'));
+    expect(
+      await send(
+        'POST',
+        url,
+        template({
+          tiles: [
+            { type: 'TEXT', body: 'ok' },
+            { type: 'TEXT', body: 'b\u0000' },
+          ],
+        }),
+      ),
+    ).toEqual(nul('template__tiles__1__body'));
+    expect(await send('POST', url, template({ dashboard_filters: { date_from: '\u0000' } }))).toEqual(
+      nul('template__dashboard_filters__date_from'),
+    );
     expect(await send('POST', url, template({ template_name: 'T\u0000' }))).toEqual(nul('template__template_name'));
   });
   it('answers other control characters as ordinary text (U+0001, U+001F, U+007F)', async () => {
-    const created = await send('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { plugin: pluginId(), order: 1, config: { '\u0001k': '\u001f\u007f' } });
+    const created = await send('POST', '/api/environments/1/pipeline_frontend_apps_configs/', {
+      plugin: pluginId(),
+      order: 1,
+      config: { '\u0001k': '\u001f\u007f' },
+    });
     expect(created.status).toBe(201);
     expect((created.body as { config: unknown }).config).toEqual({ '\u0001k': '\u001f\u007f' });
     expect((await get('/api/environments/1/events/values/?key=%01')).status).toBe(200);
@@ -209,7 +275,9 @@ describe('fuzz finding 3, below the HTTP check: the store reads keys with NUL an
   const before = () => formatTimestamp(new Date(Date.now() + 60_000));
   const group = (f: PropertyFilter): PropertyGroup => ({ kind: 'group', type: 'AND', values: [f] });
   const list = async (f: PropertyFilter) =>
-    (await new RowEventsStore(t.store.db).list({ teamId: 1, before: before(), offset: 0, limit: 10, properties: group(f) })).map((e) => e.distinct_id);
+    (await new RowEventsStore(t.store.db).list({ teamId: 1, before: before(), offset: 0, limit: 10, properties: group(f) })).map(
+      (e) => e.distinct_id,
+    );
 
   for (const type of ['event', 'person'] as const) {
     it(`a ${type} key with U+0000 that no row has: exact, icontains and is_set match nothing, is_not_set matches every row`, async () => {
@@ -226,13 +294,29 @@ describe('fuzz finding 3, below the HTTP check: the store reads keys with NUL an
   });
   it('values of a key with U+0000: none', async () => {
     const since = formatTimestamp(new Date(Date.now() - 86_400_000));
-    const rows = await new RowEventsStore(t.store.db).values({ teamId: 1, key: '\u0000', isColumn: false, since, until: before(), scan: 100, limit: 10, order: 'frequency' });
+    const rows = await new RowEventsStore(t.store.db).values({
+      teamId: 1,
+      key: '\u0000',
+      isColumn: false,
+      since,
+      until: before(),
+      scan: 100,
+      limit: 10,
+      order: 'frequency',
+    });
     expect(rows).toEqual([]);
   });
   it.skipIf(usesPostgres())('SQLite (which can hold it): a stored key with U+0000 or U+0001 is found exactly', async () => {
     await t.store.db.transaction().execute(async (trx) => {
       await new EventsWriteRepository(trx).insertEvents(1, [
-        { uuid: randomUUID(), event: 'nul key', distinct_id: 'nul-key', properties: { 'k\u0000x': 'held', '\u0001': 'one' }, timestamp: formatTimestamp(new Date(Date.now() - 30_000)), elements_chain: '' },
+        {
+          uuid: randomUUID(),
+          event: 'nul key',
+          distinct_id: 'nul-key',
+          properties: { 'k\u0000x': 'held', '\u0001': 'one' },
+          timestamp: formatTimestamp(new Date(Date.now() - 30_000)),
+          elements_chain: '',
+        },
       ]);
     });
     expect(await list({ kind: 'filter', key: 'k\u0000x', type: 'event', operator: 'exact', texts: ['held'] })).toEqual(['nul-key']);
@@ -245,7 +329,7 @@ describe('fuzz finding 3, below the HTTP check: the store reads keys with NUL an
 describe('a path segment that is not UTF-8 once decoded', () => {
   // express-openapi-validator refuses it ("malformed uri'"), which answered 400 with the raw path as
   // attr, also where the operation declares no 400; it names nothing: 404, as any unknown id.
-  it('GET /api/environments/1/dashboards/%ED%A0%80/ (a lone surrogate\'s bytes) answers 404', async () => {
+  it("GET /api/environments/1/dashboards/%ED%A0%80/ (a lone surrogate's bytes) answers 404", async () => {
     expect(await get('/api/environments/1/dashboards/%ED%A0%80/')).toEqual({ status: 404, body: NOT_FOUND });
   });
 });
@@ -256,7 +340,11 @@ describe('a JSON body sent to an operation that declares none', () => {
   // a next(err) the request path ignored, and the request never answered.
   for (const body of ['"\\u0000"', '"\\ud800"', '{"a":"\\u0000"}']) {
     it(`DELETE /api/environments/1/explicit_members/{id}/ with the body ${body} answers 404 (the body is not read)`, async () => {
-      const res = await t.fetch('/api/environments/1/explicit_members/01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f/', { method: 'DELETE', body, headers: { 'Content-Type': 'application/json' } });
+      const res = await t.fetch('/api/environments/1/explicit_members/01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f/', {
+        method: 'DELETE',
+        body,
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(res.status).toBe(404);
     });
   }

@@ -72,19 +72,52 @@ function idPool(op: SpecOperation, name: string, project: string, f: Fixture): f
   return fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom(...valid.map(String)) },
     { weight: 1, arbitrary: fc.constantFrom(...foreignIds.map(String)) },
-    { weight: 1, arbitrary: fc.constantFrom(...NASTY_NUMBERS.map(String), '00000000-0000-0000-0000-000000000000', randomUUID(), '1.0', '0x1', ' 1') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(...NASTY_NUMBERS.map(String), '00000000-0000-0000-0000-000000000000', randomUUID(), '1.0', '0x1', ' 1'),
+    },
   );
 }
 
 /** Every operator of a property filter. */
-export const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'lt', 'gte', 'lte', 'is_set', 'is_not_set', 'is_date_exact', 'is_date_after', 'is_date_before'];
+export const OPERATORS = [
+  'exact',
+  'is_not',
+  'icontains',
+  'not_icontains',
+  'regex',
+  'not_regex',
+  'gt',
+  'lt',
+  'gte',
+  'lte',
+  'is_set',
+  'is_not_set',
+  'is_date_exact',
+  'is_date_after',
+  'is_date_before',
+];
 /** The `properties` filter of the events list: valid-looking JSON with nasty keys, values and operators. */
 const filterArb: fc.Arbitrary<Record<string, unknown>> = fc.record(
   {
     key: fc.oneof(fc.constantFrom('$browser', 'marker', 'n', 'email', 'redos', "' OR 1=1 --", '%', ...PROTO_KEYS), nastyString),
-    value: fc.oneof(nastyString, nastyNumber, fc.array(nastyString, { maxLength: 3 }), fc.constant(null), fc.boolean(), fc.constant(JSON.parse('{"__proto__":1}') as unknown), fc.constantFrom('Chrome', 'p1-marker-1', '(a+)+$', 'a+$')),
-    operator: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...OPERATORS, 'regex', 'icontains', 'exact') }, { weight: 1, arbitrary: nastyString }),
-    type: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('event', 'person') }, { weight: 1, arbitrary: fc.oneof(nastyString, fc.constantFrom('element', 'cohort', 'group')) }),
+    value: fc.oneof(
+      nastyString,
+      nastyNumber,
+      fc.array(nastyString, { maxLength: 3 }),
+      fc.constant(null),
+      fc.boolean(),
+      fc.constant(JSON.parse('{"__proto__":1}') as unknown),
+      fc.constantFrom('Chrome', 'p1-marker-1', '(a+)+$', 'a+$'),
+    ),
+    operator: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...OPERATORS, 'regex', 'icontains', 'exact') },
+      { weight: 1, arbitrary: nastyString },
+    ),
+    type: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom('event', 'person') },
+      { weight: 1, arbitrary: fc.oneof(nastyString, fc.constantFrom('element', 'cohort', 'group')) },
+    ),
   },
   { requiredKeys: [] },
 );
@@ -95,12 +128,27 @@ const groupArb: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   }),
 })).group;
 /** a group nested `depth` levels deep, built as text (JSON.stringify would recurse as deep) */
-const deepGroup = fc.integer({ min: 50, max: 5000 }).map((depth) => '{"type":"AND","values":['.repeat(depth) + '{"key":"$browser","value":"Chrome"}' + ']}'.repeat(depth));
+const deepGroup = fc
+  .integer({ min: 50, max: 5000 })
+  .map((depth) => '{"type":"AND","values":['.repeat(depth) + '{"key":"$browser","value":"Chrome"}' + ']}'.repeat(depth));
 const propertiesArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 5, arbitrary: fc.array(filterArb, { maxLength: 4 }).map((a) => JSON.stringify(a)) },
   { weight: 2, arbitrary: groupArb.map((g) => JSON.stringify(g)) },
   { weight: 1, arbitrary: deepGroup },
-  { weight: 1, arbitrary: fc.constantFrom('[', '{"type":"OR"}', '[{"key":"__proto__","value":{"polluted":1}}]', '{"__proto__":{"type":"AND"}}', 'null', '1', '"x"', '[[[]]]', '[null]') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '[',
+      '{"type":"OR"}',
+      '[{"key":"__proto__","value":{"polluted":1}}]',
+      '{"__proto__":{"type":"AND"}}',
+      'null',
+      '1',
+      '"x"',
+      '[[[]]]',
+      '[null]',
+    ),
+  },
   { weight: 1, arbitrary: nastyUrlString },
 );
 
@@ -118,7 +166,12 @@ function queryValue(op: SpecOperation, p: Param, mutated: boolean, f: Fixture): 
     event: ['$pageview', '$autocapture', 'p1 custom event', 'B-secret custom event'],
     key: ['$browser', 'marker', 'n', 'email', '$current_url', 'redos'],
     value: ['Chr', 'p1', 'B-secret', '%', '_'],
-    cursor: ['MjAyNC0xMS0yMFQxNDowMzoxMC44NzFaLDAxOTM0ZThhLTRiN2UtN2MyMS04ZTVmLTNhOWIxYzJkNGU2Zg', Buffer.from("2024-01-01T00:00:00Z,' OR 1=1 --").toString('base64url'), '!!!', Buffer.from('{"__proto__":1}').toString('base64')],
+    cursor: [
+      'MjAyNC0xMS0yMFQxNDowMzoxMC44NzFaLDAxOTM0ZThhLTRiN2UtN2MyMS04ZTVmLTNhOWIxYzJkNGU2Zg',
+      Buffer.from("2024-01-01T00:00:00Z,' OR 1=1 --").toString('base64url'),
+      '!!!',
+      Buffer.from('{"__proto__":1}').toString('base64'),
+    ],
     event_name: ['$pageview', 'p1 custom event'],
   };
   const validArb: fc.Arbitrary<string | string[]> =
@@ -166,37 +219,71 @@ export function requestArb(op: SpecOperation, f: Fixture): fc.Arbitrary<FuzzRequ
     const safeKey: KeyKind = isWrite && project === String(f.projectB) && key === 'boot' ? 'p1' : key;
     const pathParts = params
       .filter((p) => p.in === 'path' && p.name !== 'project_id')
-      .map((p) => fc.tuple(fc.constant(p.name), fc.oneof({ weight: mutated ? 2 : 9, arbitrary: idPool(op, p.name, project, f) }, { weight: 1, arbitrary: nastyUrlString })));
+      .map((p) =>
+        fc.tuple(
+          fc.constant(p.name),
+          fc.oneof({ weight: mutated ? 2 : 9, arbitrary: idPool(op, p.name, project, f) }, { weight: 1, arbitrary: nastyUrlString }),
+        ),
+      );
     const queryParts = params
       .filter((p) => p.in === 'query')
       .map((p) => fc.option(fc.tuple(fc.constant(p.name), queryValue(op, p, mutated, f)), { freq: 2, nil: undefined }));
     const extraQuery = mutated
-      ? fc.option(fc.tuple(fc.constantFrom('__proto__[polluted]', 'constructor[prototype][x]', 'limit[]', 'offset[$gt]', 'extra', "' OR 1=1 --"), nastyUrlString), { nil: undefined })
+      ? fc.option(
+          fc.tuple(
+            fc.constantFrom('__proto__[polluted]', 'constructor[prototype][x]', 'limit[]', 'offset[$gt]', 'extra', "' OR 1=1 --"),
+            nastyUrlString,
+          ),
+          { nil: undefined },
+        )
       : fc.constant(undefined);
     const bodyArb: fc.Arbitrary<{ contentType: string | undefined; body: string | undefined }> = bodySchema
       ? bodyFor(op, bodySchema, mutated, f)
       : mutated
-        ? fc.option(anyJson.map((b) => ({ contentType: 'application/json', body: JSON.stringify(b) })), { nil: undefined }).map((x) => x ?? { contentType: undefined, body: undefined })
+        ? fc
+            .option(
+              anyJson.map((b) => ({ contentType: 'application/json', body: JSON.stringify(b) })),
+              { nil: undefined },
+            )
+            .map((x) => x ?? { contentType: undefined, body: undefined })
         : fc.constant({ contentType: undefined, body: undefined });
-    return fc.record({ pathParts: fc.tuple(...pathParts), queryParts: fc.tuple(...queryParts), extraQuery, body: bodyArb }).map(({ pathParts: pp, queryParts: qp, extraQuery: eq, body }) => {
-      let path = op.path.replace('{project_id}', enc(project));
-      for (const [name, value] of pp) path = path.replace(`{${name}}`, enc(value));
-      const qs: string[] = [];
-      for (const part of [...qp, eq]) {
-        if (!part) continue;
-        const [name, value] = part;
-        for (const v of Array.isArray(value) ? value : [value]) qs.push(`${enc(name)}=${enc(v)}`);
-      }
-      const method = op.method.toUpperCase();
-      // fetch cannot send a body with GET
-      const sendBody = method === 'GET' ? { contentType: undefined, body: undefined } : body;
-      return { op, emptySegment: project === '' && hasProject || pp.some(([, v]) => v === ''), key: safeKey, path, project, query: qs.join('&'), method, contentType: sendBody.contentType, body: sendBody.body, mutated };
-    });
+    return fc
+      .record({ pathParts: fc.tuple(...pathParts), queryParts: fc.tuple(...queryParts), extraQuery, body: bodyArb })
+      .map(({ pathParts: pp, queryParts: qp, extraQuery: eq, body }) => {
+        let path = op.path.replace('{project_id}', enc(project));
+        for (const [name, value] of pp) path = path.replace(`{${name}}`, enc(value));
+        const qs: string[] = [];
+        for (const part of [...qp, eq]) {
+          if (!part) continue;
+          const [name, value] = part;
+          for (const v of Array.isArray(value) ? value : [value]) qs.push(`${enc(name)}=${enc(v)}`);
+        }
+        const method = op.method.toUpperCase();
+        // fetch cannot send a body with GET
+        const sendBody = method === 'GET' ? { contentType: undefined, body: undefined } : body;
+        return {
+          op,
+          emptySegment: (project === '' && hasProject) || pp.some(([, v]) => v === ''),
+          key: safeKey,
+          path,
+          project,
+          query: qs.join('&'),
+          method,
+          contentType: sendBody.contentType,
+          body: sendBody.body,
+          mutated,
+        };
+      });
   });
 }
 
 /** A body for `op`'s schema (with fixture ids for plugins, users, tiles, dashboards), valid or mutated. */
-function bodyFor(op: SpecOperation, schema: Schema, mutated: boolean, f: Fixture): fc.Arbitrary<{ contentType: string | undefined; body: string | undefined }> {
+function bodyFor(
+  op: SpecOperation,
+  schema: Schema,
+  mutated: boolean,
+  f: Fixture,
+): fc.Arbitrary<{ contentType: string | undefined; body: string | undefined }> {
   const hints: Record<string, fc.Arbitrary<unknown>> = {
     plugin: fc.constantFrom(f.destinationPluginId, f.frontendPluginId),
     user_uuid: fc.constantFrom(...f.p1.memberUuids, ...f.b.memberUuids),
@@ -214,12 +301,24 @@ function bodyFor(op: SpecOperation, schema: Schema, mutated: boolean, f: Fixture
     { weight: 1, arbitrary: valid.map((v) => ({ contentType: undefined, body: JSON.stringify(v) })) },
     {
       weight: 1,
-      arbitrary: fc.constantFrom('{', '{"a":', 'null', '[]', '"str"', '1e308', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"x":1}}}', '\u0000', '').map((b) => ({
-        contentType: 'application/json',
-        body: b,
-      })),
+      arbitrary: fc
+        .constantFrom(
+          '{',
+          '{"a":',
+          'null',
+          '[]',
+          '"str"',
+          '1e308',
+          '{"__proto__":{"polluted":true}}',
+          '{"constructor":{"prototype":{"x":1}}}',
+          '\u0000',
+          '',
+        )
+        .map((b) => ({
+          contentType: 'application/json',
+          body: b,
+        })),
     },
     { weight: 1, arbitrary: fc.constant({ contentType: 'application/x-www-form-urlencoded', body: '__proto__[x]=1&plugin=1&order=1' }) },
   );
 }
-

@@ -13,7 +13,27 @@ export type Filter = { key: string; operator: string; value?: unknown; type: 'ev
 export type Group = { type: 'AND' | 'OR'; values: (Filter | Group)[] };
 
 const scalar = fc.oneof(
-  fc.constantFrom('Chrome', 'chrome', '', '10', '7', '-3', 'x', 'true', 'yes', "it's", 'Zürich', 'ZÜR', 'ada@hedgebox.net', 'pro', '2024-03-10', '1e21', '{"a":1,"b":[2,"c"]}', '["a","b"]', 'null'),
+  fc.constantFrom(
+    'Chrome',
+    'chrome',
+    '',
+    '10',
+    '7',
+    '-3',
+    'x',
+    'true',
+    'yes',
+    "it's",
+    'Zürich',
+    'ZÜR',
+    'ada@hedgebox.net',
+    'pro',
+    '2024-03-10',
+    '1e21',
+    '{"a":1,"b":[2,"c"]}',
+    '["a","b"]',
+    'null',
+  ),
   fc.integer({ min: -5, max: 20 }),
   fc.constantFrom(10.5, 0.1, 1e21, 2.5, 36, 12.5),
   fc.boolean(),
@@ -27,8 +47,29 @@ export function randomFilterGroups(eventKeys: readonly string[], personKeys: rea
   const keys = fc.constantFrom(...eventKeys, 'missing').map((key) => ({ key, type: 'event' as const }));
   const filter: fc.Arbitrary<Filter> = fc
     .tuple(
-      personKeys.length ? fc.oneof(keys, fc.constantFrom(...personKeys).map((key) => ({ key, type: 'person' as const }))) : keys,
-      fc.constantFrom('exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'lt', 'gte', 'lte', 'is_set', 'is_not_set', 'is_date_exact', 'is_date_after', 'is_date_before'),
+      personKeys.length
+        ? fc.oneof(
+            keys,
+            fc.constantFrom(...personKeys).map((key) => ({ key, type: 'person' as const })),
+          )
+        : keys,
+      fc.constantFrom(
+        'exact',
+        'is_not',
+        'icontains',
+        'not_icontains',
+        'regex',
+        'not_regex',
+        'gt',
+        'lt',
+        'gte',
+        'lte',
+        'is_set',
+        'is_not_set',
+        'is_date_exact',
+        'is_date_after',
+        'is_date_before',
+      ),
       fc.oneof(scalar, fc.array(scalar, { minLength: 1, maxLength: 3 })),
       fc.constantFrom('^C', 'ü', '[0-9]+', '(?i)chrome', '^$', 'a|b'),
       fc.constantFrom('2024-03-10', '2024-03-11T00:00:00Z', '2024-01-01', '2024-03-12'),
@@ -39,7 +80,8 @@ export function randomFilterGroups(eventKeys: readonly string[], personKeys: rea
       if (operator === 'regex' || operator === 'not_regex') return { key, operator, value: pattern, type };
       if (operator.startsWith('is_date')) return { key, operator, value: date, type };
       if (['gt', 'lt', 'gte', 'lte'].includes(operator)) return { key, operator, value: number, type };
-      if (operator === 'icontains' || operator === 'not_icontains') return { key, operator, value: Array.isArray(value) ? String(value[0]) : String(value), type };
+      if (operator === 'icontains' || operator === 'not_icontains')
+        return { key, operator, value: Array.isArray(value) ? String(value[0]) : String(value), type };
       return { key, operator, value, type };
     });
   const group: fc.Arbitrary<Group> = fc.letrec<{ g: Group }>((tie) => ({

@@ -34,10 +34,13 @@ export let api: EnvApiClient;
 
 /** Starts the mock before the calling file's tests and stops it after them. */
 export function useMock(): void {
-  beforeAll(async () => {
-    mock = await startPrismMock({ timeoutMs: START_TIMEOUT_MS });
-    api = createClient({ baseUrl: mock.url, apiKey: 'phx_mock' });
-  }, 3 * START_TIMEOUT_MS + 30_000);
+  beforeAll(
+    async () => {
+      mock = await startPrismMock({ timeoutMs: START_TIMEOUT_MS });
+      api = createClient({ baseUrl: mock.url, apiKey: 'phx_mock' });
+    },
+    3 * START_TIMEOUT_MS + 30_000,
+  );
   afterAll(async () => {
     await mock?.close();
   }, 180_000);

@@ -55,7 +55,9 @@ export async function createTestPgSchema(baseUrl: string | undefined = process.e
   url.searchParams.set('options', `-c search_path=${name}`);
   url.searchParams.set('application_name', name);
   const backends = (c: pg.Client) =>
-    c.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [name]);
+    c.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [
+      name,
+    ]);
   const terminate = async (c: pg.Client) =>
     (
       await c.query<{ n: number }>(

@@ -38,7 +38,11 @@ export interface ListeningProcess {
  * first or does not listen within `timeoutMs` (default 20,000 ms; it is then killed). `track`
  * receives the child at once, so a test can kill it in `afterEach` whatever happens.
  */
-export function spawnListening(args: string[], env: NodeJS.ProcessEnv, opts: { timeoutMs?: number; track?: (p: ChildProcess) => void } = {}): Promise<ListeningProcess> {
+export function spawnListening(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: { timeoutMs?: number; track?: (p: ChildProcess) => void } = {},
+): Promise<ListeningProcess> {
   const timeoutMs = opts.timeoutMs ?? 20_000;
   const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   opts.track?.(proc);

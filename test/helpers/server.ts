@@ -12,7 +12,13 @@ import { createApp, type AppDeps } from '../../server/app.js';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
 import { createEventsReads, type ReadPoolOptions } from '../../server/read-pool/index.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
-import { AccountsRepository, OrganizationLevel, type Organization, type Team, type User } from '../../server/storage/repositories/accounts.js';
+import {
+  AccountsRepository,
+  OrganizationLevel,
+  type Organization,
+  type Team,
+  type User,
+} from '../../server/storage/repositories/accounts.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { pino, type Logger } from 'pino';
 import { createClient, type EnvApiClient } from '../../client/index.js';
@@ -75,7 +81,9 @@ export function silentLogger(): Logger {
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-test-'));
   const pgSchema = usesPostgres() ? await createTestPgSchema() : undefined;
-  const store = pgSchema ? openStore({ databaseUrl: pgSchema.url }, { onConnectionError: opts.onConnectionError }) : openStore({ dataDir: dir });
+  const store = pgSchema
+    ? openStore({ databaseUrl: pgSchema.url }, { onConnectionError: opts.onConnectionError })
+    : openStore({ dataDir: dir });
   await migrateToLatest(store);
   const b = await bootstrap(store);
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
@@ -83,7 +91,15 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const errors: unknown[] = [];
   // the events reads run in a worker pool of one thread, as `npm start` runs them (with more threads)
   const eventsReads = createEventsReads(store, { threads: 1, ...opts.readPool });
-  const app = createApp({ store, validateResponses: opts.validateResponses ?? true, rateLimit: false, logger: silentLogger(), onServerError: (err) => errors.push(err), eventsReads, capture: opts.capture });
+  const app = createApp({
+    store,
+    validateResponses: opts.validateResponses ?? true,
+    rateLimit: false,
+    logger: silentLogger(),
+    onServerError: (err) => errors.push(err),
+    eventsReads,
+    capture: opts.capture,
+  });
   const server = await new Promise<Server>((resolve) => {
     // the server `npm start` uses (server/main.ts)
     const s = http.createServer(app).listen(0, '127.0.0.1', () => resolve(s));
@@ -101,7 +117,12 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     client: clientFor(boot.key),
     clientFor,
     async key(scopes, opts = {}) {
-      const { key } = await keys.create({ user_id: (opts.user ?? boot.user).id, label: 'test', scopes, scoped_teams: opts.projects ?? null });
+      const { key } = await keys.create({
+        user_id: (opts.user ?? boot.user).id,
+        label: 'test',
+        scopes,
+        scoped_teams: opts.projects ?? null,
+      });
       return key;
     },
     async user(opts = {}) {
@@ -134,7 +155,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
     async hogql(teamId, query) {
       const body = JSON.stringify({ query: { kind: 'HogQLQuery', query } });
-      const r = (await t.json(`/api/environments/${teamId}/query/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })) as { results: unknown[][] };
+      const r = (await t.json(`/api/environments/${teamId}/query/`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      })) as { results: unknown[][] };
       return r.results;
     },
     pg: pgSchema,

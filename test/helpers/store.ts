@@ -70,11 +70,19 @@ export function childEnv(extra: Record<string, string> = {}, base: NodeJS.Proces
  * `value`: a SQLite trigger, or on PostgreSQL a PL/pgSQL trigger function in the store's schema.
  * For tests of what a failing write leaves behind.
  */
-export async function refuseInserts(store: Store, table: keyof Database & string, column: string, value: string, message: string): Promise<void> {
+export async function refuseInserts(
+  store: Store,
+  table: keyof Database & string,
+  column: string,
+  value: string,
+  message: string,
+): Promise<void> {
   const trigger = sql.id(`refuse_${table}_${column}`);
   if (store.dialect === 'postgres') {
     const fn = sql.id('envapi_test_refuse_insert');
-    await sql`create or replace function ${fn}() returns trigger language plpgsql as $$ begin raise exception '%', tg_argv[0]; end $$`.execute(store.db);
+    await sql`create or replace function ${fn}() returns trigger language plpgsql as $$ begin raise exception '%', tg_argv[0]; end $$`.execute(
+      store.db,
+    );
     await sql`create trigger ${trigger} before insert on ${sql.table(table)} for each row when (new.${sql.id(column)} = ${sql.lit(value)}) execute function ${fn}(${sql.lit(message)})`.execute(
       store.db,
     );
@@ -92,10 +100,14 @@ export async function refuseInserts(store: Store, table: keyof Database & string
  */
 export async function timeIndexColumns(store: Store): Promise<string[]> {
   if (store.dialect === 'sqlite') {
-    const r = await sql<{ name: string }>`select name from pragma_index_xinfo('events_team_time') where key = 1 order by seqno`.execute(store.db);
+    const r = await sql<{ name: string }>`select name from pragma_index_xinfo('events_team_time') where key = 1 order by seqno`.execute(
+      store.db,
+    );
     return r.rows.map((x) => x.name);
   }
-  const r = await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(store.db);
+  const r = await sql<{
+    def: string;
+  }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(store.db);
   return [...(r.rows[0]?.def ?? '').matchAll(/\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((c) => c.trim().replace(/"/g, '')));
 }
 
@@ -105,7 +117,11 @@ export async function timeIndexColumns(store: Store): Promise<string[]> {
  */
 export async function openMigratedTo(location: TestStoreLocation, migration: string): Promise<Store> {
   const store = location.open();
-  const migrator = new Migrator({ db: store.db, provider: migrationProvider, ...(location.pg ? { migrationTableSchema: location.pg.name } : {}) });
+  const migrator = new Migrator({
+    db: store.db,
+    provider: migrationProvider,
+    ...(location.pg ? { migrationTableSchema: location.pg.name } : {}),
+  });
   const result = await migrator.migrateTo(migration);
   if (result.error) throw result.error;
   return store;

@@ -34,7 +34,8 @@ const HELD_WHERE = `properties.$browser != '${BLOCK_MARK}'`;
 const SURFACES: [string, (t: TestServer, held: boolean) => Promise<Response>][] = [
   [
     'POST …/query/ with a HogQLQuery',
-    (t, held) => post(t, { kind: 'HogQLQuery', query: `select event, count() from events where ${held ? HELD_WHERE : '1 = 1'} group by event` }),
+    (t, held) =>
+      post(t, { kind: 'HogQLQuery', query: `select event, count() from events where ${held ? HELD_WHERE : '1 = 1'} group by event` }),
   ],
   [
     'POST …/query/ with an EventsQuery',
@@ -42,7 +43,10 @@ const SURFACES: [string, (t: TestServer, held: boolean) => Promise<Response>][] 
   ],
   [
     'GET …/events/ with select',
-    (t, held) => t.fetch(`/api/environments/1/events/?${new URLSearchParams({ select: j(['event', 'count()']), ...(held ? { where: j([HELD_WHERE]) } : {}) }).toString()}`),
+    (t, held) =>
+      t.fetch(
+        `/api/environments/1/events/?${new URLSearchParams({ select: j(['event', 'count()']), ...(held ? { where: j([HELD_WHERE]) } : {}) }).toString()}`,
+      ),
   ],
   [
     'GET …/events/ with where',

@@ -67,7 +67,13 @@ describe('GET /api/environments/{project_id}/events/ with select and where', () 
   });
 
   it('applies the other filters first (event, after, before, properties, person_id)', async () => {
-    const res = await list({ select: j(['count()']), event: '$pageview', after: '2024-11-01T10:00:00Z', before: '2024-12-01T00:00:00Z', properties: j([{ key: '$browser', value: 'is_set', operator: 'is_set' }]) });
+    const res = await list({
+      select: j(['count()']),
+      event: '$pageview',
+      after: '2024-11-01T10:00:00Z',
+      before: '2024-12-01T00:00:00Z',
+      properties: j([{ key: '$browser', value: 'is_set', operator: 'is_set' }]),
+    });
     expect(res.body.results).toEqual([[3]]); // e2 Chrome, e3 Firefox, e6 Safari
   });
 
@@ -77,7 +83,9 @@ describe('GET /api/environments/{project_id}/events/ with select and where', () 
   });
 
   it('with where alone, filters the ordinary list of events', async () => {
-    const res = await list({ where: j(["properties.$browser ilike 'chrome'", 'toFloat(properties.price) > 1 or properties.price is null']) });
+    const res = await list({
+      where: j(["properties.$browser ilike 'chrome'", 'toFloat(properties.price) > 1 or properties.price is null']),
+    });
     expect(res.status).toBe(200);
     expect((res.body.results as { id: string }[]).map((e) => e.id)).toEqual([ev(11), ev(10), ev(2), ev(1)]);
     expect(res.body.next).toBeNull();

@@ -26,10 +26,45 @@ import { query } from './helpers/grammar.js';
 let t: TestServer;
 let P: number;
 
-const EVENT_KEYS = ['$browser', '$current_url', 'price', 'plan', 'flag', 'nested', 'tags', 'tiny', 'ratio', 'city', 'revenue', '$event_type', 'a b'];
+const EVENT_KEYS = [
+  '$browser',
+  '$current_url',
+  'price',
+  'plan',
+  'flag',
+  'nested',
+  'tags',
+  'tiny',
+  'ratio',
+  'city',
+  'revenue',
+  '$event_type',
+  'a b',
+];
 const PERSON_KEYS = ['email', 'plan', 'name'];
 /** Strings a column writes as HogQL does, and strings it may not (numbers, JSON). */
-const STRINGS = ['Chrome', 'chrome', 'Firefox', 'pro', 'free', 'true', 'false', '', 'Zürich', 'spaced', 'alice@hedgebox.net', '12', '1440', '9.5', '-3', '99.99', '0.00000015', '{"a":1}', '["beta","new-nav"]', 'null'];
+const STRINGS = [
+  'Chrome',
+  'chrome',
+  'Firefox',
+  'pro',
+  'free',
+  'true',
+  'false',
+  '',
+  'Zürich',
+  'spaced',
+  'alice@hedgebox.net',
+  '12',
+  '1440',
+  '9.5',
+  '-3',
+  '99.99',
+  '0.00000015',
+  '{"a":1}',
+  '["beta","new-nav"]',
+  'null',
+];
 
 function fixedQueries(): string[] {
   const out: string[] = [];
@@ -46,7 +81,8 @@ function fixedQueries(): string[] {
   }
   for (const key of PERSON_KEYS) {
     for (const s of STRINGS) out.push(`select id from persons where properties.${key} = ${lit(s)} order by id`);
-    for (const s of ['pro', 'alice@hedgebox.net']) out.push(`select uuid from events where person.properties.${key} = ${lit(s)} order by uuid`);
+    for (const s of ['pro', 'alice@hedgebox.net'])
+      out.push(`select uuid from events where person.properties.${key} = ${lit(s)} order by uuid`);
   }
   return out;
 }
@@ -55,7 +91,11 @@ const RANDOM = fc.sample(query, { numRuns: 200, seed: 22 });
 
 /** One query's answer: its rows (person ids replaced by their position: each store makes its own), or the status. */
 async function answerOf(q: string): Promise<string> {
-  const res = await t.fetch(`/api/environments/${P}/query/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: { kind: 'HogQLQuery', query: q } }) });
+  const res = await t.fetch(`/api/environments/${P}/query/`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ query: { kind: 'HogQLQuery', query: q } }),
+  });
   const text = await res.text();
   if (res.status !== 200) return `${res.status}`;
   return JSON.stringify((JSON.parse(text) as { results: unknown }).results);
@@ -69,7 +109,13 @@ async function listWhere(where: string): Promise<string> {
   return JSON.stringify((JSON.parse(text) as { results: { id: string }[] }).results.map((r) => r.id));
 }
 
-const LIST_WHERES = ["properties.$browser = 'Chrome'", "properties.plan != 'pro'", "properties.price = '1440'", "properties.flag = 'true'", "person.properties.plan = 'pro'"];
+const LIST_WHERES = [
+  "properties.$browser = 'Chrome'",
+  "properties.plan != 'pro'",
+  "properties.price = '1440'",
+  "properties.flag = 'true'",
+  "person.properties.plan = 'pro'",
+];
 
 async function answers(): Promise<string[]> {
   const out: string[] = [];
@@ -110,7 +156,11 @@ async function planOf(q: string, opts: { noSort?: boolean } = {}): Promise<strin
   });
   return t.store.db.transaction().execute(async (trx) => {
     // SQLite: the outer query's steps only (parent 0), not those of the subqueries inside expressions
-    if (t.store.dialect === 'sqlite') return (await sql<{ parent: number; detail: string }>`explain query plan ${compiled.sql}`.execute(trx)).rows.filter((r) => r.parent === 0).map((r) => r.detail).join('; ');
+    if (t.store.dialect === 'sqlite')
+      return (await sql<{ parent: number; detail: string }>`explain query plan ${compiled.sql}`.execute(trx)).rows
+        .filter((r) => r.parent === 0)
+        .map((r) => r.detail)
+        .join('; ');
     await sql`set local enable_seqscan = off`.execute(trx);
     if (opts.noSort) await sql`set local enable_sort = off`.execute(trx);
     return (await sql<{ 'QUERY PLAN': string }>`explain ${compiled.sql}`.execute(trx)).rows.map((r) => r['QUERY PLAN']).join('; ');
@@ -120,23 +170,38 @@ async function planOf(q: string, opts: { noSort?: boolean } = {}): Promise<strin
 describe('HogQL: which index a read of the project takes (SQLite)', () => {
   // before any column is materialized in this file: materializing builds events_team_time again,
   // which changes the order in which SQLite weighs its indexes
-  it.skipIf(usesPostgres())('a read of the whole project through the JSON walks events_team_time; an equality keeps its own index', async () => {
-    // without the compiler's `timestamp >= ''` SQLite took events_team_distinct_id_time here: the
-    // rows in distinct_id order, 4.6x slower at 500,000 events (docs/performance.md)
-    expect(await planOf("select count() from events where properties.$browser = 'Chrome'")).toMatch(/USING INDEX events_team_time \(team_id=\? AND timestamp>\?\)/);
-    expect(await planOf("select count() from events where event = '$pageview'")).toMatch(/events_team_event_time \(team_id=\? AND event=\?/);
-    expect(await planOf("select count() from events where distinct_id = 'user-1'")).toMatch(/events_team_distinct_id_time \(team_id=\? AND distinct_id=\?/);
-    expect(await planOf('select event, count() from events group by event')).toMatch(/COVERING INDEX events_team_event_time/);
-    // the uuid is stored as its 16 bytes (storage/events/uuids.ts): an equality with a uuid constant reads its key
-    expect(await planOf("select event from events where uuid = '01934e70-0000-7000-8000-000000000005'")).toMatch(/sqlite_autoindex_events_1 \(uuid=\?\)/);
-    // the timestamp is stored as microseconds (storage/events/times.ts): a comparison with a date,
-    // a constant or computed once, is a range of the time index, and ORDER BY timestamp reads it in order
-    expect(await planOf("select count() from events where timestamp >= '2024-11-02' and timestamp < now()")).toMatch(/events_team_time \(team_id=\? AND timestamp>\? AND timestamp<\?\)/);
-    expect(await planOf("select count() from events where event = 'signup' and timestamp > now() - interval 30 day")).toMatch(/events_team_event_time \(team_id=\? AND event=\? AND timestamp>\?\)/);
-    const latest = await planOf('select uuid, timestamp from events order by timestamp desc limit 10');
-    expect(latest).toMatch(/(SCAN|SEARCH) events USING (COVERING )?INDEX events_team_time/);
-    expect(latest).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
-  });
+  it.skipIf(usesPostgres())(
+    'a read of the whole project through the JSON walks events_team_time; an equality keeps its own index',
+    async () => {
+      // without the compiler's `timestamp >= ''` SQLite took events_team_distinct_id_time here: the
+      // rows in distinct_id order, 4.6x slower at 500,000 events (docs/performance.md)
+      expect(await planOf("select count() from events where properties.$browser = 'Chrome'")).toMatch(
+        /USING INDEX events_team_time \(team_id=\? AND timestamp>\?\)/,
+      );
+      expect(await planOf("select count() from events where event = '$pageview'")).toMatch(
+        /events_team_event_time \(team_id=\? AND event=\?/,
+      );
+      expect(await planOf("select count() from events where distinct_id = 'user-1'")).toMatch(
+        /events_team_distinct_id_time \(team_id=\? AND distinct_id=\?/,
+      );
+      expect(await planOf('select event, count() from events group by event')).toMatch(/COVERING INDEX events_team_event_time/);
+      // the uuid is stored as its 16 bytes (storage/events/uuids.ts): an equality with a uuid constant reads its key
+      expect(await planOf("select event from events where uuid = '01934e70-0000-7000-8000-000000000005'")).toMatch(
+        /sqlite_autoindex_events_1 \(uuid=\?\)/,
+      );
+      // the timestamp is stored as microseconds (storage/events/times.ts): a comparison with a date,
+      // a constant or computed once, is a range of the time index, and ORDER BY timestamp reads it in order
+      expect(await planOf("select count() from events where timestamp >= '2024-11-02' and timestamp < now()")).toMatch(
+        /events_team_time \(team_id=\? AND timestamp>\? AND timestamp<\?\)/,
+      );
+      expect(await planOf("select count() from events where event = 'signup' and timestamp > now() - interval 30 day")).toMatch(
+        /events_team_event_time \(team_id=\? AND event=\? AND timestamp>\?\)/,
+      );
+      const latest = await planOf('select uuid, timestamp from events order by timestamp desc limit 10');
+      expect(latest).toMatch(/(SCAN|SEARCH) events USING (COVERING )?INDEX events_team_time/);
+      expect(latest).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+    },
+  );
 });
 
 describe('HogQL with materialized columns', () => {
@@ -155,11 +220,13 @@ describe('HogQL with materialized columns', () => {
     }
   }, 900_000);
 
-
   it('the latest events in time order read the (team_id, timestamp) index, with no sort', async () => {
     // a NULLS LAST on the never-null timestamp kept PostgreSQL from walking the index backwards
     // (4 s instead of milliseconds at 5,000,000 events)
-    for (const q of ['select uuid, event, timestamp from events order by timestamp desc limit 100', "select uuid from events where properties.$browser = 'Chrome' order by timestamp desc limit 10"]) {
+    for (const q of [
+      'select uuid, event, timestamp from events order by timestamp desc limit 100',
+      "select uuid from events where properties.$browser = 'Chrome' order by timestamp desc limit 10",
+    ]) {
       // PostgreSQL told to avoid sorting: on a few rows it may prefer a bitmap scan and a sort, so
       // only "no Sort even then" shows that the index order can answer the ORDER BY
       const plan = await planOf(q, { noSort: true });
@@ -179,7 +246,9 @@ describe('HogQL with materialized columns', () => {
       const plan = await planOf("select uuid from events where properties.$browser = 'Opera Mini' order by timestamp desc limit 10");
       // PostgreSQL: events is partitioned by month (migration 0008); each partition has its copy of
       // the index, named after the partition and the columns (events_p2024_11_team_id_mat_…_idx)
-      expect(plan).toMatch(t.store.dialect === 'postgres' ? new RegExp(`Index[^;]* (using|on) events_\\w*${col.column}`) : new RegExp(`events_${col.column}`));
+      expect(plan).toMatch(
+        t.store.dialect === 'postgres' ? new RegExp(`Index[^;]* (using|on) events_\\w*${col.column}`) : new RegExp(`events_${col.column}`),
+      );
     } finally {
       await dematerializeProperty(t.store, 'event', '$browser');
     }

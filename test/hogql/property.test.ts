@@ -77,7 +77,11 @@ describe('HogQL compiler properties', () => {
   it('a random query of the subset never answers 5xx', async () => {
     await fc.assert(
       fc.asyncProperty(query, async (q) => {
-        const res = await t.fetch(`/api/environments/${P}/query/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: { kind: 'HogQLQuery', query: q } }) });
+        const res = await t.fetch(`/api/environments/${P}/query/`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ query: { kind: 'HogQLQuery', query: q } }),
+        });
         const text = await res.text();
         expect(res.status, `${q} → ${text}`).toBeLessThan(500);
         expect([200, 400], `${q} → ${text}`).toContain(res.status);
@@ -86,18 +90,22 @@ describe('HogQL compiler properties', () => {
     );
   }, 900_000);
 
-  it.runIf(comparePg)('a random query gives the same answer on SQLite and PostgreSQL', async () => {
-    const now = new Date('2026-01-01T00:00:00Z');
-    let accepted = 0;
-    await fc.assert(
-      fc.asyncProperty(query, async (q) => {
-        const [a, b] = await Promise.all([answerOf(pair!.sqlite, pair!.teams[0], q, now), answerOf(pair!.pg, pair!.teams[1], q, now)]);
-        if (a !== 'HTTP 400') accepted++;
-        expect(b, q).toEqual(a);
-      }),
-      { numRuns: 400 },
-    );
-    // the grammar is not all type errors: a good part of the queries run
-    expect(accepted).toBeGreaterThan(40);
-  }, 900_000);
+  it.runIf(comparePg)(
+    'a random query gives the same answer on SQLite and PostgreSQL',
+    async () => {
+      const now = new Date('2026-01-01T00:00:00Z');
+      let accepted = 0;
+      await fc.assert(
+        fc.asyncProperty(query, async (q) => {
+          const [a, b] = await Promise.all([answerOf(pair!.sqlite, pair!.teams[0], q, now), answerOf(pair!.pg, pair!.teams[1], q, now)]);
+          if (a !== 'HTTP 400') accepted++;
+          expect(b, q).toEqual(a);
+        }),
+        { numRuns: 400 },
+      );
+      // the grammar is not all type errors: a good part of the queries run
+      expect(accepted).toBeGreaterThan(40);
+    },
+    900_000,
+  );
 });

@@ -24,12 +24,19 @@ interface Answer {
 }
 
 async function post(path: string, body: unknown, key?: string): Promise<{ status: number; body: Answer }> {
-  const res = await t.fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), ...(key ? { key } : {}) });
+  const res = await t.fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    ...(key ? { key } : {}),
+  });
   return { status: res.status, body: (await res.json()) as Answer };
 }
 
-const hogql = (query: string, prefix = '/api/environments', team = P, key?: string) => post(`${prefix}/${team}/query/`, { query: { kind: 'HogQLQuery', query } }, key);
-const events = (q: Record<string, unknown>, team = P) => post(`/api/environments/${team}/query/`, { query: { kind: 'EventsQuery', after: 'all', ...q } });
+const hogql = (query: string, prefix = '/api/environments', team = P, key?: string) =>
+  post(`${prefix}/${team}/query/`, { query: { kind: 'HogQLQuery', query } }, key);
+const events = (q: Record<string, unknown>, team = P) =>
+  post(`/api/environments/${team}/query/`, { query: { kind: 'EventsQuery', after: 'all', ...q } });
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -95,7 +102,12 @@ describe('POST /api/environments/{project_id}/query/', () => {
   it('when the query joins, answers 400 naming JOIN and its line and column', async () => {
     const res = await hogql('select event\nfrom events e join persons p on 1');
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ type: 'validation_error', code: 'invalid_input', attr: 'query', detail: expect.stringMatching(/^JOIN is not supported.*\(line 2, column 20\)$/) });
+    expect(res.body).toEqual({
+      type: 'validation_error',
+      code: 'invalid_input',
+      attr: 'query',
+      detail: expect.stringMatching(/^JOIN is not supported.*\(line 2, column 20\)$/),
+    });
   });
 
   it.each([
@@ -108,12 +120,12 @@ describe('POST /api/environments/{project_id}/query/', () => {
     ['select secret from events', /^Unknown field "secret" of events/],
     ['select event, count() from events', /"event" is neither aggregated nor in GROUP BY/],
     ['select count() from events where count() > 1', /aggregate count\(\) is not allowed here/],
-    ['select event from events where event =~ \'(a)\\\\1\'', /Invalid regular expression/],
+    ["select event from events where event =~ '(a)\\\\1'", /Invalid regular expression/],
     ['select properties.price + 1 from events', /Arithmetic \(\+\) needs numbers/],
     ['select 9223372036854775807 * 9223372036854775807', /out of range|could not run/],
     ['select event from events limit -1', /LIMIT|Syntax error/],
     ['select {x}', /placeholder|Placeholder|not supported/i],
-  ])('when the query is %j, answers 400 in PostHog\'s error shape', async (query, detail) => {
+  ])("when the query is %j, answers 400 in PostHog's error shape", async (query, detail) => {
     const res = await hogql(query);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ type: 'validation_error', code: 'invalid_input' });
@@ -151,7 +163,13 @@ describe('POST /api/environments/{project_id}/query/', () => {
   });
 
   it('with an EventsQuery, applies after, before, event and properties before the expressions', async () => {
-    const res = await events({ select: ['uuid'], after: '2024-11-01T10:00:00Z', before: '2024-11-05T12:00:00Z', event: '$pageview', properties: [{ key: '$browser', value: ['Chrome', 'Firefox'], operator: 'exact', type: 'event' }] });
+    const res = await events({
+      select: ['uuid'],
+      after: '2024-11-01T10:00:00Z',
+      before: '2024-11-05T12:00:00Z',
+      event: '$pageview',
+      properties: [{ key: '$browser', value: ['Chrome', 'Firefox'], operator: 'exact', type: 'event' }],
+    });
     expect(res.body.results).toEqual([[ev(3)], [ev(2)]]);
     const byPerson = await events({ select: ['count()'], properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] });
     expect(byPerson.body.results).toEqual([[6]]); // alice 4, carol 2
@@ -160,7 +178,15 @@ describe('POST /api/environments/{project_id}/query/', () => {
   it('with an EventsQuery selecting "*", answers each event as one object', async () => {
     const res = await events({ select: ['*'], orderBy: ['timestamp ASC'], limit: 1 });
     expect(res.body.columns).toEqual(['*']);
-    expect(res.body.results[0]![0]).toMatchObject({ uuid: ev(1), event: '$pageview', distinct_id: 'alice', timestamp: '2024-11-01T10:00:00.000000Z', team_id: P, elements_chain: '', properties: { $browser: 'Chrome', price: 1440, plan: 'pro' } });
+    expect(res.body.results[0]![0]).toMatchObject({
+      uuid: ev(1),
+      event: '$pageview',
+      distinct_id: 'alice',
+      timestamp: '2024-11-01T10:00:00.000000Z',
+      team_id: P,
+      elements_chain: '',
+      properties: { $browser: 'Chrome', price: 1440, plan: 'pro' },
+    });
   });
 
   it('with an EventsQuery whose expression cannot be parsed, answers 400 naming it', async () => {

@@ -19,7 +19,10 @@ let t: TestServer;
 
 beforeAll(async () => {
   t = await startTestServer();
-  const batch = ['$pageview', '$pageview', '$pageview', 'signed_up', '$autocapture', '$autocapture'].map((event, i) => ({ event, distinct_id: `readme-${i % 2}` }));
+  const batch = ['$pageview', '$pageview', '$pageview', 'signed_up', '$autocapture', '$autocapture'].map((event, i) => ({
+    event,
+    distinct_id: `readme-${i % 2}`,
+  }));
   const res = await capture(t, '/batch/', { api_key: t.boot.team.api_token, batch });
   if (res.status !== 200) throw new Error(`capture answered ${res.status}`);
 });
@@ -41,7 +44,10 @@ describe("the README's HogQL example", () => {
     const command = readmeCommand().replaceAll(README_HOST, t.url).replace('/api/projects/1/', `/api/projects/${t.boot.team.id}/`);
     expect(command).toContain(t.url);
     const key = await t.key(['query:read']);
-    const { stdout } = await run('sh', ['-c', command.replace('curl ', 'curl -sS --fail-with-body ')], { env: { ...process.env, KEY: key }, timeout: 60_000 });
+    const { stdout } = await run('sh', ['-c', command.replace('curl ', 'curl -sS --fail-with-body ')], {
+      env: { ...process.env, KEY: key },
+      timeout: 60_000,
+    });
     const body = JSON.parse(stdout) as { columns: string[]; results: unknown[][]; hasMore: boolean };
     expect(body.columns).toEqual(['event', 'count()']);
     expect(body.results).toEqual([

@@ -18,24 +18,52 @@ const CASES: [string, string, boolean][] = [
   // the entry point, from every layer that reads or writes events
   ['server/hogql/x.ts', "import type { EventsTable } from '../storage/events/index.js';\nexport type T = EventsTable;", true],
   ['server/domain/x.ts', "import { eventsStore } from '../storage/events/index.js';\nexport const f = eventsStore;", true],
-  ['server/ingest/x.ts', "import { EventsWriteRepository } from '../storage/events/index.js';\nexport const f = EventsWriteRepository;", true],
+  [
+    'server/ingest/x.ts',
+    "import { EventsWriteRepository } from '../storage/events/index.js';\nexport const f = EventsWriteRepository;",
+    true,
+  ],
   ['server/x.ts', "import { keepEventPartitions } from './storage/events/index.js';\nexport const f = keepEventPartitions;", true],
   // a layout module, from outside storage/ (type-only imports too)
   ['server/hogql/x.ts', "import { eventTimeText } from '../storage/events/times.js';\nexport const f = eventTimeText;", false],
-  ['server/hogql/x.ts', "import type { MaterializedColumns } from '../storage/events/materialized.js';\nexport type T = MaterializedColumns;", false],
+  [
+    'server/hogql/x.ts',
+    "import type { MaterializedColumns } from '../storage/events/materialized.js';\nexport type T = MaterializedColumns;",
+    false,
+  ],
   ['server/hogql/x.ts', "import { eventUuidLiteral } from '../storage/events/uuids.js';\nexport const f = eventUuidLiteral;", false],
-  ['server/domain/x.ts', "import { loadMaterializedColumns } from '../storage/events/materialized.js';\nexport const f = loadMaterializedColumns;", false],
-  ['server/domain/x.ts', "import { compilePropertyGroup } from '../storage/events/filters.js';\nexport const f = compilePropertyGroup;", false],
+  [
+    'server/domain/x.ts',
+    "import { loadMaterializedColumns } from '../storage/events/materialized.js';\nexport const f = loadMaterializedColumns;",
+    false,
+  ],
+  [
+    'server/domain/x.ts',
+    "import { compilePropertyGroup } from '../storage/events/filters.js';\nexport const f = compilePropertyGroup;",
+    false,
+  ],
   ['server/domain/x.ts', "import type { EventRow } from '../storage/events/store.js';\nexport type T = EventRow;", false],
-  ['server/cli/x.ts', "import { materializeProperty } from '../storage/events/materialized.js';\nexport const f = materializeProperty;", false],
-  ['server/ingest/x.ts', "import { EventsWriteRepository } from '../storage/events/write.js';\nexport const f = EventsWriteRepository;", false],
+  [
+    'server/cli/x.ts',
+    "import { materializeProperty } from '../storage/events/materialized.js';\nexport const f = materializeProperty;",
+    false,
+  ],
+  [
+    'server/ingest/x.ts',
+    "import { EventsWriteRepository } from '../storage/events/write.js';\nexport const f = EventsWriteRepository;",
+    false,
+  ],
   // inside storage/, the layout is the store's own
   ['server/storage/repositories/x.ts', "import { eventTimeText } from '../events/times.js';\nexport const f = eventTimeText;", true],
   ['server/storage/events/x.ts', "import { eventTimeText } from './times.js';\nexport const f = eventTimeText;", true],
   // the domain builds no SQL, but may name Kysely's types to pass a transaction through
   ['server/domain/x.ts', "import { sql } from 'kysely';\nexport const q = sql`select 1`;", false],
   ['server/domain/x.ts', "import * as k from 'kysely';\nexport const q = k.sql`select 1`;", false],
-  ['server/domain/x.ts', "import type { Kysely, Transaction } from 'kysely';\nexport type T = [Kysely<unknown>, Transaction<unknown>];", true],
+  [
+    'server/domain/x.ts',
+    "import type { Kysely, Transaction } from 'kysely';\nexport type T = [Kysely<unknown>, Transaction<unknown>];",
+    true,
+  ],
   ['server/domain/x.ts', "export function f(db: { selectFrom(t: string): unknown }) {\n  return db.selectFrom('users');\n}", false],
   ['server/domain/x.ts', "export function f(db: { updateTable(t: string): unknown }) {\n  return db.updateTable('users');\n}", false],
   ['server/domain/x.ts', 'export function f(db: { transaction(): unknown }) {\n  return db.transaction();\n}', true],

@@ -60,7 +60,10 @@ describe('no runtime replacement of library code in server/', () => {
 
 describe('patches/', () => {
   const patches = fs.readdirSync(path.join(ROOT, 'patches')).filter((f) => f.endsWith('.patch'));
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; dependencies: Record<string, string> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+    dependencies: Record<string, string>;
+  };
 
   it('are applied on install (postinstall: patch-package)', () => {
     expect(pkg.scripts.postinstall).toBe('patch-package');
@@ -74,7 +77,9 @@ describe('patches/', () => {
       const [, name, version] = m!;
       const pkgName = name!.replace('+', '/');
       expect(pkg.dependencies[pkgName]).toBe(version);
-      const installed = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', pkgName, 'package.json'), 'utf8')) as { version: string };
+      const installed = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', pkgName, 'package.json'), 'utf8')) as {
+        version: string;
+      };
       expect(installed.version).toBe(version);
     });
   }

@@ -44,7 +44,10 @@ describe("npm test's PostgreSQL pass", () => {
     expect(entries.length).toBeGreaterThan(5);
     const header = fs.readFileSync(SCRIPT, 'utf8');
     for (const file of LEFT_OUT) expect(header, `the script's header names ${file} as left out`).toContain(file);
-    const self = path.relative(ROOT, fileURLToPath(import.meta.url)).split(path.sep).join('/');
+    const self = path
+      .relative(ROOT, fileURLToPath(import.meta.url))
+      .split(path.sep)
+      .join('/');
     const suites = testFiles().filter((f) => f !== self && FOLLOWS_TEST_STORE.test(fs.readFileSync(path.join(ROOT, f), 'utf8')));
     expect(suites).toContain('test/storage/partitions.test.ts');
     const missed = suites.filter((f) => !LEFT_OUT.includes(f) && !entries.some((e) => f.includes(e)));

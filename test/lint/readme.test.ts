@@ -16,7 +16,14 @@ const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 /** The text outside fenced code blocks. */
 const prose = (text: string) => text.replace(/```[\s\S]*?```/g, '');
 
-const DOCS = ['README.md', 'client/README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  'client/README.md',
+  ...fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** The targets of the Markdown links `[text](target)` of `text`, outside code blocks. */
 function links(text: string): string[] {

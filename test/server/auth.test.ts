@@ -11,7 +11,15 @@ import { OrganizationLevel } from '../../server/storage/repositories/accounts.js
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { openStore } from '../../server/storage/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type ErrorBody, INVALID_KEY, missingScope, NO_PROJECT_ACCESS, NOT_AUTHENTICATED, PROJECT_NOT_FOUND, projectNotAllowed } from '../helpers/errors.js';
+import {
+  type ErrorBody,
+  INVALID_KEY,
+  missingScope,
+  NO_PROJECT_ACCESS,
+  NOT_AUTHENTICATED,
+  PROJECT_NOT_FOUND,
+  projectNotAllowed,
+} from '../helpers/errors.js';
 
 interface ProjectWire {
   id: number;
@@ -132,7 +140,10 @@ describe('key lifecycle', () => {
     const key = await t.key(['*']);
     for (let i = 0; i < 3; i++) expect((await t.fetch(LIST, { key })).status).toBe(200);
     // a second connection to the same store, as `envapi keys revoke` in another process opens
-    const other = t.store.dialect === 'sqlite' ? openStore({ dataDir: path.dirname(t.store.location) }) : openStore({ databaseUrl: t.store.location, poolSize: 1 });
+    const other =
+      t.store.dialect === 'sqlite'
+        ? openStore({ dataDir: path.dirname(t.store.location) })
+        : openStore({ databaseUrl: t.store.location, poolSize: 1 });
     try {
       expect(await new ApiKeysRepository(other.db).revoke(await keyId(key))).toBe(true);
     } finally {
@@ -145,7 +156,10 @@ describe('key lifecycle', () => {
     const user = await t.user({ level: OrganizationLevel.MEMBER });
     const key = await t.key(['*'], { user });
     expect((await t.fetch(LIST, { key })).status).toBe(200);
-    const other = t.store.dialect === 'sqlite' ? openStore({ dataDir: path.dirname(t.store.location) }) : openStore({ databaseUrl: t.store.location, poolSize: 1 });
+    const other =
+      t.store.dialect === 'sqlite'
+        ? openStore({ dataDir: path.dirname(t.store.location) })
+        : openStore({ databaseUrl: t.store.location, poolSize: 1 });
     try {
       await other.db.deleteFrom('organization_memberships').where('user_id', '=', user.id).execute();
     } finally {
@@ -172,7 +186,11 @@ describe('key lifecycle', () => {
 
   it('the stored mask shows only phx_ and the last 4 characters', async () => {
     const key = await t.key(['*']);
-    const row = await t.store.db.selectFrom('personal_api_keys').selectAll().where('id', '=', await keyId(key)).executeTakeFirstOrThrow();
+    const row = await t.store.db
+      .selectFrom('personal_api_keys')
+      .selectAll()
+      .where('id', '=', await keyId(key))
+      .executeTakeFirstOrThrow();
     expect(row.mask_value).toBe(`phx_...${key.slice(-4)}`);
   });
 });
@@ -264,7 +282,11 @@ describe('GET /api/projects/', () => {
 
   it('lists only the projects of the user’s organizations, in the {count, next, previous, results} envelope', async () => {
     const other = await t.otherOrganization();
-    const second = await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Second project', timezone: 'Europe/London' });
+    const second = await t.accounts.createTeam({
+      organization_id: t.boot.organization.id,
+      name: 'Second project',
+      timezone: 'Europe/London',
+    });
     const res = await t.fetch('/api/projects/');
     expect(res.status).toBe(200);
     const page = (await res.json()) as ProjectPage;
@@ -454,7 +476,11 @@ describe('several keys on one keep-alive connection (as through a proxy)', () =>
       expect(answers.map((a) => a.status)).toEqual([200, 403, 200, 401, 200]);
       expect(new Set(answers.map((a) => a.port)).size).toBe(1);
       const keys = new ApiKeysRepository(t.store.db);
-      const row = await t.store.db.selectFrom('personal_api_keys').select('id').where('secure_value', '=', 'sha256$' + createHash('sha256').update(reader).digest('hex')).executeTakeFirstOrThrow();
+      const row = await t.store.db
+        .selectFrom('personal_api_keys')
+        .select('id')
+        .where('secure_value', '=', 'sha256$' + createHash('sha256').update(reader).digest('hex'))
+        .executeTakeFirstOrThrow();
       expect(await keys.revoke(row.id)).toBe(true);
       const after = await get(agent, LIST, reader);
       expect(after).toEqual({ status: 401, port: answers[0]!.port });

@@ -27,7 +27,11 @@ describe.skipIf(!usesPostgres())('PostgreSQL connection loss', () => {
     await vi.waitFor(() => expect(lost).toHaveLength(ended), { timeout: 15_000, interval: 20 });
     expect(lost[0]?.message).toMatch(/terminat/i);
 
-    for (const p of ['/api/environments/1/dashboards/', '/api/environments/1/events/?limit=5', '/api/environments/1/pipeline_frontend_apps_configs/']) {
+    for (const p of [
+      '/api/environments/1/dashboards/',
+      '/api/environments/1/events/?limit=5',
+      '/api/environments/1/pipeline_frontend_apps_configs/',
+    ]) {
       expect((await t.fetch(p)).status, p).toBe(200);
     }
   });

@@ -22,7 +22,17 @@ import type { components, EnvApiClient } from '../../client/index.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { answer, type Answer, type ErrorBody, forbidden, missingScope, NOT_AUTHENTICATED, NOT_FOUND, PROJECT_NOT_FOUND, required } from '../helpers/errors.js';
+import {
+  answer,
+  type Answer,
+  type ErrorBody,
+  forbidden,
+  missingScope,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+  PROJECT_NOT_FOUND,
+  required,
+} from '../helpers/errors.js';
 import { refuseInserts } from '../helpers/store.js';
 
 type Dashboard = components['schemas']['Dashboard'];
@@ -68,7 +78,9 @@ afterAll(async () => {
 async function rawAnswer<T>(res: Response): Promise<Answer<T>> {
   const text = await res.text();
   const json: unknown = text ? JSON.parse(text) : undefined;
-  return res.ok ? { status: res.status, data: json as T, error: undefined } : { status: res.status, data: undefined, error: json as ErrorBody };
+  return res.ok
+    ? { status: res.status, data: json as T, error: undefined }
+    : { status: res.status, data: undefined, error: json as ErrorBody };
 }
 
 /** Expects a success status and returns the data. */
@@ -114,7 +126,10 @@ async function fromTemplateRaw(body: unknown, opts: { key?: string; project?: nu
 /** `PATCH move_tile` with the typed client. */
 function moveTile(id: number, tileId: number, toDashboard: number, opts: { key?: string; project?: number | string } = {}) {
   return answer<Dashboard>(
-    api(opts.key).PATCH(MOVE_TILE, { params: { path: { project_id: pid(opts.project ?? P), id } }, body: { tile: { id: tileId }, toDashboard } }),
+    api(opts.key).PATCH(MOVE_TILE, {
+      params: { path: { project_id: pid(opts.project ?? P), id } },
+      body: { tile: { id: tileId }, toDashboard },
+    }),
   );
 }
 
@@ -222,8 +237,14 @@ async function create(
 /** Two dashboards A (insight tile, text tile) and B (one insight tile) of a project, all tiles at distinct layouts. */
 async function twoDashboards(project: number = P, key?: string): Promise<{ a: Dashboard; b: Dashboard }> {
   const o = { project, ...(key ? { key } : {}) };
-  const a = await create(template({ template_name: 'Source A', tiles: [insightTile({ layouts: layoutAt(0) }), textTile({ layouts: layoutAt(5) })] }), o);
-  const b = await create(template({ template_name: 'Target B', tiles: [insightTile({ layouts: layoutAt(0, 6), color: 'green', query: DAU_QUERY })] }), o);
+  const a = await create(
+    template({ template_name: 'Source A', tiles: [insightTile({ layouts: layoutAt(0) }), textTile({ layouts: layoutAt(5) })] }),
+    o,
+  );
+  const b = await create(
+    template({ template_name: 'Target B', tiles: [insightTile({ layouts: layoutAt(0, 6), color: 'green', query: DAU_QUERY })] }),
+    o,
+  );
   expect(a.tiles).toHaveLength(2);
   expect(b.tiles).toHaveLength(1);
   return { a, b };
@@ -255,10 +276,30 @@ async function counts(): Promise<Counts> {
   const db = t.store.db;
   const n = (r: { n: string | number | bigint } | undefined) => Number(r?.n ?? 0);
   return {
-    dashboards: n(await db.selectFrom('dashboards').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst()),
-    dashboard_tiles: n(await db.selectFrom('dashboard_tiles').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst()),
-    insights: n(await db.selectFrom('insights').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst()),
-    texts: n(await db.selectFrom('texts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst()),
+    dashboards: n(
+      await db
+        .selectFrom('dashboards')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirst(),
+    ),
+    dashboard_tiles: n(
+      await db
+        .selectFrom('dashboard_tiles')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirst(),
+    ),
+    insights: n(
+      await db
+        .selectFrom('insights')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirst(),
+    ),
+    texts: n(
+      await db
+        .selectFrom('texts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirst(),
+    ),
   };
 }
 
@@ -286,7 +327,11 @@ async function tileRow(id: number) {
 }
 
 /** A user of the bootstrap organization at `level` with a key (default scope dashboard:write). */
-async function caller(level: number, scopes: string[] = ['dashboard:write'], organization?: Organization): Promise<{ user: User; key: string }> {
+async function caller(
+  level: number,
+  scopes: string[] = ['dashboard:write'],
+  organization?: Organization,
+): Promise<{ user: User; key: string }> {
   const user = await t.user({ level, ...(organization ? { organization } : {}) });
   return { user, key: await t.key(scopes, { user }) };
 }
@@ -299,11 +344,33 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
   it('a template with 2 INSIGHT tiles and 1 TEXT tile creates exactly 1 dashboard, 3 tiles, 2 insights and 1 text, and answers 200 (not 201)', async () => {
     const before = await counts();
     const tiles: TemplateTile[] = [
-      { type: 'INSIGHT', name: 'Weekly pageviews', description: 'All $pageview events per week', query: PAGEVIEWS_QUERY, layouts: layoutAt(0), color: 'blue' },
-      { type: 'INSIGHT', name: 'Daily active users', description: 'Unique users per day', query: DAU_QUERY, layouts: layoutAt(0, 6), color: 'green' },
+      {
+        type: 'INSIGHT',
+        name: 'Weekly pageviews',
+        description: 'All $pageview events per week',
+        query: PAGEVIEWS_QUERY,
+        layouts: layoutAt(0),
+        color: 'blue',
+      },
+      {
+        type: 'INSIGHT',
+        name: 'Daily active users',
+        description: 'Unique users per day',
+        query: DAU_QUERY,
+        layouts: layoutAt(0, 6),
+        color: 'green',
+      },
       { type: 'TEXT', body: '**Goal:** 50k weekly pageviews by December.', layouts: layoutAt(5), color: 'purple' },
     ];
-    const a = await fromTemplate({ template: template({ template_name: 'Product analytics', dashboard_description: 'Track the usage of your product.', dashboard_filters: { date_from: '-14d', properties: [] }, tags: ['product', 'weekly'], tiles }) });
+    const a = await fromTemplate({
+      template: template({
+        template_name: 'Product analytics',
+        dashboard_description: 'Track the usage of your product.',
+        dashboard_filters: { date_from: '-14d', properties: [] },
+        tags: ['product', 'weekly'],
+        tiles,
+      }),
+    });
     expect(a.status).toBe(200);
     const d = a.data as Dashboard;
     expect(await counts()).toEqual({
@@ -336,7 +403,15 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       id: expect.any(Number),
       layouts: layoutAt(0),
       color: 'blue',
-      insight: { id: expect.any(Number), short_id: expect.any(String), name: 'Weekly pageviews', derived_name: null, description: 'All $pageview events per week', query: PAGEVIEWS_QUERY, is_sample: true },
+      insight: {
+        id: expect.any(Number),
+        short_id: expect.any(String),
+        name: 'Weekly pageviews',
+        derived_name: null,
+        description: 'All $pageview events per week',
+        query: PAGEVIEWS_QUERY,
+        is_sample: true,
+      },
       text: null,
       order: 0,
     });
@@ -344,7 +419,15 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       id: expect.any(Number),
       layouts: layoutAt(0, 6),
       color: 'green',
-      insight: { id: expect.any(Number), short_id: expect.any(String), name: 'Daily active users', derived_name: null, description: 'Unique users per day', query: DAU_QUERY, is_sample: true },
+      insight: {
+        id: expect.any(Number),
+        short_id: expect.any(String),
+        name: 'Daily active users',
+        derived_name: null,
+        description: 'Unique users per day',
+        query: DAU_QUERY,
+        is_sample: true,
+      },
       text: null,
       order: 1,
     });
@@ -384,14 +467,22 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     expect(textTileRow?.text_id).toBe(textTileOf(d).text?.id);
     expect(textTileRow?.insight_id).toBeNull();
 
-    const insight = await t.store.db.selectFrom('insights').selectAll().where('id', '=', insightTileOf(d).insight?.id ?? -1).executeTakeFirstOrThrow();
+    const insight = await t.store.db
+      .selectFrom('insights')
+      .selectAll()
+      .where('id', '=', insightTileOf(d).insight?.id ?? -1)
+      .executeTakeFirstOrThrow();
     expect(insight.team_id).toBe(P);
     expect(truthy(insight.is_sample)).toBe(true);
     expect(insight.name).toBe('Stored insight');
     expect(insight.description).toBe('Described');
     expect(fromJson(insight.query)).toEqual(DAU_QUERY);
 
-    const text = await t.store.db.selectFrom('texts').selectAll().where('id', '=', textTileOf(d).text?.id ?? -1).executeTakeFirstOrThrow();
+    const text = await t.store.db
+      .selectFrom('texts')
+      .selectAll()
+      .where('id', '=', textTileOf(d).text?.id ?? -1)
+      .executeTakeFirstOrThrow();
     expect(text.body).toBe('Stored text');
     expect(text.team_id).toBe(P);
   });
@@ -434,7 +525,12 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     expect(Object.keys(text ?? {}).sort()).toEqual(['body', 'id']);
     expect(text?.id).toEqual(expect.any(Number));
     expect([null, '']).toContain(text?.body);
-    expect(await counts()).toEqual({ ...before, dashboards: before.dashboards + 1, dashboard_tiles: before.dashboard_tiles + 1, texts: before.texts + 1 });
+    expect(await counts()).toEqual({
+      ...before,
+      dashboards: before.dashboards + 1,
+      dashboard_tiles: before.dashboard_tiles + 1,
+      texts: before.texts + 1,
+    });
   });
 
   it('sorts tiles by their small-screen layout (y, then x) and numbers them with order', async () => {
@@ -487,7 +583,9 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
         team_id: null,
         created_at: '2024-01-01T00:00:00Z',
         image_url: 'https://posthog.com/images/templates/product-analytics.png',
-        variables: [{ id: 'VAR_1', name: 'Signed up', type: 'event', default: { id: '$identify' }, description: 'The sign-up event', required: true }],
+        variables: [
+          { id: 'VAR_1', name: 'Signed up', type: 'event', default: { id: '$identify' }, description: 'The sign-up event', required: true },
+        ],
         template_name: 'With extras',
         dashboard_description: '',
         dashboard_filters: {},
@@ -509,7 +607,15 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     expect(d.id).not.toBe(1);
     expect(d.tiles).toHaveLength(1);
     expect(d.tiles[0]?.insight).toMatchObject({ name: 'Legacy', query: PAGEVIEWS_QUERY, is_sample: true });
-    expect(Object.keys(d.tiles[0]?.insight ?? {}).sort()).toEqual(['derived_name', 'description', 'id', 'is_sample', 'name', 'query', 'short_id']);
+    expect(Object.keys(d.tiles[0]?.insight ?? {}).sort()).toEqual([
+      'derived_name',
+      'description',
+      'id',
+      'is_sample',
+      'name',
+      'query',
+      'short_id',
+    ]);
     expect(await counts()).toEqual({
       dashboards: before.dashboards + 1,
       dashboard_tiles: before.dashboard_tiles + 1,
@@ -525,7 +631,13 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       const d = ok(a);
       expect(d.name).toBe(`Template id ${id}`);
       expect(d.id).not.toBe(id);
-      expect(await counts()).toEqual({ ...before, dashboards: before.dashboards + 1, dashboard_tiles: before.dashboard_tiles + 2, insights: before.insights + 1, texts: before.texts + 1 });
+      expect(await counts()).toEqual({
+        ...before,
+        dashboards: before.dashboards + 1,
+        dashboard_tiles: before.dashboard_tiles + 2,
+        insights: before.insights + 1,
+        texts: before.texts + 1,
+      });
     }
   });
 
@@ -539,7 +651,11 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     const d = await create(template({ template_name: 'In Q' }), { project: Q });
     const row = await t.store.db.selectFrom('dashboards').select(['team_id']).where('id', '=', d.id).executeTakeFirstOrThrow();
     expect(row.team_id).toBe(Q);
-    const insights = await t.store.db.selectFrom('insights').select(['team_id']).where('id', '=', insightTileOf(d).insight?.id ?? -1).execute();
+    const insights = await t.store.db
+      .selectFrom('insights')
+      .select(['team_id'])
+      .where('id', '=', insightTileOf(d).insight?.id ?? -1)
+      .execute();
     expect(insights.map((x) => x.team_id)).toEqual([Q]);
     expect((await retrieve(P, d.id)).status).toBe(404);
     expect(await dashboard(d.id, Q)).toEqual(d);
@@ -555,7 +671,9 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
 
   it('a large template (150 tiles) is created whole', async () => {
     const before = await counts();
-    const tiles = Array.from({ length: 150 }, (_, i) => (i % 3 === 2 ? textTile({ layouts: layoutAt(i) }) : insightTile({ layouts: layoutAt(i) })));
+    const tiles = Array.from({ length: 150 }, (_, i) =>
+      i % 3 === 2 ? textTile({ layouts: layoutAt(i) }) : insightTile({ layouts: layoutAt(i) }),
+    );
     const d = await create(template({ tiles }));
     expect(d.tiles).toHaveLength(150);
     expect(d.tiles.map((x) => x.order)).toEqual(Array.from({ length: 150 }, (_, i) => i));
@@ -600,7 +718,12 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     it('tiles []: attr template__tiles, "at least 1"', async () => {
       const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: template({ tiles: [] }) })), 'template__tiles');
       // DRF's ListField(min_length=1): code min_length
-      expect(e).toEqual({ type: 'validation_error', code: 'min_length', detail: 'Ensure this field has at least 1 elements.', attr: 'template__tiles' });
+      expect(e).toEqual({
+        type: 'validation_error',
+        code: 'min_length',
+        detail: 'Ensure this field has at least 1 elements.',
+        attr: 'template__tiles',
+      });
     });
 
     it('a tile without type: required, attr template__tiles__0__type', async () => {
@@ -651,7 +774,10 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     });
 
     it('template_name longer than 400 characters: attr template__template_name', async () => {
-      const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: template({ template_name: 'x'.repeat(401) }) })), 'template__template_name');
+      const e = expectInvalid(
+        await createsNothing(() => fromTemplateRaw({ template: template({ template_name: 'x'.repeat(401) }) })),
+        'template__template_name',
+      );
       expect(e.code).toBe('max_length');
     });
 
@@ -671,7 +797,9 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     });
 
     it('a tile query that is not an object: attr template__tiles__0__query', async () => {
-      const tpl = template({ tiles: [{ type: 'INSIGHT', name: 'HogQL as text', query: 'SELECT count() FROM events' } as unknown as TemplateTile] });
+      const tpl = template({
+        tiles: [{ type: 'INSIGHT', name: 'HogQL as text', query: 'SELECT count() FROM events' } as unknown as TemplateTile],
+      });
       expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles__0__query');
     });
 
@@ -706,14 +834,20 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
 
     it('a variable without its required fields: attr template__variables__0__<field>', async () => {
       const tpl = { ...template(), variables: [{ id: 'VAR_1', type: 'event' }] };
-      const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), expect.stringMatching(/^template__variables__0__/) as unknown as string);
+      const e = expectInvalid(
+        await createsNothing(() => fromTemplateRaw({ template: tpl })),
+        expect.stringMatching(/^template__variables__0__/) as unknown as string,
+      );
       expect(e.code).toBe('required');
     });
 
     it('a huge template whose last tile (of 400) is invalid: nothing of the 399 valid tiles is kept, attr template__tiles__399__type', async () => {
       const tiles: unknown[] = Array.from({ length: 399 }, (_, i) => (i % 2 ? textTile() : insightTile()));
       tiles.push({ type: 'CHART', name: 'garbage' });
-      const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: { ...template(), tiles } })), 'template__tiles__399__type');
+      const e = expectInvalid(
+        await createsNothing(() => fromTemplateRaw({ template: { ...template(), tiles } })),
+        'template__tiles__399__type',
+      );
       expect(e.code).toBe('invalid_choice');
     });
 
@@ -742,7 +876,10 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     });
 
     it('restriction_level sibling other than 21/37: invalid_choice, attr restriction_level', async () => {
-      const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: template(), restriction_level: 30 })), 'restriction_level');
+      const e = expectInvalid(
+        await createsNothing(() => fromTemplateRaw({ template: template(), restriction_level: 30 })),
+        'restriction_level',
+      );
       expect(e.code).toBe('invalid_choice');
     });
 
@@ -766,11 +903,20 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       // a SQLite trigger, or on PostgreSQL a PL/pgSQL trigger function in the test server's schema
       await refuseInserts(t2.store, 'texts', 'body', 'refuse me', 'refused by the test');
       const count = async (table: 'dashboards' | 'dashboard_tiles' | 'insights' | 'texts') =>
-        Number((await t2.store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0);
+        Number(
+          (
+            await t2.store.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .executeTakeFirst()
+          )?.n ?? 0,
+        );
       const res = await t2.fetch(`/api/environments/${t2.boot.team.id}/dashboards/create_from_template_json/`, {
         method: 'POST',
         headers: JSON_HEADERS,
-        body: JSON.stringify({ template: template({ tiles: [insightTile(), insightTile(), textTile({ body: 'fine' }), textTile({ body: 'refuse me' })] }) }),
+        body: JSON.stringify({
+          template: template({ tiles: [insightTile(), insightTile(), textTile({ body: 'fine' }), textTile({ body: 'refuse me' })] }),
+        }),
       });
       expect(res.status).toBe(500);
       expect(await res.json()).toEqual({ type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null });
@@ -825,11 +971,15 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
     expect((await tileRow(moving.id)).dashboard_id).toBe(b.id);
   });
 
-  describe('to_dashboard, the name of PostHog\'s current serializer and frontend, as well as toDashboard', () => {
-    it('moves the tile with to_dashboard alone, under /api/projects/ as PostHog\'s frontend sends it', async () => {
+  describe("to_dashboard, the name of PostHog's current serializer and frontend, as well as toDashboard", () => {
+    it("moves the tile with to_dashboard alone, under /api/projects/ as PostHog's frontend sends it", async () => {
       const { a, b } = await twoDashboards();
       const moving = insightTileOf(a);
-      const res = await t.fetch(`/api/projects/${P}/dashboards/${a.id}/move_tile/`, { method: 'PATCH', headers: JSON_HEADERS, body: JSON.stringify({ tile: moving, to_dashboard: b.id }) });
+      const res = await t.fetch(`/api/projects/${P}/dashboards/${a.id}/move_tile/`, {
+        method: 'PATCH',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ tile: moving, to_dashboard: b.id }),
+      });
       expect(res.status).toBe(200);
       expect(tileIds((await res.json()) as Dashboard)).toEqual([textTileOf(a).id]);
       expect((await tileRow(moving.id)).dashboard_id).toBe(b.id);
@@ -896,7 +1046,9 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
   it('accepts a whole tile object taken from a dashboard answer as tile (only its id is read)', async () => {
     const { a, b } = await twoDashboards();
     const moving = insightTileOf(a);
-    const moved = ok(await moveTileRaw(a.id, { tile: { ...moving, id: moving.id, dashboard: 999, color: 'red' }, toDashboard: b.id, extra: 'ignored' }));
+    const moved = ok(
+      await moveTileRaw(a.id, { tile: { ...moving, id: moving.id, dashboard: 999, color: 'red' }, toDashboard: b.id, extra: 'ignored' }),
+    );
     expect(tileIds(moved)).toEqual([textTileOf(a).id]);
     const arrived = (await dashboard(b.id)).tiles.find((x) => x.id === moving.id);
     expect(arrived?.color).toBe(moving.color);
@@ -1113,9 +1265,12 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
   describe('a dashboard restricted to its collaborators (restriction_level 37)', () => {
     /** A restricted dashboard R created by the bootstrap owner, and an open dashboard O. */
     async function restricted(): Promise<{ r: Dashboard; o: Dashboard }> {
-      const r = await create(template({ template_name: 'Restricted', tiles: [insightTile({ layouts: layoutAt(0) }), textTile({ layouts: layoutAt(5) })] }), {
-        extra: { restriction_level: 37 },
-      });
+      const r = await create(
+        template({ template_name: 'Restricted', tiles: [insightTile({ layouts: layoutAt(0) }), textTile({ layouts: layoutAt(5) })] }),
+        {
+          extra: { restriction_level: 37 },
+        },
+      );
       const o = await create(template({ template_name: 'Open', tiles: [insightTile({ layouts: layoutAt(0, 6) })] }));
       expect(r.restriction_level).toBe(37);
       return { r, o };
@@ -1175,7 +1330,9 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
     });
 
     it('in a private project, a member who is an explicit project admin can move its tiles; an explicit project member cannot', async () => {
-      const project = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Private dashboards', access_control: true })).id;
+      const project = (
+        await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Private dashboards', access_control: true })
+      ).id;
       const r = await create(template({ template_name: 'Restricted, private' }), { project, extra: { restriction_level: 37 } });
       const o = await create(template({ template_name: 'Open, private' }), { project });
       const explicit = new ExplicitMembersRepository(t.store.db);
@@ -1290,7 +1447,8 @@ describe('GET /api/environments/{project_id}/dashboards/', () => {
     const { project } = await projectWith(6);
     const all = ok(await listDashboards(project)).results.map((d) => d.id);
     const paged: number[] = [];
-    for (let offset = 0; offset < 6; offset += 2) paged.push(...ok(await listDashboards(project, { limit: 2, offset })).results.map((d) => d.id));
+    for (let offset = 0; offset < 6; offset += 2)
+      paged.push(...ok(await listDashboards(project, { limit: 2, offset })).results.map((d) => d.id));
     expect(paged).toEqual(all);
   });
 
@@ -1455,7 +1613,12 @@ describe('scopes and keys on the dashboards operations', () => {
     const notAuthenticated: ErrorBody = NOT_AUTHENTICATED;
     expectError(await listRaw(P, '', null), 401, notAuthenticated);
     expectError(await retrieveRaw(P, a.id, null), 401, notAuthenticated);
-    const post = await t.fetch(`/api/environments/${P}/dashboards/create_from_template_json/`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ template: template() }), key: null });
+    const post = await t.fetch(`/api/environments/${P}/dashboards/create_from_template_json/`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ template: template() }),
+      key: null,
+    });
     expectError(await rawAnswer(post), 401, notAuthenticated);
     const patch = await t.fetch(`/api/environments/${P}/dashboards/${a.id}/move_tile/`, {
       method: 'PATCH',

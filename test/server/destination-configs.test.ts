@@ -23,7 +23,12 @@ let expected: number[];
 let frontendApp: PluginConfig;
 
 async function create(body: PluginConfigRequest, projectId: number): Promise<PluginConfig> {
-  return unwrap(t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', { params: { path: { project_id: String(projectId) } }, body }));
+  return unwrap(
+    t.client.POST('/api/environments/{project_id}/pipeline_frontend_apps_configs/', {
+      params: { path: { project_id: String(projectId) } },
+      body,
+    }),
+  );
 }
 
 async function getJson(path: string, key?: string): Promise<{ status: number; body: unknown }> {
@@ -85,7 +90,11 @@ describe.each(['environments', 'projects'])('under /api/%s/{project_id}/', (pref
   it('retrieves a destination config with plugin_info; a frontend app config or an unknown id is 404', async () => {
     const { status, body } = await getJson(`/api/${prefix}/${project}/pipeline_destination_configs/${expected[0]}/`);
     expect(status).toBe(200);
-    expect(body).toMatchObject({ id: expected[0], team_id: project, plugin_info: { id: expect.any(Number), capabilities: expect.any(Object) } });
+    expect(body).toMatchObject({
+      id: expected[0],
+      team_id: project,
+      plugin_info: { id: expect.any(Number), capabilities: expect.any(Object) },
+    });
     for (const id of [frontendApp.id, 999_999]) {
       const r = await getJson(`/api/${prefix}/${project}/pipeline_destination_configs/${id}/`);
       expect(r.status).toBe(404);
@@ -108,8 +117,20 @@ it('the typed client pages through every destination of project 1 under both pre
     for await (const c of paginate(t.client, first)) ids.push(c.id);
     return ids;
   };
-  const viaEnvironments = await all(await unwrap(t.client.GET('/api/environments/{project_id}/pipeline_destination_configs/', { params: { path: { project_id: '1' }, query: { limit: 2 } } })));
-  const viaProjects = await all(await unwrap(t.client.GET('/api/projects/{project_id}/pipeline_destination_configs/', { params: { path: { project_id: '@current' }, query: { limit: 2 } } })));
+  const viaEnvironments = await all(
+    await unwrap(
+      t.client.GET('/api/environments/{project_id}/pipeline_destination_configs/', {
+        params: { path: { project_id: '1' }, query: { limit: 2 } },
+      }),
+    ),
+  );
+  const viaProjects = await all(
+    await unwrap(
+      t.client.GET('/api/projects/{project_id}/pipeline_destination_configs/', {
+        params: { path: { project_id: '@current' }, query: { limit: 2 } },
+      }),
+    ),
+  );
   expect(viaEnvironments.length).toBeGreaterThanOrEqual(3);
   expect(viaProjects).toEqual(viaEnvironments);
 });

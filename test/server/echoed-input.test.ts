@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type ErrorBody } from '../helpers/errors.js';
 
-
 /** Longest detail a capped message may have. */
 const MAX_DETAIL = 300;
 /** A value 50 times the cap that still fits in a request line. */
@@ -104,6 +103,8 @@ describe('GET /api/environments/{project_id}/events/', () => {
 
   it('a short value is still quoted whole, exactly as before', async () => {
     const e = await eventsError({ after: 'yesterday' });
-    expect(e.detail).toBe('The after date "yesterday" cannot be read; use ISO 8601 (2024-11-20T14:00:00Z) or a relative date (-1d, -24h, -30M, dStart).');
+    expect(e.detail).toBe(
+      'The after date "yesterday" cannot be read; use ISO 8601 (2024-11-20T14:00:00Z) or a relative date (-1d, -24h, -30M, dStart).',
+    );
   });
 });

@@ -52,8 +52,15 @@ beforeAll(async () => {
     const [first, last] = seen.get(r.event) ?? [r.timestamp, r.timestamp];
     seen.set(r.event, [r.timestamp < first ? r.timestamp : first, r.timestamp > last ? r.timestamp : last]);
   }
-  await importEvents(t.store, P, rows.map((r) => ({ ...r, distinct_id: 'ana', properties: {} })));
-  await importEvents(t.store, Q, [{ event: '$pageview', distinct_id: 'dave', timestamp: ago(2), properties: {} }, { event: 'signed up', distinct_id: 'dave', timestamp: ago(2), properties: {} }]);
+  await importEvents(
+    t.store,
+    P,
+    rows.map((r) => ({ ...r, distinct_id: 'ana', properties: {} })),
+  );
+  await importEvents(t.store, Q, [
+    { event: '$pageview', distinct_id: 'dave', timestamp: ago(2), properties: {} },
+    { event: 'signed up', distinct_id: 'dave', timestamp: ago(2), properties: {} },
+  ]);
 });
 
 afterAll(async () => {
@@ -143,7 +150,10 @@ describe('GET /api/projects/{project_id}/event_definitions/', () => {
       status: 400,
       body: invalid('excluded_properties must be a JSON array of event names, got "nope".', 'excluded_properties'),
     });
-    expect(await json(LIST('?excluded_properties=%5B1%5D'))).toEqual({ status: 400, body: invalid('excluded_properties must be a JSON array of event names (strings).', 'excluded_properties') });
+    expect(await json(LIST('?excluded_properties=%5B1%5D'))).toEqual({
+      status: 400,
+      body: invalid('excluded_properties must be a JSON array of event names (strings).', 'excluded_properties'),
+    });
     expect((await json(LIST('?event_type=bogus'))).status).toBe(400);
     expect((await json(LIST('?ordering=volume'))).status).toBe(400);
   });

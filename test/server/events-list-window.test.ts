@@ -52,7 +52,12 @@ async function page(query: string): Promise<{ uuids: string[]; next: string | nu
 /** What the page must be: the rows of `all` within the bounds, after `offset`, at most `limit`. */
 function expected(opts: { before: string; after?: string; event?: string; offset?: number; limit: number }): string[] {
   return all
-    .filter((e) => e.timestamp < opts.before && (opts.after === undefined || e.timestamp > opts.after) && (opts.event === undefined || e.event === opts.event))
+    .filter(
+      (e) =>
+        e.timestamp < opts.before &&
+        (opts.after === undefined || e.timestamp > opts.after) &&
+        (opts.event === undefined || e.event === opts.event),
+    )
     .slice(opts.offset ?? 0, (opts.offset ?? 0) + opts.limit)
     .map((e) => e.uuid);
 }
@@ -60,7 +65,14 @@ function expected(opts: { before: string; after?: string; event?: string; offset
 beforeAll(async () => {
   t = await startTestServer();
   team = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'List window' })).id;
-  const rows: EventInput[] = TIMES.map((timestamp, i) => ({ uuid: randomUUID(), event: i % 3 === 0 ? 'signup' : '$pageview', distinct_id: `d${i % 2}`, properties: { i }, timestamp, elements_chain: '' }));
+  const rows: EventInput[] = TIMES.map((timestamp, i) => ({
+    uuid: randomUUID(),
+    event: i % 3 === 0 ? 'signup' : '$pageview',
+    distinct_id: `d${i % 2}`,
+    properties: { i },
+    timestamp,
+    elements_chain: '',
+  }));
   await t.store.db.transaction().execute((trx) => new EventsWriteRepository(trx).insertEvents(team, rows));
   all = order(rows);
 });
@@ -123,33 +135,46 @@ describe('the events list asked first of one day', () => {
 
   it('listWindowStart: the day of the newest possible row, none when `after` is within it', () => {
     expect(listWindowStart({ before: '2026-03-10T23:00:00.000000Z' })).toBe('2026-03-10');
-    expect(listWindowStart({ before: '2026-03-10T23:00:00.000000Z', cursor: { timestamp: '2026-03-09T01:00:00.000000Z', uuid: 'x' } })).toBe('2026-03-09');
+    expect(
+      listWindowStart({ before: '2026-03-10T23:00:00.000000Z', cursor: { timestamp: '2026-03-09T01:00:00.000000Z', uuid: 'x' } }),
+    ).toBe('2026-03-09');
     // a cursor later than `before` does not raise the bound
-    expect(listWindowStart({ before: '2026-03-10T23:00:00.000000Z', cursor: { timestamp: '2026-03-11T01:00:00.000000Z', uuid: 'x' } })).toBe('2026-03-10');
+    expect(
+      listWindowStart({ before: '2026-03-10T23:00:00.000000Z', cursor: { timestamp: '2026-03-11T01:00:00.000000Z', uuid: 'x' } }),
+    ).toBe('2026-03-10');
     expect(listWindowStart({ before: '2026-03-10T23:00:00.000000Z', after: '2026-03-09T23:00:00.000000Z' })).toBe('2026-03-10');
     expect(listWindowStart({ before: '2026-03-10T23:00:00.000000Z', after: '2026-03-10T00:00:00.000000Z' })).toBeUndefined();
   });
 
-  it.skipIf(!usesPostgres())('PostgreSQL: one query when the day fills the page, two when it does not, one for a filtered page', async () => {
-    let selects = 0;
-    const counter: KyselyPlugin = {
-      transformQuery: (args) => {
-        if (args.node.kind === 'SelectQueryNode') selects += 1;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    };
-    const repo = new RowEventsStore(t.store.db.withPlugin(counter));
-    const base = { teamId: team, before: '2026-03-10T23:00:00.000000Z', offset: 0 };
-    const count = async (q: Parameters<RowEventsStore['list']>[0]) => {
-      selects = 0;
-      const rows = await repo.list(q);
-      return { selects, uuids: rows.map((r) => r.uuid) };
-    };
-    expect(await count({ ...base, limit: 4 })).toEqual({ selects: 1, uuids: expected({ ...base, limit: 4 }) });
-    expect(await count({ ...base, limit: 6 })).toEqual({ selects: 2, uuids: expected({ ...base, limit: 6 }) });
-    expect(await count({ ...base, after: '2026-03-10T01:00:00.000000Z', limit: 6 })).toEqual({ selects: 1, uuids: expected({ ...base, after: '2026-03-10T01:00:00.000000Z', limit: 6 }) });
-    const d0 = all.filter((e) => e.distinct_id === 'd0' && e.timestamp < base.before).slice(0, 2).map((e) => e.uuid);
-    expect(await count({ ...base, distinctId: 'd0', limit: 2 })).toEqual({ selects: 1, uuids: d0 });
-  });
+  it.skipIf(!usesPostgres())(
+    'PostgreSQL: one query when the day fills the page, two when it does not, one for a filtered page',
+    async () => {
+      let selects = 0;
+      const counter: KyselyPlugin = {
+        transformQuery: (args) => {
+          if (args.node.kind === 'SelectQueryNode') selects += 1;
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      };
+      const repo = new RowEventsStore(t.store.db.withPlugin(counter));
+      const base = { teamId: team, before: '2026-03-10T23:00:00.000000Z', offset: 0 };
+      const count = async (q: Parameters<RowEventsStore['list']>[0]) => {
+        selects = 0;
+        const rows = await repo.list(q);
+        return { selects, uuids: rows.map((r) => r.uuid) };
+      };
+      expect(await count({ ...base, limit: 4 })).toEqual({ selects: 1, uuids: expected({ ...base, limit: 4 }) });
+      expect(await count({ ...base, limit: 6 })).toEqual({ selects: 2, uuids: expected({ ...base, limit: 6 }) });
+      expect(await count({ ...base, after: '2026-03-10T01:00:00.000000Z', limit: 6 })).toEqual({
+        selects: 1,
+        uuids: expected({ ...base, after: '2026-03-10T01:00:00.000000Z', limit: 6 }),
+      });
+      const d0 = all
+        .filter((e) => e.distinct_id === 'd0' && e.timestamp < base.before)
+        .slice(0, 2)
+        .map((e) => e.uuid);
+      expect(await count({ ...base, distinctId: 'd0', limit: 2 })).toEqual({ selects: 1, uuids: d0 });
+    },
+  );
 });

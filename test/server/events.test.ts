@@ -34,7 +34,6 @@ const DAY = 24 * HOUR;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-
 let t: TestServer;
 
 /** label of a seeded event by uuid, so that results read as names in assertions */
@@ -104,7 +103,9 @@ const ago = (ms: number): string => at(-ms);
 
 /** The list's order: timestamp desc, then uuid desc. */
 function newestFirst<T extends { timestamp: string; uuid: string }>(rows: readonly T[]): T[] {
-  return [...rows].sort((a, b) => (a.timestamp === b.timestamp ? (a.uuid < b.uuid ? 1 : a.uuid > b.uuid ? -1 : 0) : a.timestamp < b.timestamp ? 1 : -1));
+  return [...rows].sort((a, b) =>
+    a.timestamp === b.timestamp ? (a.uuid < b.uuid ? 1 : a.uuid > b.uuid ? -1 : 0) : a.timestamp < b.timestamp ? 1 : -1,
+  );
 }
 
 /** Labels of results, in answer order. */
@@ -203,7 +204,11 @@ describe('GET /api/environments/{project_id}/events/ — order and limit', () =>
   it('answers 100 events by default, with a next link', async () => {
     const page = await listOk(pid);
     expect(page.results).toHaveLength(100);
-    expect(page.results.map((e) => e.id)).toEqual(newestFirst(rows).slice(0, 100).map((r) => r.uuid));
+    expect(page.results.map((e) => e.id)).toEqual(
+      newestFirst(rows)
+        .slice(0, 100)
+        .map((r) => r.uuid),
+    );
     expect(page.next).toEqual(expect.any(String));
   });
 
@@ -221,7 +226,11 @@ describe('GET /api/environments/{project_id}/events/ — order and limit', () =>
 
   it('skips `offset` events', async () => {
     const page = await listOk(pid, { offset: 5, limit: 10 });
-    expect(page.results.map((e) => e.id)).toEqual(newestFirst(rows).slice(5, 15).map((r) => r.uuid));
+    expect(page.results.map((e) => e.id)).toEqual(
+      newestFirst(rows)
+        .slice(5, 15)
+        .map((r) => r.uuid),
+    );
   });
 
   it('with an offset past the end, answers an empty page with next null', async () => {
@@ -284,7 +293,10 @@ describe('GET /api/environments/{project_id}/events/ — after and before', () =
     });
 
     it('after and before together bound both ends, exclusively', async () => {
-      expect(await labelsOf(pid, { after: '2023-05-01T00:00:00Z', before: '2023-05-01T12:00:00Z' })).toEqual(['midnight+1s', 'midnight+1us']);
+      expect(await labelsOf(pid, { after: '2023-05-01T00:00:00Z', before: '2023-05-01T12:00:00Z' })).toEqual([
+        'midnight+1s',
+        'midnight+1us',
+      ]);
     });
 
     it('reads fractions and offsets (+02:00 is two hours ahead of UTC)', async () => {
@@ -386,12 +398,15 @@ describe('GET /api/environments/{project_id}/events/ — after and before', () =
     });
   });
 
-  it.each(['yesterday', '2024-13-01', '2024-02-30T00:00:00Z', '-1x', 'dStartt', '1d2h'])('after=%s answers 400 with attr after', async (value) => {
-    const pid = 1;
-    const { error, response } = await list(pid, { after: value });
-    expect(response.status).toBe(400);
-    expect(error).toMatchObject({ type: 'validation_error', attr: 'after' });
-  });
+  it.each(['yesterday', '2024-13-01', '2024-02-30T00:00:00Z', '-1x', 'dStartt', '1d2h'])(
+    'after=%s answers 400 with attr after',
+    async (value) => {
+      const pid = 1;
+      const { error, response } = await list(pid, { after: value });
+      expect(response.status).toBe(400);
+      expect(error).toMatchObject({ type: 'validation_error', attr: 'after' });
+    },
+  );
 
   it.each(['yesterday', '2024-13-01', 'not a date'])('before=%s answers 400 with attr before', async (value) => {
     const { error, response } = await list(1, { before: value });
@@ -447,7 +462,18 @@ const CHAIN_ELEMENTS = [
     attributes: { attr__class: 'hero' },
     order: 2,
   },
-  { event: null, text: null, tag_name: 'body', attr_class: null, href: null, attr_id: null, nth_child: 1, nth_of_type: 1, attributes: {}, order: 3 },
+  {
+    event: null,
+    text: null,
+    tag_name: 'body',
+    attr_class: null,
+    href: null,
+    attr_id: null,
+    nth_child: 1,
+    nth_of_type: 1,
+    attributes: {},
+    order: 3,
+  },
 ];
 
 describe('GET /api/environments/{project_id}/events/ — event, distinct_id, person_id', () => {
@@ -458,14 +484,25 @@ describe('GET /api/environments/{project_id}/events/ — event, distinct_id, per
   beforeAll(async () => {
     pid = await project('Events people');
     await persons(pid, [
-      { distinct_id: 'user@example.com', identify: { anon_distinct_id: 'anon-123' }, set: { email: 'ada@hedgebox.net', name: 'Ada Lovelace', username: 'ada', plan: 'pro' } },
+      {
+        distinct_id: 'user@example.com',
+        identify: { anon_distinct_id: 'anon-123' },
+        set: { email: 'ada@hedgebox.net', name: 'Ada Lovelace', username: 'ada', plan: 'pro' },
+      },
       { distinct_id: 'bob', set: { email: 'bob@example.com', plan: 'free' } },
     ]);
     const rows = await seed(pid, [
       {
         name: 'p1',
         distinct_id: 'user@example.com',
-        properties: { $browser: 'Chrome', $current_url: 'https://hedgebox.net/files/', count: 3, ok: true, none: null, nested: { a: 1, list: ['x', 'y'] } },
+        properties: {
+          $browser: 'Chrome',
+          $current_url: 'https://hedgebox.net/files/',
+          count: 3,
+          ok: true,
+          none: null,
+          nested: { a: 1, list: ['x', 'y'] },
+        },
         timestamp: ago(50 * MINUTE),
       },
       { name: 'p2', distinct_id: 'anon-123', properties: { $browser: 'Safari' }, timestamp: ago(40 * MINUTE) },
@@ -732,7 +769,11 @@ describe('GET /api/environments/{project_id}/events/ — event, distinct_id, per
         properties: { $browser: 'Chrome', $event_type: 'click' },
         event: '$autocapture',
         timestamp: expect.stringMatching(ISO_UTC),
-        person: { is_identified: true, distinct_ids: ['user@example.com'], properties: { email: 'ada@hedgebox.net', name: 'Ada Lovelace', username: 'ada' } },
+        person: {
+          is_identified: true,
+          distinct_ids: ['user@example.com'],
+          properties: { email: 'ada@hedgebox.net', name: 'Ada Lovelace', username: 'ada' },
+        },
         elements: CHAIN_ELEMENTS,
         elements_chain: CHAIN,
       });
@@ -845,7 +886,17 @@ describe('GET /api/environments/{project_id}/events/ — properties', () => {
         name: 'B',
         distinct_id: 'bob',
         timestamp: ago(4 * MINUTE),
-        properties: { $browser: 'Firefox', $os: 'Windows', n: 15, s: '9', flag: false, when: '2024-03-11T08:30:00Z', path: '100%_off', 'dotted.key': 'dot', city: 'Zürich' },
+        properties: {
+          $browser: 'Firefox',
+          $os: 'Windows',
+          n: 15,
+          s: '9',
+          flag: false,
+          when: '2024-03-11T08:30:00Z',
+          path: '100%_off',
+          'dotted.key': 'dot',
+          city: 'Zürich',
+        },
       },
       {
         name: 'C',
@@ -870,7 +921,12 @@ describe('GET /api/environments/{project_id}/events/ — properties', () => {
     return names((data as EventsPage).results).sort();
   }
 
-  const f = (key: string, operator: string, value?: unknown, type?: string) => ({ key, operator, ...(value === undefined ? {} : { value }), ...(type ? { type } : {}) });
+  const f = (key: string, operator: string, value?: unknown, type?: string) => ({
+    key,
+    operator,
+    ...(value === undefined ? {} : { value }),
+    ...(type ? { type } : {}),
+  });
 
   describe('exact and is_not', () => {
     it.each<[string, unknown, string[]]>([
@@ -1000,7 +1056,10 @@ describe('GET /api/environments/{project_id}/events/ — properties', () => {
     });
 
     it('an unreadable date value answers 400 with attr properties', async () => {
-      await expect400(await listRaw(pid, `properties=${encodeURIComponent(JSON.stringify([f('when', 'is_date_after', 'last tuesday')]))}`), 'properties');
+      await expect400(
+        await listRaw(pid, `properties=${encodeURIComponent(JSON.stringify([f('when', 'is_date_after', 'last tuesday')]))}`),
+        'properties',
+      );
     });
   });
 
@@ -1034,7 +1093,10 @@ describe('GET /api/environments/{project_id}/events/ — properties', () => {
     });
 
     it('an OR group', async () => {
-      expect(await match({ type: 'OR', values: [f('$browser', 'exact', ['Safari', 'Firefox']), f('$os', 'exact', 'iOS')] })).toEqual(['B', 'C']);
+      expect(await match({ type: 'OR', values: [f('$browser', 'exact', ['Safari', 'Firefox']), f('$os', 'exact', 'iOS')] })).toEqual([
+        'B',
+        'C',
+      ]);
     });
 
     it('nested groups: OR of ANDs', async () => {
@@ -1116,11 +1178,19 @@ describe('GET /api/environments/{project_id}/events/ — properties', () => {
   });
 
   describe('errors', () => {
-    it.each(['[{', 'not json', '{"key":', '[{"key":"a",}]'])('invalid JSON %j answers 400 "Properties are unparsable!" (attr properties)', async (raw) => {
-      const res = await listRaw(pid, `properties=${encodeURIComponent(raw)}`);
-      expect(res.status).toBe(400);
-      expect(await res.json()).toEqual({ type: 'validation_error', code: 'invalid_input', detail: 'Properties are unparsable!', attr: 'properties' });
-    });
+    it.each(['[{', 'not json', '{"key":', '[{"key":"a",}]'])(
+      'invalid JSON %j answers 400 "Properties are unparsable!" (attr properties)',
+      async (raw) => {
+        const res = await listRaw(pid, `properties=${encodeURIComponent(raw)}`);
+        expect(res.status).toBe(400);
+        expect(await res.json()).toEqual({
+          type: 'validation_error',
+          code: 'invalid_input',
+          detail: 'Properties are unparsable!',
+          attr: 'properties',
+        });
+      },
+    );
 
     it.each<[string, unknown]>([
       ['an unknown operator', [{ key: '$browser', value: 'Chrome', operator: 'contains_maybe' }]],
@@ -1252,7 +1322,8 @@ describe('GET /api/environments/{project_id}/events/ — pagination', () => {
       sp = await project('Events small pages');
       const ts = ago(30 * MINUTE);
       const seeds: SeedEvent[] = [];
-      for (let i = 0; i < 30; i += 1) seeds.push({ timestamp: i < 20 ? ts : ago(40 * MINUTE + i * 1000), event: i % 3 === 0 ? 'signed_up' : '$pageview' });
+      for (let i = 0; i < 30; i += 1)
+        seeds.push({ timestamp: i < 20 ? ts : ago(40 * MINUTE + i * 1000), event: i % 3 === 0 ? 'signed_up' : '$pageview' });
       rows = await seed(sp, seeds);
     });
 
@@ -1271,7 +1342,11 @@ describe('GET /api/environments/{project_id}/events/ — pagination', () => {
         seen.push(...page.results.map((e) => e.id));
         next = page.next;
       }
-      expect(seen).toEqual(newestFirst(rows).slice(6).map((r) => r.uuid));
+      expect(seen).toEqual(
+        newestFirst(rows)
+          .slice(6)
+          .map((r) => r.uuid),
+      );
     });
 
     it('offset given with a cursor skips events after the cursor', async () => {
@@ -1279,7 +1354,11 @@ describe('GET /api/environments/{project_id}/events/ — pagination', () => {
       const res = await fetch(`${first.next!}&offset=2`, { headers: { Authorization: `Bearer ${t.boot.key}` } });
       expect(res.status).toBe(200);
       const page = (await res.json()) as EventsPage;
-      expect(page.results.map((e) => e.id)).toEqual(newestFirst(rows).slice(6, 10).map((r) => r.uuid));
+      expect(page.results.map((e) => e.id)).toEqual(
+        newestFirst(rows)
+          .slice(6, 10)
+          .map((r) => r.uuid),
+      );
     });
 
     it('next with event=$pageview sent unencoded keeps the filter', async () => {
@@ -1298,9 +1377,15 @@ describe('GET /api/environments/{project_id}/events/ — pagination', () => {
 
     it('events captured after the first page (newer) do not shift the following pages', async () => {
       const p = await project('Events live pages');
-      const base = await seed(p, Array.from({ length: 10 }, () => ({ timestamp: ago(20 * MINUTE) })));
+      const base = await seed(
+        p,
+        Array.from({ length: 10 }, () => ({ timestamp: ago(20 * MINUTE) })),
+      );
       const first = await listOk(p, { limit: 4 });
-      await seed(p, Array.from({ length: 3 }, () => ({ timestamp: ago(MINUTE) })));
+      await seed(
+        p,
+        Array.from({ length: 3 }, () => ({ timestamp: ago(MINUTE) })),
+      );
       const seen = first.results.map((e) => e.id);
       let next = first.next;
       while (next) {
@@ -1327,7 +1412,8 @@ describe('GET /api/environments/{project_id}/events/ — pagination', () => {
 describe('GET /api/environments/{project_id}/events/values/', () => {
   let pid: number;
 
-  const values = (projectId: number, query: ValuesQuery, client = t.client) => client.GET(VALUES, { params: { path: { project_id: String(projectId) }, query } });
+  const values = (projectId: number, query: ValuesQuery, client = t.client) =>
+    client.GET(VALUES, { params: { path: { project_id: String(projectId) }, query } });
 
   async function valueNames(query: ValuesQuery, projectId = pid): Promise<string[]> {
     const { data, error, response } = await values(projectId, query);
@@ -1430,10 +1516,13 @@ describe('GET /api/environments/{project_id}/events/values/', () => {
     expect(await valueNames({ key: 'event' })).toEqual([]);
   });
 
-  it.each(['timestamp', 'properties', 'uuid', 'team_id', '$browser'])('is_column=true with key %s answers 400 with attr key', async (key) => {
-    const res = await t.fetch(`/api/environments/${pid}/events/values/?key=${encodeURIComponent(key)}&is_column=true`);
-    await expect400(res, 'key');
-  });
+  it.each(['timestamp', 'properties', 'uuid', 'team_id', '$browser'])(
+    'is_column=true with key %s answers 400 with attr key',
+    async (key) => {
+      const res = await t.fetch(`/api/environments/${pid}/events/values/?key=${encodeURIComponent(key)}&is_column=true`);
+      await expect400(res, 'key');
+    },
+  );
 
   it('key=custom_event answers the names of non-$ events of the window, in name order', async () => {
     expect(await valueNames({ key: 'custom_event' })).toEqual(['added_file', 'signed_up', 'upgraded_plan']);
@@ -1485,11 +1574,19 @@ describe('events — isolation between projects and organizations, scopes', () =
 
   beforeAll(async () => {
     [secret] = (await seed(1, [
-      { name: 'secret', event: 'secret_event', distinct_id: 'secret-user', properties: { $browser: 'SecretBrowser' }, timestamp: ago(10 * MINUTE) },
+      {
+        name: 'secret',
+        event: 'secret_event',
+        distinct_id: 'secret-user',
+        properties: { $browser: 'SecretBrowser' },
+        timestamp: ago(10 * MINUTE),
+      },
     ])) as [EventInput];
     await persons(1, [{ distinct_id: 'secret-user', set: { email: 'secret@example.com' } }]);
     sibling = await project('Events sibling');
-    await seed(sibling, [{ name: 'sibling', event: 'sibling_event', properties: { $browser: 'SiblingBrowser' }, timestamp: ago(5 * MINUTE) }]);
+    await seed(sibling, [
+      { name: 'sibling', event: 'sibling_event', properties: { $browser: 'SiblingBrowser' }, timestamp: ago(5 * MINUTE) },
+    ]);
   });
 
   it('project 1 answers its own event', async () => {
@@ -1562,7 +1659,10 @@ describe('events — isolation between projects and organizations, scopes', () =
   });
 
   it('without a key answers 401', async () => {
-    await expectError(await t.fetch('/api/environments/1/events/', { key: null }), 401, { type: 'authentication_error', code: 'not_authenticated' });
+    await expectError(await t.fetch('/api/environments/1/events/', { key: null }), 401, {
+      type: 'authentication_error',
+      code: 'not_authenticated',
+    });
   });
 
   it('an unknown project answers 404 "Project not found."', async () => {
@@ -1575,15 +1675,34 @@ describe('GET /api/environments/{project_id}/events/ — production mode (the pa
     const prod = await startTestServer({ validateResponses: false });
     try {
       const inputs: EventInput[] = [
-        { uuid: randomUUID(), event: 'café ☕', distinct_id: 'zoë', properties: { city: 'Zürich', mood: '😀', kana: 'かな', quoted: '"x"' }, timestamp: ago(HOUR), elements_chain: '' },
-        { uuid: randomUUID(), event: '$pageview', distinct_id: 'plain', properties: { $browser: 'Chrome' }, timestamp: ago(2 * HOUR), elements_chain: '' },
+        {
+          uuid: randomUUID(),
+          event: 'café ☕',
+          distinct_id: 'zoë',
+          properties: { city: 'Zürich', mood: '😀', kana: 'かな', quoted: '"x"' },
+          timestamp: ago(HOUR),
+          elements_chain: '',
+        },
+        {
+          uuid: randomUUID(),
+          event: '$pageview',
+          distinct_id: 'plain',
+          properties: { $browser: 'Chrome' },
+          timestamp: ago(2 * HOUR),
+          elements_chain: '',
+        },
       ];
       const devProject = await project('Events bytes');
       const pages: EventsPage[] = [];
-      for (const [server, teamId] of [[prod, prod.boot.team.id], [t, devProject]] as const) {
+      for (const [server, teamId] of [
+        [prod, prod.boot.team.id],
+        [t, devProject],
+      ] as const) {
         await server.store.db.transaction().execute(async (trx) => {
           await new EventsWriteRepository(trx).insertEvents(teamId, inputs);
-          await new EventsWriteRepository(trx).applyPersonUpdates(teamId, [{ distinct_id: 'zoë', set: { name: 'Zoë Ñuñez' }, identify: {} }]);
+          await new EventsWriteRepository(trx).applyPersonUpdates(teamId, [
+            { distinct_id: 'zoë', set: { name: 'Zoë Ñuñez' }, identify: {} },
+          ]);
         });
         const res = await server.fetch(`/api/environments/${teamId}/events/`);
         expect(res.status).toBe(200);
@@ -1615,7 +1734,9 @@ describe('GET /api/environments/{project_id}/events/ — while another write is 
     let page: EventsPage | undefined;
     await expect(
       t.store.db.transaction().execute(async (trx) => {
-        await new EventsWriteRepository(trx).insertEvents(pid, [{ uuid: phantom, event: 'phantom', distinct_id: 'x', properties: {}, timestamp: ago(1000), elements_chain: '' }]);
+        await new EventsWriteRepository(trx).insertEvents(pid, [
+          { uuid: phantom, event: 'phantom', distinct_id: 'x', properties: {}, timestamp: ago(1000), elements_chain: '' },
+        ]);
         // the request is answered while the transaction is open (it may wait for it on SQLite)
         const pending = listOk(pid).then((p) => (page = p));
         await new Promise((r) => setTimeout(r, 100));

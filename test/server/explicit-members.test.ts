@@ -18,7 +18,17 @@ import type { components, EnvApiClient } from '../../client/index.js';
 import { OrganizationLevel, type Organization, type User } from '../../server/storage/repositories/accounts.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { answer, type Answer, type ErrorBody, forbidden, invalid, missingScope, NOT_FOUND, PROJECT_NOT_FOUND, required } from '../helpers/errors.js';
+import {
+  answer,
+  type Answer,
+  type ErrorBody,
+  forbidden,
+  invalid,
+  missingScope,
+  NOT_FOUND,
+  PROJECT_NOT_FOUND,
+  required,
+} from '../helpers/errors.js';
 
 type ExplicitTeamMember = components['schemas']['ExplicitTeamMember'];
 type ExplicitTeamMemberRequest = components['schemas']['ExplicitTeamMemberRequest'];
@@ -37,7 +47,6 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const UNKNOWN_UUID = '01934a10-7b2c-7d3e-8f4a-5b6c7d8e9f01';
 /** the project id PostHog's test_add_member_to_nonexistent_project_forbidden uses */
 const NONEXISTENT_PROJECT = 2137;
-
 
 /** TeamMemberStrictManagementPermission.message */
 const INSUFFICIENT = forbidden("You don't have sufficient permissions in the project.");
@@ -125,7 +134,9 @@ function retrieve(c: Caller, p: number | string, uuid: string) {
 }
 
 function patch(c: Caller, p: number | string, uuid: string, body: PatchedExplicitTeamMember) {
-  return answer<ExplicitTeamMember>(c.api.PATCH(MEMBER, { params: { path: { project_id: pid(p), parent_membership__user__uuid: uuid } }, body }));
+  return answer<ExplicitTeamMember>(
+    c.api.PATCH(MEMBER, { params: { path: { project_id: pid(p), parent_membership__user__uuid: uuid } }, body }),
+  );
 }
 
 function remove(c: Caller, p: number | string, uuid: string) {
@@ -293,31 +304,167 @@ describe('POST /api/environments/{project_id}/explicit_members/', () => {
   const admin = { effective_level: PROJECT_ADMIN, level: PROJECT_ADMIN };
   runCases<Case & { level?: 8 }>(
     [
-      { title: 'an organization owner adds a member at level 1 by default (201) [PostHog test_add_member_as_org_owner_allowed]', caller: ORG_OWNER, current: true, countBefore: 0, status: 201, data: member, countAfter: 1 },
-      { title: 'an organization admin adds a member (201) [PostHog test_add_member_as_org_admin_allowed]', caller: ORG_ADMIN, countBefore: 0, status: 201, data: member, countAfter: 1 },
-      { title: 'an organization member without project access may not add a member (403) [PostHog test_add_member_as_org_member_forbidden]', caller: ORG_MEMBER, status: 403, error: INSUFFICIENT, countAfter: 0 },
-      { title: 'an organization member without project access may not add themselves (403) [PostHog test_add_yourself_as_org_member_forbidden]', caller: ORG_MEMBER, target: 'self', status: 403, error: INSUFFICIENT, countAfter: 0 },
-      { title: 'an organization admin may not add themselves (403) [PostHog test_add_yourself_as_org_admin_forbidden]', caller: ORG_ADMIN, target: 'self', status: 403, error: ADD_YOURSELF, countAfter: 0 },
-      { title: 'an organization member who is a project member may not add a member (403) [PostHog test_add_member_as_org_member_and_project_member_forbidden]', caller: ORG_MEMBER, callerIn: PROJECT_MEMBER, countBefore: 1, status: 403, error: INSUFFICIENT, countAfter: 1 },
-      { title: 'an organization member who is a project admin adds a member (201) [PostHog test_add_member_as_org_member_but_project_admin_allowed]', caller: ORG_MEMBER, callerIn: PROJECT_ADMIN, countBefore: 1, status: 201, data: member, countAfter: 2 },
-      { title: 'an organization admin who is a project member adds a member (201) [PostHog test_add_member_as_org_admin_and_project_member_allowed]', caller: ORG_ADMIN, callerIn: PROJECT_MEMBER, status: 201, data: member },
-      { title: 'an organization admin adds an admin (201, level 8) [PostHog test_add_admin_as_org_admin_allowed]', caller: ORG_ADMIN, level: PROJECT_ADMIN, status: 201, data: admin },
-      { title: 'a project member may not add an admin (403) [PostHog test_add_admin_as_project_member_forbidden]', caller: ORG_MEMBER, callerIn: PROJECT_MEMBER, level: PROJECT_ADMIN, status: 403, error: INSUFFICIENT, countAfter: 1 },
-      { title: 'an organization admin who is a project admin adds an admin (201) [PostHog test_add_admin_as_project_admin_allowed]', caller: ORG_ADMIN, callerIn: PROJECT_ADMIN, level: PROJECT_ADMIN, status: 201, data: admin },
-      { title: 'a user of another organization may not be added (403) [PostHog test_add_member_to_project_that_is_not_organization_member_forbidden]', caller: ORG_ADMIN, target: 'other-org', status: 403, error: SAME_ORGANIZATION, countAfter: 0 },
-      { title: 'a project without access control answers 400 (even to its owner) [PostHog test_add_member_to_non_private_project_forbidden]', caller: ORG_OWNER, accessControl: false, status: 400, error: NOT_PRIVATE, countAfter: 0 },
-      { title: 'the permission check comes before the access-control check: an organization member on a non-private project gets 403', caller: ORG_MEMBER, accessControl: false, status: 403, error: INSUFFICIENT },
-      { title: 'the access-control check comes before the adding-yourself check', caller: ORG_OWNER, accessControl: false, target: 'self', status: 400, error: NOT_PRIVATE },
-      { title: 'a user UUID of nobody answers 403 "You both need to belong to the same organization."', caller: ORG_ADMIN, target: 'nobody', status: 403, error: SAME_ORGANIZATION },
-      { title: 'an inactive user of the organization answers 403 "You both need to belong to the same organization."', caller: ORG_ADMIN, target: 'inactive', status: 403, error: SAME_ORGANIZATION, countAfter: 0 },
+      {
+        title: 'an organization owner adds a member at level 1 by default (201) [PostHog test_add_member_as_org_owner_allowed]',
+        caller: ORG_OWNER,
+        current: true,
+        countBefore: 0,
+        status: 201,
+        data: member,
+        countAfter: 1,
+      },
+      {
+        title: 'an organization admin adds a member (201) [PostHog test_add_member_as_org_admin_allowed]',
+        caller: ORG_ADMIN,
+        countBefore: 0,
+        status: 201,
+        data: member,
+        countAfter: 1,
+      },
+      {
+        title: 'an organization member without project access may not add a member (403) [PostHog test_add_member_as_org_member_forbidden]',
+        caller: ORG_MEMBER,
+        status: 403,
+        error: INSUFFICIENT,
+        countAfter: 0,
+      },
+      {
+        title:
+          'an organization member without project access may not add themselves (403) [PostHog test_add_yourself_as_org_member_forbidden]',
+        caller: ORG_MEMBER,
+        target: 'self',
+        status: 403,
+        error: INSUFFICIENT,
+        countAfter: 0,
+      },
+      {
+        title: 'an organization admin may not add themselves (403) [PostHog test_add_yourself_as_org_admin_forbidden]',
+        caller: ORG_ADMIN,
+        target: 'self',
+        status: 403,
+        error: ADD_YOURSELF,
+        countAfter: 0,
+      },
+      {
+        title:
+          'an organization member who is a project member may not add a member (403) [PostHog test_add_member_as_org_member_and_project_member_forbidden]',
+        caller: ORG_MEMBER,
+        callerIn: PROJECT_MEMBER,
+        countBefore: 1,
+        status: 403,
+        error: INSUFFICIENT,
+        countAfter: 1,
+      },
+      {
+        title:
+          'an organization member who is a project admin adds a member (201) [PostHog test_add_member_as_org_member_but_project_admin_allowed]',
+        caller: ORG_MEMBER,
+        callerIn: PROJECT_ADMIN,
+        countBefore: 1,
+        status: 201,
+        data: member,
+        countAfter: 2,
+      },
+      {
+        title:
+          'an organization admin who is a project member adds a member (201) [PostHog test_add_member_as_org_admin_and_project_member_allowed]',
+        caller: ORG_ADMIN,
+        callerIn: PROJECT_MEMBER,
+        status: 201,
+        data: member,
+      },
+      {
+        title: 'an organization admin adds an admin (201, level 8) [PostHog test_add_admin_as_org_admin_allowed]',
+        caller: ORG_ADMIN,
+        level: PROJECT_ADMIN,
+        status: 201,
+        data: admin,
+      },
+      {
+        title: 'a project member may not add an admin (403) [PostHog test_add_admin_as_project_member_forbidden]',
+        caller: ORG_MEMBER,
+        callerIn: PROJECT_MEMBER,
+        level: PROJECT_ADMIN,
+        status: 403,
+        error: INSUFFICIENT,
+        countAfter: 1,
+      },
+      {
+        title: 'an organization admin who is a project admin adds an admin (201) [PostHog test_add_admin_as_project_admin_allowed]',
+        caller: ORG_ADMIN,
+        callerIn: PROJECT_ADMIN,
+        level: PROJECT_ADMIN,
+        status: 201,
+        data: admin,
+      },
+      {
+        title:
+          'a user of another organization may not be added (403) [PostHog test_add_member_to_project_that_is_not_organization_member_forbidden]',
+        caller: ORG_ADMIN,
+        target: 'other-org',
+        status: 403,
+        error: SAME_ORGANIZATION,
+        countAfter: 0,
+      },
+      {
+        title:
+          'a project without access control answers 400 (even to its owner) [PostHog test_add_member_to_non_private_project_forbidden]',
+        caller: ORG_OWNER,
+        accessControl: false,
+        status: 400,
+        error: NOT_PRIVATE,
+        countAfter: 0,
+      },
+      {
+        title: 'the permission check comes before the access-control check: an organization member on a non-private project gets 403',
+        caller: ORG_MEMBER,
+        accessControl: false,
+        status: 403,
+        error: INSUFFICIENT,
+      },
+      {
+        title: 'the access-control check comes before the adding-yourself check',
+        caller: ORG_OWNER,
+        accessControl: false,
+        target: 'self',
+        status: 400,
+        error: NOT_PRIVATE,
+      },
+      {
+        title: 'a user UUID of nobody answers 403 "You both need to belong to the same organization."',
+        caller: ORG_ADMIN,
+        target: 'nobody',
+        status: 403,
+        error: SAME_ORGANIZATION,
+      },
+      {
+        title: 'an inactive user of the organization answers 403 "You both need to belong to the same organization."',
+        caller: ORG_ADMIN,
+        target: 'inactive',
+        status: 403,
+        error: SAME_ORGANIZATION,
+        countAfter: 0,
+      },
     ],
     (s, c) => create(s.me, s.path, { user_uuid: s.target.uuid, ...(c.level ? { level: c.level } : {}) }),
   );
 
   it.each([
-    ['a level other than 1 or 8 (15, owner) answers 400 invalid_choice on `level`', ORG_OWNER, (u: User) => ({ user_uuid: u.uuid, level: 15 }), invalid('"15" is not a valid choice.', 'level', 'invalid_choice'), true],
+    [
+      'a level other than 1 or 8 (15, owner) answers 400 invalid_choice on `level`',
+      ORG_OWNER,
+      (u: User) => ({ user_uuid: u.uuid, level: 15 }),
+      invalid('"15" is not a valid choice.', 'level', 'invalid_choice'),
+      true,
+    ],
     ['a missing user_uuid answers 400 required on `user_uuid`', ORG_ADMIN, () => ({ level: 1 }), required('user_uuid'), false],
-    ['a user_uuid that is not a UUID answers 400 on `user_uuid`', ORG_ADMIN, () => ({ user_uuid: 'rookie@posthog.com' }), invalid('Must be a valid UUID.', 'user_uuid'), false],
+    [
+      'a user_uuid that is not a UUID answers 400 on `user_uuid`',
+      ORG_ADMIN,
+      () => ({ user_uuid: 'rookie@posthog.com' }),
+      invalid('Must be a valid UUID.', 'user_uuid'),
+      false,
+    ],
   ] as const)('%s', async (_title, level, bodyFor, error, checkCount) => {
     const p = await project();
     const me = await caller(level);
@@ -515,7 +662,7 @@ describe('GET /api/environments/{project_id}/explicit_members/', () => {
 // ------------------------------------------------------------------------------------------ retrieve
 
 describe('GET /api/environments/{project_id}/explicit_members/{parent_membership__user__uuid}/', () => {
-  it("answers the membership of the user with this UUID", async () => {
+  it('answers the membership of the user with this UUID', async () => {
     const p = await project();
     const me = await caller(ORG_MEMBER);
     await plant(p, me.user, PROJECT_MEMBER);
@@ -575,9 +722,36 @@ describe('PATCH /api/environments/{project_id}/explicit_members/{parent_membersh
           expect(Date.parse(data.updated_at)).toBeGreaterThanOrEqual(Date.parse(data.joined_at));
         },
       },
-      { title: 'an organization member without project access may not raise a member (403) [PostHog test_set_level_of_member_to_admin_as_org_member_forbidden]', caller: ORG_MEMBER, targetIn: PROJECT_MEMBER, body: { level: PROJECT_ADMIN }, status: 403, error: INSUFFICIENT, levelAfter: PROJECT_MEMBER },
-      { title: 'a project admin may not demote themselves (403) [PostHog test_demote_yourself_as_org_member_and_project_admin_forbidden]', caller: ORG_MEMBER, callerIn: PROJECT_ADMIN, target: 'self', body: { level: PROJECT_MEMBER }, status: 403, error: OWN_LEVEL, levelAfter: PROJECT_ADMIN },
-      { title: 'an organization member who is a project admin raises a member (200) [PostHog test_set_level_of_member_to_admin_as_org_member_but_project_admin_allowed]', caller: ORG_MEMBER, callerIn: PROJECT_ADMIN, targetIn: PROJECT_MEMBER, body: { level: PROJECT_ADMIN }, status: 200, data: { effective_level: PROJECT_ADMIN, level: PROJECT_ADMIN } },
+      {
+        title:
+          'an organization member without project access may not raise a member (403) [PostHog test_set_level_of_member_to_admin_as_org_member_forbidden]',
+        caller: ORG_MEMBER,
+        targetIn: PROJECT_MEMBER,
+        body: { level: PROJECT_ADMIN },
+        status: 403,
+        error: INSUFFICIENT,
+        levelAfter: PROJECT_MEMBER,
+      },
+      {
+        title: 'a project admin may not demote themselves (403) [PostHog test_demote_yourself_as_org_member_and_project_admin_forbidden]',
+        caller: ORG_MEMBER,
+        callerIn: PROJECT_ADMIN,
+        target: 'self',
+        body: { level: PROJECT_MEMBER },
+        status: 403,
+        error: OWN_LEVEL,
+        levelAfter: PROJECT_ADMIN,
+      },
+      {
+        title:
+          'an organization member who is a project admin raises a member (200) [PostHog test_set_level_of_member_to_admin_as_org_member_but_project_admin_allowed]',
+        caller: ORG_MEMBER,
+        callerIn: PROJECT_ADMIN,
+        targetIn: PROJECT_MEMBER,
+        body: { level: PROJECT_ADMIN },
+        status: 200,
+        data: { effective_level: PROJECT_ADMIN, level: PROJECT_ADMIN },
+      },
       {
         title: 'a demotion recomputes effective_level (8 → 1 for an organization member)',
         caller: ORG_ADMIN,
@@ -596,10 +770,35 @@ describe('PATCH /api/environments/{project_id}/explicit_members/{parent_membersh
         status: 200,
         then: async (s, res) => expect(res.data).toEqual(await record(s.me.user, PROJECT_ADMIN)),
       },
-      { title: 'a project member (explicit level 1) may not change another member (403)', caller: ORG_MEMBER, callerIn: PROJECT_MEMBER, targetIn: PROJECT_MEMBER, body: { level: PROJECT_MEMBER }, status: 403, error: INSUFFICIENT },
-      { title: 'a project without access control answers 400', caller: ORG_OWNER, accessControl: false, targetIn: PROJECT_MEMBER, body: { level: PROJECT_ADMIN }, status: 400, error: NOT_PRIVATE, levelAfter: PROJECT_MEMBER },
+      {
+        title: 'a project member (explicit level 1) may not change another member (403)',
+        caller: ORG_MEMBER,
+        callerIn: PROJECT_MEMBER,
+        targetIn: PROJECT_MEMBER,
+        body: { level: PROJECT_MEMBER },
+        status: 403,
+        error: INSUFFICIENT,
+      },
+      {
+        title: 'a project without access control answers 400',
+        caller: ORG_OWNER,
+        accessControl: false,
+        targetIn: PROJECT_MEMBER,
+        body: { level: PROJECT_ADMIN },
+        status: 400,
+        error: NOT_PRIVATE,
+        levelAfter: PROJECT_MEMBER,
+      },
       // Reachable only through stored data: through the API explicit levels are 1 or 8 and editors are 8 or more.
-      { title: 'editing someone whose explicit level is above yours answers 403 (a level-15 row planted in storage)', caller: ORG_ADMIN, targetIn: 15, body: { level: PROJECT_MEMBER }, status: 403, error: EDIT_HIGHER, levelAfter: 15 },
+      {
+        title: 'editing someone whose explicit level is above yours answers 403 (a level-15 row planted in storage)',
+        caller: ORG_ADMIN,
+        targetIn: 15,
+        body: { level: PROJECT_MEMBER },
+        status: 403,
+        error: EDIT_HIGHER,
+        levelAfter: 15,
+      },
     ],
     (s, c) => patch(s.me, s.path, s.target.uuid, c.body),
   );
@@ -638,10 +837,27 @@ describe('DELETE /api/environments/{project_id}/explicit_members/{parent_members
         },
       },
       // PostHog asserts the status only; the message is the contract's answer for a caller without access.
-      { title: 'an organization member without project access may not remove a member (403) [PostHog test_remove_member_as_org_member_allowed]', caller: ORG_MEMBER, targetIn: PROJECT_MEMBER, status: 403, error: INSUFFICIENT, countAfter: 1 },
-      { title: 'a project member (explicit level 1) may not remove another member (403)', caller: ORG_MEMBER, callerIn: PROJECT_MEMBER, targetIn: PROJECT_MEMBER, status: 403, error: INSUFFICIENT, countAfter: 2 },
       {
-        title: 'an organization member who is a project admin removes a member (204) [PostHog test_remove_member_as_org_member_but_project_admin_allowed]',
+        title:
+          'an organization member without project access may not remove a member (403) [PostHog test_remove_member_as_org_member_allowed]',
+        caller: ORG_MEMBER,
+        targetIn: PROJECT_MEMBER,
+        status: 403,
+        error: INSUFFICIENT,
+        countAfter: 1,
+      },
+      {
+        title: 'a project member (explicit level 1) may not remove another member (403)',
+        caller: ORG_MEMBER,
+        callerIn: PROJECT_MEMBER,
+        targetIn: PROJECT_MEMBER,
+        status: 403,
+        error: INSUFFICIENT,
+        countAfter: 2,
+      },
+      {
+        title:
+          'an organization member who is a project admin removes a member (204) [PostHog test_remove_member_as_org_member_but_project_admin_allowed]',
         caller: ORG_MEMBER,
         callerIn: PROJECT_ADMIN,
         targetIn: PROJECT_MEMBER,
@@ -662,9 +878,30 @@ describe('DELETE /api/environments/{project_id}/explicit_members/{parent_members
           expect(after.error).toEqual(INSUFFICIENT);
         },
       },
-      { title: 'a project member leaves the project (204) [PostHog test_leave_project_as_admin_member]', caller: ORG_MEMBER, callerIn: PROJECT_MEMBER, target: 'self', status: 204, countAfter: 0 },
-      { title: 'leaving a project you are not an explicit member of answers 404 [PostHog test_leave_project_as_project_outsider]', caller: ORG_MEMBER, current: true, target: 'self', status: 404, error: NOT_FOUND },
-      { title: 'a member of a project without access control can be removed by an organization admin (204)', caller: ORG_ADMIN, accessControl: false, targetIn: PROJECT_MEMBER, status: 204, countAfter: 0 },
+      {
+        title: 'a project member leaves the project (204) [PostHog test_leave_project_as_admin_member]',
+        caller: ORG_MEMBER,
+        callerIn: PROJECT_MEMBER,
+        target: 'self',
+        status: 204,
+        countAfter: 0,
+      },
+      {
+        title: 'leaving a project you are not an explicit member of answers 404 [PostHog test_leave_project_as_project_outsider]',
+        caller: ORG_MEMBER,
+        current: true,
+        target: 'self',
+        status: 404,
+        error: NOT_FOUND,
+      },
+      {
+        title: 'a member of a project without access control can be removed by an organization admin (204)',
+        caller: ORG_ADMIN,
+        accessControl: false,
+        targetIn: PROJECT_MEMBER,
+        status: 204,
+        countAfter: 0,
+      },
     ],
     (s) => remove(s.me, s.path, s.target.uuid),
   );
@@ -699,7 +936,7 @@ describe('key scopes on explicit members', () => {
     expect((await retrieve(me, p, planted.uuid)).status).toBe(200);
   });
 
-  it("a project:read key may not create, update or delete: 403 \"API key missing required scope 'project:write'\"", async () => {
+  it('a project:read key may not create, update or delete: 403 "API key missing required scope \'project:write\'"', async () => {
     const p = await project();
     const me = await caller(ORG_OWNER, { scopes: ['project:read'] });
     const planted = await rookie();
@@ -721,7 +958,7 @@ describe('key scopes on explicit members', () => {
     expect(await members.list(p)).toMatchObject([{ level: PROJECT_MEMBER, user: { uuid: planted.uuid } }]);
   });
 
-  it("a key without project scopes may not list or retrieve: 403 \"API key missing required scope 'project:read'\"", async () => {
+  it('a key without project scopes may not list or retrieve: 403 "API key missing required scope \'project:read\'"', async () => {
     const p = await project();
     const me = await caller(ORG_OWNER, { scopes: ['plugin:write', 'dashboard:read'] });
     const planted = await rookie();

@@ -39,7 +39,14 @@ beforeAll(async () => {
   privateId = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Private', access_control: true })).id;
   openId = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Open', timezone: 'Europe/London' })).id;
   await new EventsWriteRepository(t.store.db).insertEvents(t.boot.team.id, [
-    { uuid: randomUUID(), event: '$pageview', distinct_id: 'd1', properties: {}, timestamp: '2024-11-05T09:14:22.531000Z', elements_chain: '' },
+    {
+      uuid: randomUUID(),
+      event: '$pageview',
+      distinct_id: 'd1',
+      properties: {},
+      timestamp: '2024-11-05T09:14:22.531000Z',
+      elements_chain: '',
+    },
   ]);
 });
 
@@ -148,9 +155,28 @@ describe('GET /api/personal_api_keys/{id}/', () => {
       const { status, body } = await get<Key>(path, key);
       expect(status).toBe(200);
       expect(Object.keys(body).sort()).toEqual(
-        ['created_at', 'id', 'label', 'last_rolled_at', 'last_used_at', 'mask_value', 'scoped_organizations', 'scoped_teams', 'scopes', 'user_id', 'value'].sort(),
+        [
+          'created_at',
+          'id',
+          'label',
+          'last_rolled_at',
+          'last_used_at',
+          'mask_value',
+          'scoped_organizations',
+          'scoped_teams',
+          'scopes',
+          'user_id',
+          'value',
+        ].sort(),
       );
-      expect(body).toMatchObject({ label: 'test', value: null, scopes: ['dashboard:read'], scoped_teams: [1], scoped_organizations: [], user_id: t.boot.user.id });
+      expect(body).toMatchObject({
+        label: 'test',
+        value: null,
+        scopes: ['dashboard:read'],
+        scoped_teams: [1],
+        scoped_organizations: [],
+        user_id: t.boot.user.id,
+      });
       expect(body.mask_value).toBe(`${key.slice(0, 4)}...${key.slice(-4)}`);
       expect(body.last_used_at).not.toBeNull();
       expect(JSON.stringify(body)).not.toContain(key);
@@ -192,7 +218,12 @@ describe('GET /api/organizations/ and /api/organizations/{id}/', () => {
     expect(body.results.map((o) => o.id)).toEqual([t.boot.organization.id, other.organization.id]);
     expect(body).toMatchObject({ count: 2, next: null, previous: null });
     const first = body.results[0]!;
-    expect(first).toMatchObject({ name: t.boot.organization.name, membership_level: 15, plugins_access_level: 9, member_count: expect.any(Number) as number });
+    expect(first).toMatchObject({
+      name: t.boot.organization.name,
+      membership_level: 15,
+      plugins_access_level: 9,
+      member_count: expect.any(Number) as number,
+    });
     expect(body.results[1]).toMatchObject({ membership_level: 1, member_count: 2 });
     expect(body.results[1]!.teams.map((x) => x.id)).toEqual([other.team.id]);
 
@@ -234,7 +265,13 @@ describe('GET /api/organizations/{organization_id}/projects/', () => {
     const { status, body } = await get<ProjectPage>(`/api/organizations/${t.boot.organization.id}/projects/`);
     expect(status).toBe(200);
     expect(body.results.map((p) => p.id)).toEqual([1, privateId, openId]);
-    expect(body.results[2]).toMatchObject({ name: 'Open', organization: t.boot.organization.id, project_id: openId, timezone: 'Europe/London', ingested_event: false });
+    expect(body.results[2]).toMatchObject({
+      name: 'Open',
+      organization: t.boot.organization.id,
+      project_id: openId,
+      timezone: 'Europe/London',
+      ingested_event: false,
+    });
     expect((await get<ProjectPage>('/api/organizations/@current/projects/')).body).toEqual(body);
     const page = await get<ProjectPage>(`/api/organizations/${t.boot.organization.id}/projects/?limit=2&offset=1`);
     expect(page.body).toMatchObject({ count: 3, next: null });
@@ -242,7 +279,10 @@ describe('GET /api/organizations/{organization_id}/projects/', () => {
     expect(page.body.previous).not.toBeNull();
 
     const member = await t.user();
-    const memberPage = await get<ProjectPage>(`/api/organizations/${t.boot.organization.id}/projects/`, await t.key(['project:read'], { user: member }));
+    const memberPage = await get<ProjectPage>(
+      `/api/organizations/${t.boot.organization.id}/projects/`,
+      await t.key(['project:read'], { user: member }),
+    );
     expect(memberPage.body.results.map((p) => p.id)).toEqual([1, openId]);
     const limited = await get<ProjectPage>('/api/organizations/@current/projects/', await t.key(['project:read'], { projects: [openId] }));
     expect(limited.body).toMatchObject({ count: 1 });
@@ -288,11 +328,18 @@ describe('GET /api/projects/{id}/ and GET /api/environments/{id}/', () => {
     const key = await t.key(['project:read'], { user: member });
     await expectError(`/api/projects/${privateId}/`, 404, NOT_FOUND, key);
     await expectError(`/api/environments/${privateId}/`, 404, NOT_FOUND, key);
-    expect((await get<Team>(`/api/environments/${openId}/`, key)).body).toMatchObject({ effective_membership_level: 1, user_access_level: 'member' });
+    expect((await get<Team>(`/api/environments/${openId}/`, key)).body).toMatchObject({
+      effective_membership_level: 1,
+      user_access_level: 'member',
+    });
     // an explicit member of the private project sees it
     const membership = await t.accounts.findMembership(t.boot.organization.id, member.id);
     await new ExplicitMembersRepository(t.store.db).create({ team_id: privateId, parent_membership_id: membership!.id, level: 8 });
-    expect((await get<Project>(`/api/projects/${privateId}/`, key)).body).toMatchObject({ id: privateId, effective_membership_level: 8, access_control: true });
+    expect((await get<Project>(`/api/projects/${privateId}/`, key)).body).toMatchObject({
+      id: privateId,
+      effective_membership_level: 8,
+      access_control: true,
+    });
   });
 
   it('answers 404 for another organization’s project, no project and @current without one; 400 for a non-integer', async () => {

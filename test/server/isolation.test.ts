@@ -85,28 +85,53 @@ async function ok<T>(a: Promise<Answer>, status = 200): Promise<T> {
 }
 
 /** Creates in `project` (with `key`) one object of every kind the matrix needs. */
-async function populate(project: number, key: string, organization: Organization, owner: User, plugins: Array<{ id: number; url: string }>): Promise<Objects> {
+async function populate(
+  project: number,
+  key: string,
+  organization: Organization,
+  owner: User,
+  plugins: Array<{ id: number; url: string }>,
+): Promise<Objects> {
   const p = `/api/environments/${project}`;
   const destination = await ok<{ id: number }>(
-    call('POST', `${p}/pipeline_frontend_apps_configs/`, { key, body: { plugin: catalogPluginId(plugins, 'customerio'), order: 1, enabled: true, config: {} } }),
+    call('POST', `${p}/pipeline_frontend_apps_configs/`, {
+      key,
+      body: { plugin: catalogPluginId(plugins, 'customerio'), order: 1, enabled: true, config: {} },
+    }),
     201,
   );
   const frontend = await ok<{ id: number }>(
-    call('POST', `${p}/pipeline_frontend_apps_configs/`, { key, body: { plugin: catalogPluginId(plugins, 'notification-bar'), order: 2, enabled: true, config: {} } }),
+    call('POST', `${p}/pipeline_frontend_apps_configs/`, {
+      key,
+      body: { plugin: catalogPluginId(plugins, 'notification-bar'), order: 2, enabled: true, config: {} },
+    }),
     201,
   );
   const dashboard = await ok<{ id: number; tiles: Array<{ id: number }> }>(
     call('POST', `${p}/dashboards/create_from_template_json/`, {
       key,
-      body: { template: { template_name: `Isolation ${project}`, dashboard_description: '', dashboard_filters: {}, tiles: [{ type: 'TEXT', body: 'B' }] } },
+      body: {
+        template: {
+          template_name: `Isolation ${project}`,
+          dashboard_description: '',
+          dashboard_filters: {},
+          tiles: [{ type: 'TEXT', body: 'B' }],
+        },
+      },
     }),
   );
   const tile = dashboard.tiles[0]?.id;
   if (tile === undefined) throw new Error('the dashboard has no tile');
   const event = randomUUID();
-  await importEvents(t.store, project, [{ uuid: event, event: '$pageview', distinct_id: `d-${project}`, timestamp: '2025-01-01T00:00:00Z', properties: { $browser: 'Chrome' } }]);
+  await importEvents(t.store, project, [
+    { uuid: event, event: '$pageview', distinct_id: `d-${project}`, timestamp: '2025-01-01T00:00:00Z', properties: { $browser: 'Chrome' } },
+  ]);
   // an explicit member of the project (private), a plain member of its organization
-  await t.store.db.updateTable('teams').set({ access_control: 1 } as never).where('id', '=', project).execute();
+  await t.store.db
+    .updateTable('teams')
+    .set({ access_control: 1 } as never)
+    .where('id', '=', project)
+    .execute();
   const member = await t.user({ organization, level: OrganizationLevel.MEMBER });
   const membership = await t.accounts.findMembership(organization.id, member.id);
   if (!membership) throw new Error('no membership');
@@ -118,7 +143,15 @@ async function populate(project: number, key: string, organization: Organization
   await ok(call('GET', `${p}/events/${event}/`, { key }));
   await ok(call('GET', `${p}/explicit_members/${member.uuid}/`, { key }));
   void owner;
-  return { project, destinationConfig: destination.id, frontendConfig: frontend.id, dashboard: dashboard.id, tile, event, memberUuid: member.uuid };
+  return {
+    project,
+    destinationConfig: destination.id,
+    frontendConfig: frontend.id,
+    dashboard: dashboard.id,
+    tile,
+    event,
+    memberUuid: member.uuid,
+  };
 }
 
 beforeAll(async () => {
@@ -129,14 +162,18 @@ beforeAll(async () => {
 
   const src = await ok<{ id: number; tiles: Array<{ id: number }> }>(
     call('POST', `/api/environments/${A}/dashboards/create_from_template_json/`, {
-      body: { template: { template_name: 'A source', dashboard_description: '', dashboard_filters: {}, tiles: [{ type: 'TEXT', body: 'A' }] } },
+      body: {
+        template: { template_name: 'A source', dashboard_description: '', dashboard_filters: {}, tiles: [{ type: 'TEXT', body: 'A' }] },
+      },
     }),
   );
   aSource = { id: src.id, tile: src.tiles[0]!.id };
   aTarget = (
     await ok<{ id: number }>(
       call('POST', `/api/environments/${A}/dashboards/create_from_template_json/`, {
-        body: { template: { template_name: 'A target', dashboard_description: '', dashboard_filters: {}, tiles: [{ type: 'TEXT', body: 'T' }] } },
+        body: {
+          template: { template_name: 'A target', dashboard_description: '', dashboard_filters: {}, tiles: [{ type: 'TEXT', body: 'T' }] },
+        },
       }),
     )
   ).id;
@@ -176,16 +213,14 @@ const CASES: Case[] = [
       ['destination job', 'POST', 'job/', EXPORT_JOB],
       ['destination migrate', 'POST', 'migrate/', undefined],
     ] as const
-  ).map(
-    ([name, method, suffix, body]): Case => ({
-      name,
-      method,
-      build: (o) => {
-        const id = String(pick(o, 'destinationConfig', MISSING_INT));
-        return { path: `/api/environments/${A}/pipeline_destination_configs/${id}/${suffix}`, body, id };
-      },
-    }),
-  ),
+  ).map(([name, method, suffix, body]): Case => ({
+    name,
+    method,
+    build: (o) => {
+      const id = String(pick(o, 'destinationConfig', MISSING_INT));
+      return { path: `/api/environments/${A}/pipeline_destination_configs/${id}/${suffix}`, body, id };
+    },
+  })),
   {
     name: 'frontend app retrieve',
     method: 'GET',
@@ -224,7 +259,11 @@ const CASES: Case[] = [
     method: 'PATCH',
     build: (o) => {
       const to = pick(o, 'dashboard', MISSING_INT);
-      return { path: `/api/environments/${A}/dashboards/${aSource.id}/move_tile/`, body: { tile: { id: aSource.tile }, toDashboard: to }, id: String(to) };
+      return {
+        path: `/api/environments/${A}/dashboards/${aSource.id}/move_tile/`,
+        body: { tile: { id: aSource.tile }, toDashboard: to },
+        id: String(to),
+      };
     },
   },
   {
@@ -232,7 +271,11 @@ const CASES: Case[] = [
     method: 'PATCH',
     build: (o) => {
       const tile = pick(o, 'tile', MISSING_INT);
-      return { path: `/api/environments/${A}/dashboards/${aSource.id}/move_tile/`, body: { tile: { id: tile }, toDashboard: aTarget }, id: String(tile) };
+      return {
+        path: `/api/environments/${A}/dashboards/${aSource.id}/move_tile/`,
+        body: { tile: { id: tile }, toDashboard: aTarget },
+        id: String(tile),
+      };
     },
   },
   {
@@ -257,21 +300,19 @@ const CASES: Case[] = [
       ['member patch', 'PATCH', { level: 8 }],
       ['member delete', 'DELETE', undefined],
     ] as const
-  ).map(
-    ([name, method, body]): Case => ({
-      name,
-      method,
-      build: (o) => {
-        const id = pick(o, 'memberUuid', missingUuid);
-        return { path: `/api/environments/${Apriv}/explicit_members/${id}/`, body, id };
-      },
-    }),
-  ),
+  ).map(([name, method, body]): Case => ({
+    name,
+    method,
+    build: (o) => {
+      const id = pick(o, 'memberUuid', missingUuid);
+      return { path: `/api/environments/${Apriv}/explicit_members/${id}/`, body, id };
+    },
+  })),
 ];
 
 function normalized(a: Answer, id: string): { status: number; contentType: string; body: unknown } {
   const replace = (s: string) => s.split(id).join('<id>');
-  const body = typeof a.body === 'string' ? replace(a.body) : JSON.parse(replace(JSON.stringify(a.body))) as unknown;
+  const body = typeof a.body === 'string' ? replace(a.body) : (JSON.parse(replace(JSON.stringify(a.body))) as unknown);
   return { status: a.status, contentType: a.contentType, body };
 }
 
@@ -297,9 +338,13 @@ describe('a key of project A acting on another project’s object answers as for
       [otherOrg, plaintextKeys[1]!],
     ] as const) {
       const p = `/api/environments/${o.project}`;
-      const dest = await ok<{ name: string; deleted: boolean; enabled: boolean }>(call('GET', `${p}/pipeline_frontend_apps_configs/${o.frontendConfig}/`, { key }));
+      const dest = await ok<{ name: string; deleted: boolean; enabled: boolean }>(
+        call('GET', `${p}/pipeline_frontend_apps_configs/${o.frontendConfig}/`, { key }),
+      );
       expect(dest).toMatchObject({ deleted: false, enabled: true });
-      const activity = await ok<{ results: Array<{ activity: string }> }>(call('GET', `${p}/pipeline_destination_configs/${o.destinationConfig}/activity/`, { key }));
+      const activity = await ok<{ results: Array<{ activity: string }> }>(
+        call('GET', `${p}/pipeline_destination_configs/${o.destinationConfig}/activity/`, { key }),
+      );
       expect(activity.results.map((r) => r.activity)).toEqual(['enabled']);
       const dashboard = await ok<{ tiles: Array<{ id: number }> }>(call('GET', `${p}/dashboards/${o.dashboard}/`, { key }));
       expect(dashboard.tiles.map((x) => x.id)).toEqual([o.tile]);
@@ -383,7 +428,10 @@ describe('keys', () => {
     } else {
       // the database file, its WAL and shared memory
       const dir = path.dirname(t.store.location);
-      const files = fs.readdirSync(dir).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).isFile());
+      const files = fs
+        .readdirSync(dir)
+        .map((f) => path.join(dir, f))
+        .filter((f) => fs.statSync(f).isFile());
       expect(files.some((f) => f.endsWith('.sqlite3'))).toBe(true);
       contents = files.map((f) => ({ f: path.basename(f), bytes: fs.readFileSync(f) }));
     }
@@ -399,7 +447,11 @@ describe('keys', () => {
         expect(bytes.includes(Buffer.from(key, 'utf16le')), `${f} holds the key in UTF-16`).toBe(false);
       }
       const hash = 'sha256$' + createHash('sha256').update(key, 'utf8').digest('hex');
-      const stored = await t.store.db.selectFrom('personal_api_keys').select('secure_value').where('secure_value', '=', hash).executeTakeFirst();
+      const stored = await t.store.db
+        .selectFrom('personal_api_keys')
+        .select('secure_value')
+        .where('secure_value', '=', hash)
+        .executeTakeFirst();
       // the revoked key is deleted; every other one is stored as its hash, and that is what the store holds
       if (stored) {
         expect(stored.secure_value).toBe(hash);

@@ -13,7 +13,14 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../server/app.js';
 import { bootstrap } from '../../server/bootstrap.js';
-import { DEFAULT_RATE_LIMITS, parseRates, RateClassError, rateClassesOf, readRateLimitConfig, type RateLimitConfig } from '../../server/http/rate-limit.js';
+import {
+  DEFAULT_RATE_LIMITS,
+  parseRates,
+  RateClassError,
+  rateClassesOf,
+  readRateLimitConfig,
+  type RateLimitConfig,
+} from '../../server/http/rate-limit.js';
 import { loadSpec } from '../../server/http/spec.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
@@ -47,7 +54,13 @@ async function start(opts: { rateLimit?: RateLimitConfig | false } = {}): Promis
   });
   const logger = pino({ level: 'info' }, sink);
   const errors: unknown[] = [];
-  const app = createApp({ store, validateResponses: true, rateLimit: opts.rateLimit ?? false, logger, onServerError: (e) => errors.push(e) });
+  const app = createApp({
+    store,
+    validateResponses: true,
+    rateLimit: opts.rateLimit ?? false,
+    logger,
+    onServerError: (e) => errors.push(e),
+  });
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -139,10 +152,15 @@ describe('rate limits', () => {
     expect((await t.fetch(configs(), { key })).status).toBe(200);
   });
 
-  it('the query class (PostHog\'s APIQueriesThrottle): both prefixes share 2/minute here; then 429; the events class is separate', async () => {
+  it("the query class (PostHog's APIQueriesThrottle): both prefixes share 2/minute here; then 429; the events class is separate", async () => {
     const key = await t.newKey();
     const query = (prefix: string) =>
-      t.fetch(`/api/${prefix}/${t.projectId}/query/`, { key, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select 1' } }) });
+      t.fetch(`/api/${prefix}/${t.projectId}/query/`, {
+        key,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select 1' } }),
+      });
     expect((await query('environments')).status).toBe(200);
     expect((await query('projects')).status).toBe(200);
     expect((await query('environments')).status).toBe(429);
@@ -167,7 +185,8 @@ describe('rate limits', () => {
   it('off when disabled', async () => {
     const off = await start({ rateLimit: false });
     try {
-      for (let i = 0; i < 10; i++) expect((await off.fetch(`/api/environments/${off.projectId}/events/values/?key=event`)).status).toBe(200);
+      for (let i = 0; i < 10; i++)
+        expect((await off.fetch(`/api/environments/${off.projectId}/events/values/?key=event`)).status).toBe(200);
     } finally {
       await off.close();
     }
@@ -194,7 +213,8 @@ describe('rate-limit configuration', () => {
     const spec = loadSpec();
     delete (spec.paths['/api/environments/{project_id}/events/'] as Record<string, Record<string, unknown>>).get!['x-rate-limit-class'];
     const store = { db: undefined } as unknown as Store;
-    for (const rateLimit of [DEFAULT_RATE_LIMITS, false] as const) expect(() => createApp({ store, spec, rateLimit })).toThrow(RateClassError);
+    for (const rateLimit of [DEFAULT_RATE_LIMITS, false] as const)
+      expect(() => createApp({ store, spec, rateLimit })).toThrow(RateClassError);
   });
 
   it("defaults to PostHog's limits, on", () => {
@@ -231,13 +251,23 @@ describe('protocol edges, health, request ids and logs', () => {
     const body = JSON.stringify({ plugin: 1, config: { big: 'x'.repeat(2 * 1024 * 1024) } });
     const res = await t.fetch(create(), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ type: 'invalid_request', code: 'request_too_large', detail: 'Request body is too large.', attr: null });
+    expect(await res.json()).toEqual({
+      type: 'invalid_request',
+      code: 'request_too_large',
+      detail: 'Request body is too large.',
+      attr: null,
+    });
   });
 
   it('a text/plain body on a JSON operation answers 415 unsupported_media_type', async () => {
     const res = await t.fetch(create(), { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{"plugin": 1}' });
     expect(res.status).toBe(415);
-    expect(await res.json()).toEqual({ type: 'invalid_request', code: 'unsupported_media_type', detail: 'Unsupported media type "text/plain" in request.', attr: null });
+    expect(await res.json()).toEqual({
+      type: 'invalid_request',
+      code: 'unsupported_media_type',
+      detail: 'Unsupported media type "text/plain" in request.',
+      attr: null,
+    });
   });
 
   it('malformed JSON answers 400 parse_error', async () => {
@@ -285,7 +315,9 @@ describe('protocol edges, health, request ids and logs', () => {
   it('logs method, path, status, duration and request id, and never a key', async () => {
     const secret = t.key;
     const start = t.logs.length;
-    const res = await t.fetch(`/api/environments/${t.projectId}/events/?personal_api_key=${secret}&limit=1`, { headers: { 'X-Request-Id': 'log-test-1' } });
+    const res = await t.fetch(`/api/environments/${t.projectId}/events/?personal_api_key=${secret}&limit=1`, {
+      headers: { 'X-Request-Id': 'log-test-1' },
+    });
     expect(res.status).toBe(200);
     await t.fetch(`/api/environments/${t.projectId}/events/`, { key: 'phx_wrongkey123' });
     await t.fetch(`/api/environments/${t.projectId}/events/${secret}/`);
@@ -293,7 +325,10 @@ describe('protocol edges, health, request ids and logs', () => {
     await vi.waitFor(() => expect(t.logs.length - start).toBeGreaterThanOrEqual(3));
     const lines = t.logs.slice(start).map((l) => JSON.parse(l) as LogLine);
     const line = lines.find((l) => l.req?.id === 'log-test-1');
-    expect(line).toMatchObject({ req: { id: 'log-test-1', method: 'GET', path: `/api/environments/${t.projectId}/events/` }, res: { statusCode: 200 } });
+    expect(line).toMatchObject({
+      req: { id: 'log-test-1', method: 'GET', path: `/api/environments/${t.projectId}/events/` },
+      res: { statusCode: 200 },
+    });
     expect(typeof line?.responseTime).toBe('number');
     expect(lines.some((l) => l.res?.statusCode === 401)).toBe(true);
     const all = t.logs.join('\n');

@@ -20,7 +20,13 @@ import { timeIndexColumns } from '../helpers/store.js';
 import { answerText, randomFilterGroups } from '../helpers/filter-groups.js';
 import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
-import { dematerializeProperty, listMaterializedColumns, loadMaterializedColumns, materializeProperty, MaterializeError } from '../../server/storage/events/materialized.js';
+import {
+  dematerializeProperty,
+  listMaterializedColumns,
+  loadMaterializedColumns,
+  materializeProperty,
+  MaterializeError,
+} from '../../server/storage/events/materialized.js';
 import { RowEventsStore } from '../../server/storage/events/row-store.js';
 
 let t: TestServer;
@@ -31,8 +37,34 @@ const PERSON_KEYS = ['email', 'plan', 'age'] as const;
 
 /** Event properties; `mixed` changes JSON type from event to event. */
 const PROPS: Record<string, unknown>[] = [
-  { $browser: 'Chrome', n: 5, s: '10', flag: true, mixed: 'x', tags: ['a', 'b'], obj: { a: 1, b: [2, 'c'] }, when: '2024-03-10T12:00:00Z', city: 'MÜNCHEN', "it's": 'yes', empty: '', big: 9007199254740992 },
-  { $browser: 'Firefox', n: 15, s: '9', flag: false, mixed: 7, tags: [], obj: {}, when: '2024-03-11T08:30:00Z', city: 'Zürich', "it's": "it's", empty: null, big: -1.5e300 },
+  {
+    $browser: 'Chrome',
+    n: 5,
+    s: '10',
+    flag: true,
+    mixed: 'x',
+    tags: ['a', 'b'],
+    obj: { a: 1, b: [2, 'c'] },
+    when: '2024-03-10T12:00:00Z',
+    city: 'MÜNCHEN',
+    "it's": 'yes',
+    empty: '',
+    big: 9007199254740992,
+  },
+  {
+    $browser: 'Firefox',
+    n: 15,
+    s: '9',
+    flag: false,
+    mixed: 7,
+    tags: [],
+    obj: {},
+    when: '2024-03-11T08:30:00Z',
+    city: 'Zürich',
+    "it's": "it's",
+    empty: null,
+    big: -1.5e300,
+  },
   { $browser: 'Safari', n: 10.5, s: 'abc', mixed: true, when: '2024-03-10', city: 'zürich', big: 0.1 },
   { $browser: 'Chrome Mobile', n: '7', s: '20', mixed: null, obj: { nested: { deep: 'x' } }, when: 'not a date', empty: 'e' },
   { $browser: null, n: -3, s: '-3', mixed: [1, 2], flag: 'true' },
@@ -79,8 +111,10 @@ afterAll(async () => {
 /** One request's answer: status and body (the list's events as their uuids). */
 const answer = (path: string) => answerText(t, path);
 
-const eventsPath = (properties: unknown) => `/api/environments/${pid}/events/?limit=100&properties=${encodeURIComponent(JSON.stringify(properties))}`;
-const personsPath = (properties: unknown) => `/api/environments/${pid}/persons/?properties=${encodeURIComponent(JSON.stringify(properties))}`;
+const eventsPath = (properties: unknown) =>
+  `/api/environments/${pid}/events/?limit=100&properties=${encodeURIComponent(JSON.stringify(properties))}`;
+const personsPath = (properties: unknown) =>
+  `/api/environments/${pid}/persons/?properties=${encodeURIComponent(JSON.stringify(properties))}`;
 const valuesPath = (key: string) => `/api/environments/${pid}/events/values/?key=${encodeURIComponent(key)}`;
 
 /** The fixed cases: each event key's exact value, comparisons and set-ness, each person key. */
@@ -108,7 +142,10 @@ function requests(): string[] {
     ...FIXED.map(eventsPath),
     ...RANDOM.map((g) => eventsPath(g)),
     ...EVENT_KEYS.map(valuesPath),
-    ...PERSON_KEYS.flatMap((key) => [personsPath([{ key, type: 'person', value: 'pro' }]), personsPath([{ key, type: 'person', operator: 'is_not', value: 'free' }])]),
+    ...PERSON_KEYS.flatMap((key) => [
+      personsPath([{ key, type: 'person', value: 'pro' }]),
+      personsPath([{ key, type: 'person', operator: 'is_not', value: 'free' }]),
+    ]),
     `/api/environments/${pid}/persons/?email=ada%40hedgebox.net`,
     `/api/environments/${pid}/persons/?search=hedgebox`,
   ];
@@ -144,23 +181,46 @@ describe('materialized property columns', () => {
   it('a filter reads the column through its index, and the column holds the JSON text', async () => {
     const col = await materializeProperty(t.store, 'event', '$browser');
     try {
-      const cells = await sql<{ v: string | null }>`select ${sql.ref(col.column)} as v from events where team_id = ${pid} order by uuid`.execute(t.store.db);
-      expect(cells.rows.slice(0, 8).map((r) => r.v)).toEqual(['Chrome', 'Firefox', 'Safari', 'Chrome Mobile', null, null, 'chrome', 'Opera Mini']);
+      const cells = await sql<{
+        v: string | null;
+      }>`select ${sql.ref(col.column)} as v from events where team_id = ${pid} order by uuid`.execute(t.store.db);
+      expect(cells.rows.slice(0, 8).map((r) => r.v)).toEqual([
+        'Chrome',
+        'Firefox',
+        'Safari',
+        'Chrome Mobile',
+        null,
+        null,
+        'chrome',
+        'Opera Mini',
+      ]);
       const operaMini = eventsPath([{ key: '$browser', value: 'Opera Mini' }]);
       const uuids = [7, 15, 23, 31, 39].map((i) => `0190a000-0000-7000-8000-${String(i).padStart(12, '0')}`);
       // the repository's SQL for the filter, as the list builds it, planned by the store (PostgreSQL
       // told not to scan the table: it would, on 40 rows)
-      const group = { kind: 'group' as const, type: 'AND' as const, values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Opera Mini'] }] };
+      const group = {
+        kind: 'group' as const,
+        type: 'AND' as const,
+        values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Opera Mini'] }],
+      };
       const plan = await t.store.db.transaction().execute(async (trx) => {
-        const where = new RowEventsStore(trx).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group, materialized: await loadMaterializedColumns(trx) });
+        const where = new RowEventsStore(trx).conditions({
+          teamId: pid,
+          before: formatTimestamp(new Date()),
+          properties: group,
+          materialized: await loadMaterializedColumns(trx),
+        });
         const query = sql`select uuid from events where team_id = ${pid} and ${sql.join(where, sql` and `)} order by timestamp desc, uuid desc limit 100`;
-        if (t.store.dialect === 'sqlite') return (await sql<{ detail: string }>`explain query plan ${query}`.execute(trx)).rows.map((r) => r.detail).join('; ');
+        if (t.store.dialect === 'sqlite')
+          return (await sql<{ detail: string }>`explain query plan ${query}`.execute(trx)).rows.map((r) => r.detail).join('; ');
         await sql`set local enable_seqscan = off`.execute(trx);
         return (await sql<{ 'QUERY PLAN': string }>`explain ${query}`.execute(trx)).rows.map((r) => r['QUERY PLAN']).join('; ');
       });
       // PostgreSQL: events is partitioned by month (migration 0008); each partition has its copy of
       // the index, named after the partition and the columns (events_p2024_11_team_id_mat_…_idx)
-      expect(plan).toMatch(t.store.dialect === 'postgres' ? new RegExp(`Index[^;]* (using|on) events_\\w*${col.column}`) : new RegExp(`events_${col.column}`));
+      expect(plan).toMatch(
+        t.store.dialect === 'postgres' ? new RegExp(`Index[^;]* (using|on) events_\\w*${col.column}`) : new RegExp(`events_${col.column}`),
+      );
       expect(await answer(operaMini)).toBe(JSON.stringify(uuids));
     } finally {
       await dematerializeProperty(t.store, 'event', '$browser');
@@ -172,10 +232,21 @@ describe('materialized property columns', () => {
     const col = await materializeProperty(t.store, 'event', '$browser', (step) => steps.push(step));
     try {
       // $browser is a key of the property sets: on SQLite a stored column, filled by an UPDATE (storage/events/property-sets.ts)
-      expect(steps).toEqual(['column', ...(t.store.dialect === 'sqlite' ? ['backfill'] : []), 'index', 'record', 'time index', ...(t.store.dialect === 'postgres' ? ['vacuum'] : [])]);
+      expect(steps).toEqual([
+        'column',
+        ...(t.store.dialect === 'sqlite' ? ['backfill'] : []),
+        'index',
+        'record',
+        'time index',
+        ...(t.store.dialect === 'postgres' ? ['vacuum'] : []),
+      ]);
       if (t.store.dialect === 'postgres') {
         // ANALYZE writes pg_stats rows of the column for the partitions that hold events
-        const stats = await sql<{ n: string }>`select count(*) as n from pg_stats where schemaname = current_schema() and tablename like 'events%' and attname = ${col.column}`.execute(t.store.db);
+        const stats = await sql<{
+          n: string;
+        }>`select count(*) as n from pg_stats where schemaname = current_schema() and tablename like 'events%' and attname = ${col.column}`.execute(
+          t.store.db,
+        );
         expect(Number(stats.rows[0]!.n)).toBeGreaterThan(0);
       }
     } finally {
@@ -218,7 +289,9 @@ describe('materialized property columns', () => {
     const walSize = () => (fs.existsSync(wal) ? fs.statSync(wal).size : 0);
     // a small write: the WAL keeps its pages until a checkpoint
     const writeSomething = async () => {
-      await sql`insert into materialized_columns (kind, property, column_name, created_at) values ('event', 'probe', 'probe', '2024-01-01T00:00:00.000000Z')`.execute(t.store.db);
+      await sql`insert into materialized_columns (kind, property, column_name, created_at) values ('event', 'probe', 'probe', '2024-01-01T00:00:00.000000Z')`.execute(
+        t.store.db,
+      );
       await sql`delete from materialized_columns where property = 'probe'`.execute(t.store.db);
     };
     // the read pool's worker keeps its own connection to the file open, as a running server does

@@ -26,7 +26,13 @@ let Q: number;
 
 /** Every person of project `team`, in the list's order (created_at desc, id desc), read off the store. */
 async function storedOrder(team: number): Promise<{ id: number; uuid: string }[]> {
-  return t.store.db.selectFrom('persons').select(['id', 'uuid']).where('team_id', '=', team).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return t.store.db
+    .selectFrom('persons')
+    .select(['id', 'uuid'])
+    .where('team_id', '=', team)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
 }
 
 async function json<T>(path: string, key?: string | null): Promise<{ status: number; body: T }> {
@@ -47,9 +53,16 @@ beforeAll(async () => {
       properties: { $anon_distinct_id: ANON, $set: { email: 'ana@hedgebox.net', name: 'Ana Lima', plan: 'pro', age: 31 } },
     },
     { event: '$pageview', distinct_id: BOB, timestamp: '2025-01-01T11:00:00Z', properties: {} },
-    { event: '$pageview', distinct_id: 'carol', timestamp: '2025-01-01T12:00:00Z', properties: { $set: { Email: 'Carol@Example.COM', plan: 'free', age: 25 } } },
+    {
+      event: '$pageview',
+      distinct_id: 'carol',
+      timestamp: '2025-01-01T12:00:00Z',
+      properties: { $set: { Email: 'Carol@Example.COM', plan: 'free', age: 25 } },
+    },
   ]);
-  await importEvents(t.store, Q, [{ event: '$pageview', distinct_id: 'dave', timestamp: '2025-01-01T12:00:00Z', properties: { $set: { email: 'dave@hedgebox.net' } } }]);
+  await importEvents(t.store, Q, [
+    { event: '$pageview', distinct_id: 'dave', timestamp: '2025-01-01T12:00:00Z', properties: { $set: { email: 'dave@hedgebox.net' } } },
+  ]);
 });
 
 afterAll(async () => {
@@ -133,10 +146,21 @@ describe.each(PREFIXES)('GET %s/{project_id}/persons/', (prefix) => {
   });
 
   it('filters by person properties (type person or none)', async () => {
-    const names = async (props: unknown) => (await json<Page>(list(`?properties=${encodeURIComponent(JSON.stringify(props))}`))).body.results.map((r) => r.distinct_ids[0]).sort();
+    const names = async (props: unknown) =>
+      (await json<Page>(list(`?properties=${encodeURIComponent(JSON.stringify(props))}`))).body.results
+        .map((r) => r.distinct_ids[0])
+        .sort();
     expect(await names([{ key: 'plan', value: 'pro' }])).toEqual(['ana@hedgebox.net']);
     expect(await names([{ key: 'age', value: 20, operator: 'gt', type: 'person' }])).toEqual(['ana@hedgebox.net', 'carol']);
-    expect(await names({ type: 'OR', values: [{ key: 'plan', value: 'free' }, { key: 'email', operator: 'is_set' }] })).toEqual(['ana@hedgebox.net', 'carol']);
+    expect(
+      await names({
+        type: 'OR',
+        values: [
+          { key: 'plan', value: 'free' },
+          { key: 'email', operator: 'is_set' },
+        ],
+      }),
+    ).toEqual(['ana@hedgebox.net', 'carol']);
     expect(await names([{ key: 'plan', operator: 'is_not_set' }])).toEqual([BOB]);
   });
 
@@ -144,7 +168,10 @@ describe.each(PREFIXES)('GET %s/{project_id}/persons/', (prefix) => {
     const bad = await json(list('?properties=nope'));
     expect(bad).toEqual({ status: 400, body: invalid('Properties are unparsable!', 'properties') });
     const event = await json(list(`?properties=${encodeURIComponent('[{"key":"$browser","value":"Chrome","type":"event"}]')}`));
-    expect(event).toEqual({ status: 400, body: invalid('Property filters of type "event" are not supported; use "person".', 'properties') });
+    expect(event).toEqual({
+      status: 400,
+      body: invalid('Property filters of type "event" are not supported; use "person".', 'properties'),
+    });
   });
 
   it('answers 401 without a key and 403 without person:read', async () => {
@@ -180,7 +207,11 @@ describe.each(PREFIXES)('GET %s/{project_id}/persons/{id}/', (prefix) => {
   it('answers 400 with PostHog message for an id that is neither an integer nor a UUID', async () => {
     expect(await json(one('ana@hedgebox.net'))).toEqual({
       status: 400,
-      body: invalid('The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=ana@hedgebox.net instead.', null, 'invalid'),
+      body: invalid(
+        'The ID provided does not look like a personID. If you are using a distinctId, please use /persons?distinct_id=ana@hedgebox.net instead.',
+        null,
+        'invalid',
+      ),
     });
     expect((await json(one('12abc'))).status).toBe(400);
   });
@@ -205,9 +236,13 @@ describe.each(PREFIXES)('GET %s/{project_id}/persons/{id}/', (prefix) => {
 describe('person properties named like members of every JavaScript object', () => {
   it('keeps $set and $set_once keys __proto__, toString, constructor and hasOwnProperty as properties', async () => {
     // JSON.parse: an object literal would make `__proto__` the prototype instead of a key
-    const properties = JSON.parse('{"$set":{"__proto__":"p","toString":"t"},"$set_once":{"constructor":"c","hasOwnProperty":"h"}}') as Record<string, unknown>;
+    const properties = JSON.parse(
+      '{"$set":{"__proto__":"p","toString":"t"},"$set_once":{"constructor":"c","hasOwnProperty":"h"}}',
+    ) as Record<string, unknown>;
     await importEvents(t.store, Q, [{ event: '$identify', distinct_id: 'members', timestamp: '2025-01-02T10:00:00Z', properties }]);
-    const { status, body } = await json<{ results: { properties: Record<string, unknown> }[] }>(`/api/environments/${Q}/persons/?distinct_id=members`);
+    const { status, body } = await json<{ results: { properties: Record<string, unknown> }[] }>(
+      `/api/environments/${Q}/persons/?distinct_id=members`,
+    );
     expect(status).toBe(200);
     expect(Object.entries(body.results[0]!.properties).sort()).toEqual([
       ['__proto__', 'p'],

@@ -77,7 +77,8 @@ describe('POST /api/projects/{project_id}/pipeline_frontend_apps_configs/ (and i
       expect(res.body).toEqual({
         type: 'validation_error',
         code: 'required',
-        detail: 'This field is required: send "order", an integer giving the config\'s position among the project\'s plugin configs (lowest first), e.g. {"plugin": 7, "order": 0}.',
+        detail:
+          'This field is required: send "order", an integer giving the config\'s position among the project\'s plugin configs (lowest first), e.g. {"plugin": 7, "order": 0}.',
         attr: 'order',
       });
     }

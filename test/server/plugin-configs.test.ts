@@ -10,7 +10,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type ErrorBody, invalid, INVALID_KEY, missingScope, NO_PROJECT_ACCESS, NOT_AUTHENTICATED, NOT_FOUND, PROJECT_NOT_FOUND, projectNotAllowed, required } from '../helpers/errors.js';
+import {
+  type ErrorBody,
+  invalid,
+  INVALID_KEY,
+  missingScope,
+  NO_PROJECT_ACCESS,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+  PROJECT_NOT_FOUND,
+  projectNotAllowed,
+  required,
+} from '../helpers/errors.js';
 import { paginate, unwrap, type components } from '../../client/index.js';
 import { PLUGIN_CATALOG } from '../../server/domain/plugin-catalog.js';
 import { ANSWER_READS } from '../../server/domain/plugin-configs.js';
@@ -42,14 +53,7 @@ const MIGRATE = '/api/environments/{project_id}/pipeline_destination_configs/{id
 const EXPORT_JOB = 'Export historical events V2';
 
 type CatalogKey =
-  | 'customerio'
-  | 'hubspot'
-  | 'webhook'
-  | 'geoip'
-  | 'property-filter'
-  | 'notification-bar'
-  | 'pineapple-mode'
-  | 'github-star-sync';
+  'customerio' | 'hubspot' | 'webhook' | 'geoip' | 'property-filter' | 'notification-bar' | 'pineapple-mode' | 'github-star-sync';
 
 let t: TestServer;
 /** plugin id by catalog key, looked up by url in what bootstrap installed */
@@ -144,18 +148,15 @@ async function stored(id: number): Promise<StoredConfig> {
 }
 
 async function jobCount(): Promise<number> {
-  const r = await t.store.db.selectFrom('plugin_config_jobs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const r = await t.store.db
+    .selectFrom('plugin_config_jobs')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 async function activityRows(scope: string, itemId: string) {
-  return t.store.db
-    .selectFrom('activity_log')
-    .selectAll()
-    .where('scope', '=', scope)
-    .where('item_id', '=', itemId)
-    .orderBy('id')
-    .execute();
+  return t.store.db.selectFrom('activity_log').selectAll().where('scope', '=', scope).where('item_id', '=', itemId).orderBy('id').execute();
 }
 
 /** A new member of the bootstrap organization with a key of these scopes. */
@@ -170,7 +171,13 @@ async function memberWithKey(scopes: string[], opts: { staff?: boolean; level?: 
 }
 
 function customerioConfig(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { customerioSiteId: 'site-7d2f0a9c', customerioToken: 'tok-s3cr3t', host: 'track.customer.io', identifyByEmail: 'No', ...overrides };
+  return {
+    customerioSiteId: 'site-7d2f0a9c',
+    customerioToken: 'tok-s3cr3t',
+    host: 'track.customer.io',
+    identifyByEmail: 'No',
+    ...overrides,
+  };
 }
 
 // ------------------------------------------------------------------------------------------ list
@@ -289,9 +296,16 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/', (
   });
 
   it('when limit=0, answers 400 min_value with attr limit', async () => {
-    const { response, error } = await t.client.GET(FRONTEND_APPS, { params: { path: { project_id: String(project) }, query: { limit: 0 } } });
+    const { response, error } = await t.client.GET(FRONTEND_APPS, {
+      params: { path: { project_id: String(project) }, query: { limit: 0 } },
+    });
     expect(response.status).toBe(400);
-    expect(error).toEqual({ type: 'validation_error', code: 'min_value', detail: 'Ensure this value is greater than or equal to 1.', attr: 'limit' });
+    expect(error).toEqual({
+      type: 'validation_error',
+      code: 'min_value',
+      detail: 'Ensure this value is greater than or equal to 1.',
+      attr: 'limit',
+    });
   });
 
   it('when limit or offset is not a valid integer, answers 400 with attr naming the parameter', async () => {
@@ -333,7 +347,7 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/', (
     }
   });
 
-  it('when project_id is @current, answers the configs of the key owner\'s current project', async () => {
+  it("when project_id is @current, answers the configs of the key owner's current project", async () => {
     const current = await unwrap(t.client.GET(FRONTEND_APPS, { params: { path: { project_id: '@current' } } }));
     const one = await list(1);
     expect(current.count).toBe(one.count);
@@ -396,8 +410,13 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
     expect((await stored(c.id)).config).toEqual({});
   });
 
-  it('when name and description are given, answers them; when empty or null, falls back to the plugin\'s', async () => {
-    const named = await create({ plugin: plugin['notification-bar'], order: 0, name: 'Launch banner', description: 'Shown on the 2.0 launch' });
+  it("when name and description are given, answers them; when empty or null, falls back to the plugin's", async () => {
+    const named = await create({
+      plugin: plugin['notification-bar'],
+      order: 0,
+      name: 'Launch banner',
+      description: 'Shown on the 2.0 launch',
+    });
     expect(named.name).toBe('Launch banner');
     expect(named.description).toBe('Shown on the 2.0 launch');
     const empty = await create({ plugin: plugin['notification-bar'], order: 0, name: '', description: null });
@@ -441,9 +460,17 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
   });
 
   it('when the plugin id is unknown, answers 400 does_not_exist with attr plugin', async () => {
-    const { response, error } = await t.client.POST(FRONTEND_APPS, { params: { path: { project_id: '1' } }, body: { plugin: 999, order: 0 } });
+    const { response, error } = await t.client.POST(FRONTEND_APPS, {
+      params: { path: { project_id: '1' } },
+      body: { plugin: 999, order: 0 },
+    });
     expect(response.status).toBe(400);
-    expect(error).toEqual({ type: 'validation_error', code: 'does_not_exist', detail: 'Invalid pk "999" - object does not exist.', attr: 'plugin' });
+    expect(error).toEqual({
+      type: 'validation_error',
+      code: 'does_not_exist',
+      detail: 'Invalid pk "999" - object does not exist.',
+      attr: 'plugin',
+    });
   });
 
   it('when the plugin belongs to another organization, answers 400 does_not_exist with attr plugin', async () => {
@@ -451,11 +478,25 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
     const entry = PLUGIN_CATALOG.find((p) => p.key === 'notification-bar');
     if (!entry) throw new Error('no notification-bar in catalog');
     const { plugin: foreign } = await installCatalogPlugin(t.store, other.organization.id, entry);
-    const before = await t.store.db.selectFrom('plugin_configs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
-    const { response, error } = await t.client.POST(FRONTEND_APPS, { params: { path: { project_id: '1' } }, body: { plugin: foreign.id, order: 0 } });
+    const before = await t.store.db
+      .selectFrom('plugin_configs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    const { response, error } = await t.client.POST(FRONTEND_APPS, {
+      params: { path: { project_id: '1' } },
+      body: { plugin: foreign.id, order: 0 },
+    });
     expect(response.status).toBe(400);
-    expect(error).toEqual({ type: 'validation_error', code: 'does_not_exist', detail: `Invalid pk "${foreign.id}" - object does not exist.`, attr: 'plugin' });
-    const after = await t.store.db.selectFrom('plugin_configs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    expect(error).toEqual({
+      type: 'validation_error',
+      code: 'does_not_exist',
+      detail: `Invalid pk "${foreign.id}" - object does not exist.`,
+      attr: 'plugin',
+    });
+    const after = await t.store.db
+      .selectFrom('plugin_configs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
@@ -469,7 +510,8 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
       expect(noOrder.status).toBe(400);
       expect(noOrder.body).toEqual({
         ...required('order'),
-        detail: 'This field is required: send "order", an integer giving the config\'s position among the project\'s plugin configs (lowest first), e.g. {"plugin": 7, "order": 0}.',
+        detail:
+          'This field is required: send "order", an integer giving the config\'s position among the project\'s plugin configs (lowest first), e.g. {"plugin": 7, "order": 0}.',
       });
     }
   });
@@ -500,7 +542,12 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
       body: { plugin: plugin['notification-bar'], order: 0, name: 'x'.repeat(401) },
     });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ type: 'validation_error', code: 'max_length', detail: 'Ensure this field has no more than 400 characters.', attr: 'name' });
+    expect(res.body).toEqual({
+      type: 'validation_error',
+      code: 'max_length',
+      detail: 'Ensure this field has no more than 400 characters.',
+      attr: 'name',
+    });
   });
 
   it('when the body holds unknown and read-only fields, ignores them', async () => {
@@ -552,18 +599,26 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
   });
 
   it('when the body is not valid JSON, answers 400 and creates nothing', async () => {
-    const before = await t.store.db.selectFrom('plugin_configs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const before = await t.store.db
+      .selectFrom('plugin_configs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     const res = await raw('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { rawBody: '{"plugin": 6, "order": ' });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'parse_error', attr: null });
     const notObject = await raw('POST', '/api/environments/1/pipeline_frontend_apps_configs/', { rawBody: '[1, 2]' });
     expect(notObject.status).toBe(400);
-    const after = await t.store.db.selectFrom('plugin_configs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const after = await t.store.db
+      .selectFrom('plugin_configs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
   it('when the path has no trailing slash, creates the config', async () => {
-    const res = await raw('POST', '/api/environments/1/pipeline_frontend_apps_configs', { body: { plugin: plugin['notification-bar'], order: 0 } });
+    const res = await raw('POST', '/api/environments/1/pipeline_frontend_apps_configs', {
+      body: { plugin: plugin['notification-bar'], order: 0 },
+    });
     expect(res.status).toBe(201);
   });
 
@@ -573,7 +628,10 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
     const owner = await t.accounts.createUser({ email: `locked-${Date.now()}@nopluginsinc.com` });
     await t.accounts.upsertMembership(organization.id, owner.id, OrganizationLevel.OWNER);
     const key = await t.key(['*'], { user: owner });
-    const res = await raw('POST', `/api/environments/${team.id}/pipeline_frontend_apps_configs/`, { key, body: { plugin: plugin['notification-bar'], order: 0 } });
+    const res = await raw('POST', `/api/environments/${team.id}/pipeline_frontend_apps_configs/`, {
+      key,
+      body: { plugin: plugin['notification-bar'], order: 0 },
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       type: 'validation_error',
@@ -587,7 +645,10 @@ describe('POST /api/environments/{project_id}/pipeline_frontend_apps_configs/', 
 
   it('when the key has plugin:read only, answers 403 missing scope plugin:write', async () => {
     const client = t.clientFor(await t.key(['plugin:read']));
-    const { response, error } = await client.POST(FRONTEND_APPS, { params: { path: { project_id: '1' } }, body: { plugin: plugin['notification-bar'], order: 0 } });
+    const { response, error } = await client.POST(FRONTEND_APPS, {
+      params: { path: { project_id: '1' } },
+      body: { plugin: plugin['notification-bar'], order: 0 },
+    });
     expect(response.status).toBe(403);
     expect(error).toEqual(missingScope('plugin:write'));
   });
@@ -600,7 +661,12 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/{id}
   let destination: PluginConfig;
 
   beforeAll(async () => {
-    app = await create({ plugin: plugin['notification-bar'], order: 0, enabled: true, config: { notification: 'Hedgebox 2.0 is out', position: 'sticky' } });
+    app = await create({
+      plugin: plugin['notification-bar'],
+      order: 0,
+      enabled: true,
+      config: { notification: 'Hedgebox 2.0 is out', position: 'sticky' },
+    });
     destination = await create({ plugin: plugin.customerio, order: 0, config: customerioConfig() });
   });
 
@@ -608,7 +674,12 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/{id}
     const c = await unwrap(t.client.GET(FRONTEND_APP, { params: { path: { project_id: '1', id: app.id } } }));
     expect(c).toMatchObject({ id: app.id, plugin: plugin['notification-bar'], enabled: true, order: 0, team_id: 1, deleted: false });
     expect(c.config).toEqual({ notification: 'Hedgebox 2.0 is out', position: 'sticky' });
-    expect(c.plugin_info).toMatchObject({ id: plugin['notification-bar'], name: 'Notification Bar', url: 'https://github.com/PostHog/notification-bar-app', capabilities: {} });
+    expect(c.plugin_info).toMatchObject({
+      id: plugin['notification-bar'],
+      name: 'Notification Bar',
+      url: 'https://github.com/PostHog/notification-bar-app',
+      capabilities: {},
+    });
   });
 
   it('when the id is a destination config, answers 404 Not found.', async () => {
@@ -694,13 +765,21 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/{id}
       await t.store.db.updateTable('organizations').set({ name: 'Renamed Org' }).where('id', '=', org.id).execute();
       expect((await get()).plugin_info?.organization_name).toBe('Renamed Org');
       // as `PluginsRepository.install` does, a change of a plugin moves its updated_at
-      await t.store.db.updateTable('plugins').set({ description: 'A new description', updated_at: new Date().toISOString() }).where('id', '=', plugin['notification-bar']).execute();
+      await t.store.db
+        .updateTable('plugins')
+        .set({ description: 'A new description', updated_at: new Date().toISOString() })
+        .where('id', '=', plugin['notification-bar'])
+        .execute();
       expect((await get()).plugin_info?.description).toBe('A new description');
       expect((await listed())?.description).toBe('A new description');
       if (t.store.changeCounter) {
         // on SQLite a write that leaves updated_at alone (hand-written SQL) is seen too: the plugins
         // table's counter moves, which empties the decoded plugins as well as the answers
-        await t.store.db.updateTable('plugins').set({ description: 'Without updated_at' }).where('id', '=', plugin['notification-bar']).execute();
+        await t.store.db
+          .updateTable('plugins')
+          .set({ description: 'Without updated_at' })
+          .where('id', '=', plugin['notification-bar'])
+          .execute();
         expect((await get()).plugin_info?.description).toBe('Without updated_at');
       }
       await t.store.db.updateTable('plugin_configs').set({ order: 42 }).where('id', '=', app.id).execute();
@@ -712,13 +791,28 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/{id}
       const counterBefore = answerCounter();
       await t.store.db
         .insertInto('activity_log')
-        .values({ id: randomUUID(), team_id: 1, organization_id: org.id, user_id: null, is_system: 1, scope: 'Plugin', item_id: String(app.id), activity: 'updated', detail: '{}', created_at: new Date().toISOString() })
+        .values({
+          id: randomUUID(),
+          team_id: 1,
+          organization_id: org.id,
+          user_id: null,
+          is_system: 1,
+          scope: 'Plugin',
+          item_id: String(app.id),
+          activity: 'updated',
+          detail: '{}',
+          created_at: new Date().toISOString(),
+        })
         .execute();
       expect(answerCounter()).toBe(counterBefore);
       expect((await get()).order).toBe(42);
     } finally {
       await t.store.db.updateTable('organizations').set({ name: org.name }).where('id', '=', org.id).execute();
-      await t.store.db.updateTable('plugins').set({ description: originalDescription, updated_at: new Date().toISOString() }).where('id', '=', plugin['notification-bar']).execute();
+      await t.store.db
+        .updateTable('plugins')
+        .set({ description: originalDescription, updated_at: new Date().toISOString() })
+        .where('id', '=', plugin['notification-bar'])
+        .execute();
     }
   });
 });
@@ -728,10 +822,23 @@ describe('GET /api/environments/{project_id}/pipeline_frontend_apps_configs/{id}
 describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}/', () => {
   it('when disabling a destination, answers 200 with plugin_info and records a disabled activity', async () => {
     const c = await create({ plugin: plugin.customerio, order: 2, enabled: true, name: 'Customer.io (EU)', config: customerioConfig() });
-    const { data, response } = await t.client.PATCH(DESTINATION, { params: { path: { project_id: '1', id: c.id } }, body: { enabled: false } });
+    const { data, response } = await t.client.PATCH(DESTINATION, {
+      params: { path: { project_id: '1', id: c.id } },
+      body: { enabled: false },
+    });
     expect(response.status).toBe(200);
     const u = data as PluginConfig;
-    expect(u).toMatchObject({ id: c.id, plugin: plugin.customerio, enabled: false, order: 2, name: 'Customer.io (EU)', deleted: false, delivery_rate_24h: null, error: null, team_id: 1 });
+    expect(u).toMatchObject({
+      id: c.id,
+      plugin: plugin.customerio,
+      enabled: false,
+      order: 2,
+      name: 'Customer.io (EU)',
+      deleted: false,
+      delivery_rate_24h: null,
+      error: null,
+      team_id: 1,
+    });
     expect(u.config).toEqual(c.config);
     expect(u.plugin_info).toMatchObject({ id: plugin.customerio, name: 'Customer.io', hog_function_migration_available: true });
     expect(u.created_at).toBe(c.created_at);
@@ -742,14 +849,26 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
   });
 
   it('when enabling, records an enabled activity; when the flag does not change, records none', async () => {
-    const c = await create({ plugin: plugin.hubspot, order: 0, enabled: false, config: { hubspotAccessToken: 'pat-na1-1', triggeringEvents: '$identify' } });
+    const c = await create({
+      plugin: plugin.hubspot,
+      order: 0,
+      enabled: false,
+      config: { hubspotAccessToken: 'pat-na1-1', triggeringEvents: '$identify' },
+    });
     await patch(c.id, { enabled: true });
     await patch(c.id, { enabled: true });
     expect((await activity(c.id)).results.map((e) => e.activity)).toEqual(['enabled', 'disabled']);
   });
 
   it('when fields are not sent, keeps their values', async () => {
-    const c = await create({ plugin: plugin.hubspot, order: 3, enabled: true, name: 'HubSpot CRM', description: 'Contacts sync', config: { hubspotAccessToken: 'pat-na1-2', triggeringEvents: '$identify,$set' } });
+    const c = await create({
+      plugin: plugin.hubspot,
+      order: 3,
+      enabled: true,
+      name: 'HubSpot CRM',
+      description: 'Contacts sync',
+      config: { hubspotAccessToken: 'pat-na1-2', triggeringEvents: '$identify,$set' },
+    });
     const u = await patch(c.id, { order: 9 });
     expect(u).toMatchObject({ order: 9, enabled: true, name: 'HubSpot CRM', description: 'Contacts sync', deleted: false });
     expect(u.config).toEqual({ hubspotAccessToken: SECRET, triggeringEvents: '$identify,$set' });
@@ -797,8 +916,14 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
     expect(u.order).toBe(2);
   });
 
-  it('when name or description is null or empty, answers the plugin\'s instead', async () => {
-    const c = await create({ plugin: plugin.webhook, order: 0, name: 'Slack hook', description: 'Posts to #growth', config: { url: 'https://hooks.slack.com/x' } });
+  it("when name or description is null or empty, answers the plugin's instead", async () => {
+    const c = await create({
+      plugin: plugin.webhook,
+      order: 0,
+      name: 'Slack hook',
+      description: 'Posts to #growth',
+      config: { url: 'https://hooks.slack.com/x' },
+    });
     const u = await patch(c.id, { name: null, description: '' });
     expect(u.name).toBe('Webhook');
     expect(u.description).toBe('Send a webhook');
@@ -814,19 +939,34 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
     it('when a secret field is omitted, keeps its stored value and drops omitted non-secret keys', async () => {
       const u = await patch(id, { config: { host: 'track-eu.customer.io' } });
       expect(u.config).toEqual({ customerioSiteId: SECRET, customerioToken: SECRET, host: 'track-eu.customer.io' });
-      expect((await stored(id)).config).toEqual({ customerioSiteId: 'site-7d2f0a9c', customerioToken: 'tok-s3cr3t', host: 'track-eu.customer.io' });
+      expect((await stored(id)).config).toEqual({
+        customerioSiteId: 'site-7d2f0a9c',
+        customerioToken: 'tok-s3cr3t',
+        host: 'track-eu.customer.io',
+      });
     });
 
     it('when a secret field is null, keeps its stored value', async () => {
       await patch(id, { config: { customerioSiteId: null, customerioToken: null, host: 'track-eu.customer.io', identifyByEmail: 'Yes' } });
-      expect((await stored(id)).config).toEqual({ customerioSiteId: 'site-7d2f0a9c', customerioToken: 'tok-s3cr3t', host: 'track-eu.customer.io', identifyByEmail: 'Yes' });
+      expect((await stored(id)).config).toEqual({
+        customerioSiteId: 'site-7d2f0a9c',
+        customerioToken: 'tok-s3cr3t',
+        host: 'track-eu.customer.io',
+        identifyByEmail: 'Yes',
+      });
     });
 
     it('when a retrieved config is sent back with masked secrets, keeps the stored secrets', async () => {
       const current = await patch(id, {});
       expect(current.config.customerioToken).toBe(SECRET);
       const u = await patch(id, { config: { ...current.config, eventsToSend: '$pageview,signed_up' } });
-      expect(u.config).toEqual({ customerioSiteId: SECRET, customerioToken: SECRET, host: 'track-eu.customer.io', identifyByEmail: 'Yes', eventsToSend: '$pageview,signed_up' });
+      expect(u.config).toEqual({
+        customerioSiteId: SECRET,
+        customerioToken: SECRET,
+        host: 'track-eu.customer.io',
+        identifyByEmail: 'Yes',
+        eventsToSend: '$pageview,signed_up',
+      });
       expect((await stored(id)).config).toEqual({
         customerioSiteId: 'site-7d2f0a9c',
         customerioToken: 'tok-s3cr3t',
@@ -839,7 +979,11 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
     it('when a secret field gets a new value, stores it and answers it masked', async () => {
       const u = await patch(id, { config: { customerioToken: 'tok-rotated', host: 'track-eu.customer.io' } });
       expect(u.config.customerioToken).toBe(SECRET);
-      expect((await stored(id)).config).toEqual({ customerioSiteId: 'site-7d2f0a9c', customerioToken: 'tok-rotated', host: 'track-eu.customer.io' });
+      expect((await stored(id)).config).toEqual({
+        customerioSiteId: 'site-7d2f0a9c',
+        customerioToken: 'tok-rotated',
+        host: 'track-eu.customer.io',
+      });
     });
 
     it('when a secret field is an empty string, clears it', async () => {
@@ -852,7 +996,9 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
 
   it('when config keys change, records config_updated listing the changed keys with secret values masked', async () => {
     const c = await create({ plugin: plugin.customerio, order: 0, enabled: true, config: customerioConfig() });
-    await patch(c.id, { config: { customerioToken: 'tok-new', host: 'track-eu.customer.io', identifyByEmail: 'No', eventsToSend: '$pageview' } });
+    await patch(c.id, {
+      config: { customerioToken: 'tok-new', host: 'track-eu.customer.io', identifyByEmail: 'No', eventsToSend: '$pageview' },
+    });
     const a = await activity(c.id);
     expect(a.results.map((e) => e.activity)).toEqual(['config_updated', 'enabled']);
     const entry = a.results[0];
@@ -883,7 +1029,10 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
   it('when the id is a frontend app, transformation or import app config, answers 404 Not found.', async () => {
     for (const key of ['notification-bar', 'pineapple-mode', 'geoip', 'property-filter', 'github-star-sync'] as const) {
       const c = await create({ plugin: plugin[key], order: 0 });
-      const { response, error } = await t.client.PATCH(DESTINATION, { params: { path: { project_id: '1', id: c.id } }, body: { order: 1 } });
+      const { response, error } = await t.client.PATCH(DESTINATION, {
+        params: { path: { project_id: '1', id: c.id } },
+        body: { order: 1 },
+      });
       expect(response.status, key).toBe(404);
       expect(error).toEqual(NOT_FOUND);
       expect((await stored(c.id)).order).toBe(0);
@@ -899,8 +1048,14 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
   });
 
   it('when the config belongs to another project, answers 404 and leaves it unchanged', async () => {
-    const other = await create({ plugin: plugin.hubspot, order: 0, enabled: true, config: { hubspotAccessToken: 'b', triggeringEvents: '$identify' } }, projectB);
-    const { response } = await t.client.PATCH(DESTINATION, { params: { path: { project_id: '1', id: other.id } }, body: { enabled: false } });
+    const other = await create(
+      { plugin: plugin.hubspot, order: 0, enabled: true, config: { hubspotAccessToken: 'b', triggeringEvents: '$identify' } },
+      projectB,
+    );
+    const { response } = await t.client.PATCH(DESTINATION, {
+      params: { path: { project_id: '1', id: other.id } },
+      body: { enabled: false },
+    });
     expect(response.status).toBe(404);
     expect((await stored(other.id)).enabled).toBe(true);
   });
@@ -920,9 +1075,16 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body, JSON.stringify(body)).toMatchObject({ type: 'validation_error', attr });
     }
-    const long = await raw('PATCH', `/api/environments/1/pipeline_destination_configs/${c.id}/`, { body: { description: 'd'.repeat(1001) } });
+    const long = await raw('PATCH', `/api/environments/1/pipeline_destination_configs/${c.id}/`, {
+      body: { description: 'd'.repeat(1001) },
+    });
     expect(long.status).toBe(400);
-    expect(long.body).toEqual({ type: 'validation_error', code: 'max_length', detail: 'Ensure this field has no more than 1000 characters.', attr: 'description' });
+    expect(long.body).toEqual({
+      type: 'validation_error',
+      code: 'max_length',
+      detail: 'Ensure this field has no more than 1000 characters.',
+      attr: 'description',
+    });
     expect((await stored(c.id)).order).toBe(0);
   });
 
@@ -955,7 +1117,12 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
 
   it('when another member updates, the activity names that member', async () => {
     const { user, key } = await memberWithKey(['plugin:write']);
-    const c = await create({ plugin: plugin.hubspot, order: 0, enabled: false, config: { hubspotAccessToken: 'x', triggeringEvents: '$identify' } });
+    const c = await create({
+      plugin: plugin.hubspot,
+      order: 0,
+      enabled: false,
+      config: { hubspotAccessToken: 'x', triggeringEvents: '$identify' },
+    });
     const client = t.clientFor(key);
     await unwrap(client.PATCH(DESTINATION, { params: { path: { project_id: '1', id: c.id } }, body: { enabled: true } }));
     const a = await activity(c.id);
@@ -966,7 +1133,10 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/{id}
   it('when the key has plugin:read only, answers 403 and changes nothing', async () => {
     const c = await create({ plugin: plugin.webhook, order: 0, enabled: true, config: { url: 'https://hooks.hedgebox.net/ro2' } });
     const client = t.clientFor(await t.key(['plugin:read']));
-    const { response, error } = await client.PATCH(DESTINATION, { params: { path: { project_id: '1', id: c.id } }, body: { enabled: false } });
+    const { response, error } = await client.PATCH(DESTINATION, {
+      params: { path: { project_id: '1', id: c.id } },
+      body: { enabled: false },
+    });
     expect(response.status).toBe(403);
     expect(error).toEqual(missingScope('plugin:write'));
     expect((await stored(c.id)).enabled).toBe(true);
@@ -1064,7 +1234,10 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/rear
   beforeAll(async () => {
     project = await newProject('Rearrange project');
     cio = await create({ plugin: plugin.customerio, order: 1, enabled: true, config: customerioConfig() }, project);
-    hub = await create({ plugin: plugin.hubspot, order: 2, enabled: true, config: { hubspotAccessToken: 'pat', triggeringEvents: '$identify' } }, project);
+    hub = await create(
+      { plugin: plugin.hubspot, order: 2, enabled: true, config: { hubspotAccessToken: 'pat', triggeringEvents: '$identify' } },
+      project,
+    );
     bar = await create({ plugin: plugin['notification-bar'], order: 3, enabled: true }, project);
     disabled = await create({ plugin: plugin.webhook, order: 4, enabled: false, config: { url: 'https://hooks.hedgebox.net/r' } }, project);
     deleted = await create({ plugin: plugin['pineapple-mode'], order: 5, enabled: true }, project);
@@ -1086,7 +1259,10 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/rear
   });
 
   it('when orders maps config ids to new orders, applies them and answers all enabled configs ordered by (order, plugin id) without plugin_info', async () => {
-    const other = await create({ plugin: plugin.hubspot, order: 1, enabled: true, config: { hubspotAccessToken: 'p', triggeringEvents: '$identify' } }, projectB);
+    const other = await create(
+      { plugin: plugin.hubspot, order: 1, enabled: true, config: { hubspotAccessToken: 'p', triggeringEvents: '$identify' } },
+      projectB,
+    );
     const { response, data } = await rearrange({
       [String(bar.id)]: 0,
       [String(hub.id)]: 7,
@@ -1119,9 +1295,12 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/rear
     expect((await stored(bar.id)).order).toBe(0);
   });
 
-  it('when an order changes, records order_changed under the plugin, not in the config\'s activity', async () => {
+  it("when an order changes, records order_changed under the plugin, not in the config's activity", async () => {
     const before = (await activityRows('Plugin', String(plugin.webhook))).length;
-    const hook = await create({ plugin: plugin.webhook, order: 1, enabled: true, config: { url: 'https://hooks.hedgebox.net/o' } }, project);
+    const hook = await create(
+      { plugin: plugin.webhook, order: 1, enabled: true, config: { url: 'https://hooks.hedgebox.net/o' } },
+      project,
+    );
     const { response } = await rearrange({ [String(hook.id)]: 11 });
     expect(response.status).toBe(200);
     const rows = await activityRows('Plugin', String(plugin.webhook));
@@ -1143,7 +1322,9 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/rear
 
   it('when a value of orders is not a 32-bit integer, answers 400 with attr orders__<id> and changes nothing', async () => {
     for (const value of ['2', 1.5, null, 2147483648]) {
-      const res = await raw('PATCH', `/api/environments/${project}/pipeline_destination_configs/rearrange/`, { body: { orders: { [String(bar.id)]: value } } });
+      const res = await raw('PATCH', `/api/environments/${project}/pipeline_destination_configs/rearrange/`, {
+        body: { orders: { [String(bar.id)]: value } },
+      });
       expect(res.status, JSON.stringify(value)).toBe(400);
       expect(res.body, JSON.stringify(value)).toMatchObject({ type: 'validation_error', attr: `orders__${bar.id}` });
     }
@@ -1164,7 +1345,10 @@ describe('PATCH /api/environments/{project_id}/pipeline_destination_configs/rear
 
   it('when the key has plugin:read only, answers 403', async () => {
     const client = t.clientFor(await t.key(['plugin:read']));
-    const { response, error } = await client.PATCH(REARRANGE, { params: { path: { project_id: String(project) } }, body: { orders: { [String(bar.id)]: 3 } } });
+    const { response, error } = await client.PATCH(REARRANGE, {
+      params: { path: { project_id: String(project) } },
+      body: { orders: { [String(bar.id)]: 3 } },
+    });
     expect(response.status).toBe(403);
     expect(error).toEqual(missingScope('plugin:write'));
     expect((await stored(bar.id)).order).toBe(0);
@@ -1185,7 +1369,12 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
 
   beforeAll(async () => {
     cio = await create({ plugin: plugin.customerio, order: 0, enabled: true, config: customerioConfig() });
-    hub = await create({ plugin: plugin.hubspot, order: 0, enabled: true, config: { hubspotAccessToken: 'pat', triggeringEvents: '$identify' } });
+    hub = await create({
+      plugin: plugin.hubspot,
+      order: 0,
+      enabled: true,
+      config: { hubspotAccessToken: 'pat', triggeringEvents: '$identify' },
+    });
   });
 
   async function job(id: number, body: Record<string, unknown>, key?: string) {
@@ -1205,7 +1394,11 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
     expect(data?.created_at).toMatch(ISO_UTC);
     expect(await jobCount()).toBe(before + 1);
 
-    const row = await t.store.db.selectFrom('plugin_config_jobs').selectAll().where('id', '=', data?.job_id ?? '').executeTakeFirstOrThrow();
+    const row = await t.store.db
+      .selectFrom('plugin_config_jobs')
+      .selectAll()
+      .where('id', '=', data?.job_id ?? '')
+      .executeTakeFirstOrThrow();
     expect(row.plugin_config_id).toBe(cio.id);
     expect(row.team_id).toBe(1);
     expect(row.type).toBe(EXPORT_JOB);
@@ -1238,7 +1431,7 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
     expect(res.body).toMatchObject({ operation: 'stop' });
   });
 
-  it('when each rule of the job is broken, answers 400 with PostHog\'s message, attr null, and stores nothing', async () => {
+  it("when each rule of the job is broken, answers 400 with PostHog's message, attr null, and stores nothing", async () => {
     const cases: Array<[number, Record<string, unknown>, string]> = [
       [cio.id, { job: {} }, 'The job type must be specified!'],
       [cio.id, { job: { type: '' } }, 'The job type must be specified!'],
@@ -1247,7 +1440,11 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
       [cio.id, { job: { type: "it's" } }, `Unknown plugin job: "it's"`],
       [cio.id, { job: { type: EXPORT_JOB, payload: {} } }, 'Missing required job field: dateRange'],
       [cio.id, { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'], x: 1 } } }, 'Unknown field for job: x'],
-      [cio.id, { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'], parallelism: 4 } } }, 'Field is only settable for admins: parallelism'],
+      [
+        cio.id,
+        { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'], parallelism: 4 } } },
+        'Field is only settable for admins: parallelism',
+      ],
       [hub.id, { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'] } } }, 'Plugin has no public jobs'],
     ];
     const jobsBefore = await jobCount();
@@ -1283,7 +1480,9 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
   });
 
   it('when a payload key is 400 KB long, answers 400 "Unknown field for job:" with the key cut (under 300 characters)', async () => {
-    const res = await job(cio.id, { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'], ['k'.repeat(400_000)]: 1 } } });
+    const res = await job(cio.id, {
+      job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'], ['k'.repeat(400_000)]: 1 } },
+    });
     expect(res.status).toBe(400);
     const detail = (res.body as ErrorBody).detail;
     expect(detail.length).toBeLessThan(300);
@@ -1324,7 +1523,11 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
 
   it('when the key has plugin:read only, answers 403 and stores nothing', async () => {
     const before = await jobCount();
-    const res = await job(cio.id, { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'] } } }, await t.key(['plugin:read']));
+    const res = await job(
+      cio.id,
+      { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'] } } },
+      await t.key(['plugin:read']),
+    );
     expect(res.status).toBe(403);
     expect(res.body).toEqual(missingScope('plugin:write'));
     expect(await jobCount()).toBe(before);
@@ -1335,7 +1538,13 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
 
 describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/migrate/', () => {
   it('when the plugin has a migrator, answers 200 with the destination function and disables the config', async () => {
-    const c = await create({ plugin: plugin.customerio, order: 0, enabled: true, name: 'Customer.io (EU)', config: customerioConfig({ host: 'track-eu.customer.io' }) });
+    const c = await create({
+      plugin: plugin.customerio,
+      order: 0,
+      enabled: true,
+      name: 'Customer.io (EU)',
+      config: customerioConfig({ host: 'track-eu.customer.io' }),
+    });
     const { response, data } = await t.client.POST(MIGRATE, { params: { path: { project_id: '1', id: c.id } } });
     expect(response.status).toBe(200);
     expect(data).toMatchObject({
@@ -1354,7 +1563,11 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
     expect((await stored(c.id)).enabled).toBe(false);
     const a = await activity(c.id);
     expect(a.results[0]?.activity).toBe('disabled');
-    const fn = await t.store.db.selectFrom('hog_functions').selectAll().where('id', '=', data?.id ?? '').executeTakeFirstOrThrow();
+    const fn = await t.store.db
+      .selectFrom('hog_functions')
+      .selectAll()
+      .where('id', '=', data?.id ?? '')
+      .executeTakeFirstOrThrow();
     expect(fn.plugin_config_id).toBe(c.id);
     expect(fn.team_id).toBe(1);
   });
@@ -1371,20 +1584,38 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
   });
 
   it('when a body is sent, ignores it', async () => {
-    const c = await create({ plugin: plugin.hubspot, order: 0, enabled: false, config: { hubspotAccessToken: 'pat-x', triggeringEvents: '$identify' } });
-    const res = await raw('POST', `/api/environments/1/pipeline_destination_configs/${c.id}/migrate/`, { body: { template_id: 'template-evil', enabled: true } });
+    const c = await create({
+      plugin: plugin.hubspot,
+      order: 0,
+      enabled: false,
+      config: { hubspotAccessToken: 'pat-x', triggeringEvents: '$identify' },
+    });
+    const res = await raw('POST', `/api/environments/1/pipeline_destination_configs/${c.id}/migrate/`, {
+      body: { template_id: 'template-evil', enabled: true },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ template_id: 'template-hubspot', enabled: false, inputs: { access_token: { secret: true } } });
   });
 
   it('when the plugin has no migrator, answers 400 No migration available for this plugin and leaves the config enabled', async () => {
     const c = await create({ plugin: plugin.webhook, order: 0, enabled: true, config: { url: 'https://hooks.hedgebox.net/mig' } });
-    const fnsBefore = await t.store.db.selectFrom('hog_functions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const fnsBefore = await t.store.db
+      .selectFrom('hog_functions')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     const { response, error } = await t.client.POST(MIGRATE, { params: { path: { project_id: '1', id: c.id } } });
     expect(response.status).toBe(400);
-    expect(error).toEqual({ type: 'validation_error', code: 'invalid_input', detail: 'No migration available for this plugin', attr: null });
+    expect(error).toEqual({
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'No migration available for this plugin',
+      attr: null,
+    });
     expect((await stored(c.id)).enabled).toBe(true);
-    const fnsAfter = await t.store.db.selectFrom('hog_functions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const fnsAfter = await t.store.db
+      .selectFrom('hog_functions')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(fnsAfter.n)).toBe(Number(fnsBefore.n));
   });
 
@@ -1414,7 +1645,7 @@ describe('POST /api/environments/{project_id}/pipeline_destination_configs/{id}/
 // ------------------------------------------------------------------------------------------ frontend
 
 describe('GET /api/environments/{project_id}/pipeline_destination_configs/{id}/frontend/', () => {
-  it('when the destination\'s plugin has no frontend, answers 200 application/javascript with the no_frontend stub', async () => {
+  it("when the destination's plugin has no frontend, answers 200 application/javascript with the no_frontend stub", async () => {
     for (const key of ['customerio', 'hubspot', 'webhook'] as const) {
       const c = await create({ plugin: plugin[key], order: 0 });
       const res = await t.fetch(`/api/environments/1/pipeline_destination_configs/${c.id}/frontend/`);
@@ -1444,7 +1675,9 @@ describe('GET /api/environments/{project_id}/pipeline_destination_configs/{id}/f
 
   it('when the key lacks plugin:read, answers 403', async () => {
     const c = await create({ plugin: plugin.webhook, order: 0 });
-    const res = await raw('GET', `/api/environments/1/pipeline_destination_configs/${c.id}/frontend/`, { key: await t.key(['query:read']) });
+    const res = await raw('GET', `/api/environments/1/pipeline_destination_configs/${c.id}/frontend/`, {
+      key: await t.key(['query:read']),
+    });
     expect(res.status).toBe(403);
     expect(res.body).toEqual(missingScope('plugin:read'));
   });
@@ -1462,7 +1695,10 @@ describe('GET /api/environments/{project_id}/pipeline_destination_configs/{id}/a
     await patch(c.id, { enabled: true });
     await patch(c.id, { config: customerioConfig({ host: 'track-eu.customer.io' }) });
     const job = await unwrap(
-      t.client.POST(JOB, { params: { path: { project_id: '1', id: c.id } }, body: { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'] } } } }),
+      t.client.POST(JOB, {
+        params: { path: { project_id: '1', id: c.id } },
+        body: { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'] } } },
+      }),
     );
     jobId = job.job_id;
     await patch(c.id, { enabled: false });
@@ -1487,7 +1723,9 @@ describe('GET /api/environments/{project_id}/pipeline_destination_configs/{id}/a
     expect([...times].sort((x, y) => y - x)).toEqual(times);
     const [, triggered, updated] = a.results;
     expect(triggered?.detail.trigger).toMatchObject({ job_type: EXPORT_JOB, job_id: jobId });
-    expect(updated?.detail.changes).toEqual([{ type: expect.any(String), action: 'changed', field: 'host', before: 'track.customer.io', after: 'track-eu.customer.io' }]);
+    expect(updated?.detail.changes).toEqual([
+      { type: expect.any(String), action: 'changed', field: 'host', before: 'track.customer.io', after: 'track-eu.customer.io' },
+    ]);
     expect(a.results[0]?.detail.changes ?? null).toBeNull();
   });
 
@@ -1530,13 +1768,23 @@ describe('GET /api/environments/{project_id}/pipeline_destination_configs/{id}/a
   it('when page is 0, answers 400 min_value with attr page', async () => {
     const { response, error } = await t.client.GET(ACTIVITY, { params: { path: { project_id: '1', id: c.id }, query: { page: 0 } } });
     expect(response.status).toBe(400);
-    expect(error).toEqual({ type: 'validation_error', code: 'min_value', detail: 'Ensure this value is greater than or equal to 1.', attr: 'page' });
+    expect(error).toEqual({
+      type: 'validation_error',
+      code: 'min_value',
+      detail: 'Ensure this value is greater than or equal to 1.',
+      attr: 'page',
+    });
   });
 
   it('when limit is above 100, 0, or not an integer, answers 400 with attr limit', async () => {
     const above = await raw('GET', `/api/environments/1/pipeline_destination_configs/${c.id}/activity/?limit=101`);
     expect(above.status).toBe(400);
-    expect(above.body).toEqual({ type: 'validation_error', code: 'max_value', detail: 'Ensure this value is less than or equal to 100.', attr: 'limit' });
+    expect(above.body).toEqual({
+      type: 'validation_error',
+      code: 'max_value',
+      detail: 'Ensure this value is less than or equal to 100.',
+      attr: 'limit',
+    });
     for (const q of ['limit=0', 'limit=abc', 'page=abc', 'page=-1']) {
       const res = await raw('GET', `/api/environments/1/pipeline_destination_configs/${c.id}/activity/?${q}`);
       expect(res.status, q).toBe(400);
@@ -1554,7 +1802,7 @@ describe('GET /api/environments/{project_id}/pipeline_destination_configs/{id}/a
     }
   });
 
-  it('when the config is looked up through its own project, answers that project\'s log only', async () => {
+  it("when the config is looked up through its own project, answers that project's log only", async () => {
     const other = await create({ plugin: plugin.webhook, order: 0, enabled: true }, projectB);
     const a = await activity(other.id, {}, projectB);
     expect(a.results.map((e) => e.activity)).toEqual(['enabled']);
@@ -1585,14 +1833,57 @@ describe('every plugin_configs operation', () => {
     const app = await create({ plugin: plugin['notification-bar'], order: 0, enabled: true });
     const d = destination.id;
     ops = [
-      { name: 'frontend apps list', method: 'GET', path: (p) => `/api/environments/${p}/pipeline_frontend_apps_configs/`, scope: 'plugin:read' },
-      { name: 'frontend apps create', method: 'POST', path: (p) => `/api/environments/${p}/pipeline_frontend_apps_configs/`, body: { plugin: plugin['notification-bar'], order: 0 }, scope: 'plugin:write' },
-      { name: 'frontend apps retrieve', method: 'GET', path: (p) => `/api/environments/${p}/pipeline_frontend_apps_configs/${app.id}/`, scope: 'plugin:read' },
-      { name: 'destination update', method: 'PATCH', path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/`, body: { enabled: false }, scope: 'plugin:write' },
-      { name: 'destination delete', method: 'DELETE', path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/`, scope: 'plugin:write' },
-      { name: 'rearrange', method: 'PATCH', path: (p) => `/api/environments/${p}/pipeline_destination_configs/rearrange/`, body: { orders: { [String(d)]: 3 } }, scope: 'plugin:write' },
-      { name: 'activity', method: 'GET', path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/activity/`, scope: 'plugin:read' },
-      { name: 'frontend', method: 'GET', path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/frontend/`, scope: 'plugin:read' },
+      {
+        name: 'frontend apps list',
+        method: 'GET',
+        path: (p) => `/api/environments/${p}/pipeline_frontend_apps_configs/`,
+        scope: 'plugin:read',
+      },
+      {
+        name: 'frontend apps create',
+        method: 'POST',
+        path: (p) => `/api/environments/${p}/pipeline_frontend_apps_configs/`,
+        body: { plugin: plugin['notification-bar'], order: 0 },
+        scope: 'plugin:write',
+      },
+      {
+        name: 'frontend apps retrieve',
+        method: 'GET',
+        path: (p) => `/api/environments/${p}/pipeline_frontend_apps_configs/${app.id}/`,
+        scope: 'plugin:read',
+      },
+      {
+        name: 'destination update',
+        method: 'PATCH',
+        path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/`,
+        body: { enabled: false },
+        scope: 'plugin:write',
+      },
+      {
+        name: 'destination delete',
+        method: 'DELETE',
+        path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/`,
+        scope: 'plugin:write',
+      },
+      {
+        name: 'rearrange',
+        method: 'PATCH',
+        path: (p) => `/api/environments/${p}/pipeline_destination_configs/rearrange/`,
+        body: { orders: { [String(d)]: 3 } },
+        scope: 'plugin:write',
+      },
+      {
+        name: 'activity',
+        method: 'GET',
+        path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/activity/`,
+        scope: 'plugin:read',
+      },
+      {
+        name: 'frontend',
+        method: 'GET',
+        path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/frontend/`,
+        scope: 'plugin:read',
+      },
       {
         name: 'job',
         method: 'POST',
@@ -1600,7 +1891,12 @@ describe('every plugin_configs operation', () => {
         body: { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'] } } },
         scope: 'plugin:write',
       },
-      { name: 'migrate', method: 'POST', path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/migrate/`, scope: 'plugin:write' },
+      {
+        name: 'migrate',
+        method: 'POST',
+        path: (p) => `/api/environments/${p}/pipeline_destination_configs/${d}/migrate/`,
+        scope: 'plugin:write',
+      },
     ];
   });
 
@@ -1624,7 +1920,7 @@ describe('every plugin_configs operation', () => {
     }
   });
 
-  it('when the key lacks the operation\'s scope, answers 403 naming the scope', async () => {
+  it("when the key lacks the operation's scope, answers 403 naming the scope", async () => {
     const key = await t.key(['dashboard:write', 'project:read']);
     for (const op of ops) {
       const res = await call(op, 1, key);
@@ -1655,7 +1951,7 @@ describe('every plugin_configs operation', () => {
     }
   });
 
-  it('when the user is not a member of the project\'s organization, answers 403', async () => {
+  it("when the user is not a member of the project's organization, answers 403", async () => {
     const other = await t.otherOrganization();
     for (const op of ops) {
       const res = await call(op, 1, other.key);
@@ -1691,15 +1987,28 @@ describe('plugin configs across projects of one organization', () => {
     const viaB = String(b);
     expect((await list(b)).results).toEqual([]);
     expect((await t.client.GET(FRONTEND_APP, { params: { path: { project_id: viaB, id: app.id } } })).response.status).toBe(404);
-    expect((await t.client.PATCH(DESTINATION, { params: { path: { project_id: viaB, id: dest.id } }, body: { enabled: false } })).response.status).toBe(404);
+    expect(
+      (await t.client.PATCH(DESTINATION, { params: { path: { project_id: viaB, id: dest.id } }, body: { enabled: false } })).response
+        .status,
+    ).toBe(404);
     expect((await t.client.DELETE(DESTINATION, { params: { path: { project_id: viaB, id: app.id } } })).response.status).toBe(404);
     expect((await t.client.GET(ACTIVITY, { params: { path: { project_id: viaB, id: dest.id } } })).response.status).toBe(404);
     expect((await t.client.POST(MIGRATE, { params: { path: { project_id: viaB, id: dest.id } } })).response.status).toBe(404);
     expect(
-      (await t.client.POST(JOB, { params: { path: { project_id: viaB, id: dest.id } }, body: { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'] } } } })).response.status,
+      (
+        await t.client.POST(JOB, {
+          params: { path: { project_id: viaB, id: dest.id } },
+          body: { job: { type: EXPORT_JOB, payload: { dateRange: ['2024-10-01', '2024-10-31'] } } },
+        })
+      ).response.status,
     ).toBe(404);
     expect((await raw('GET', `/api/environments/${b}/pipeline_destination_configs/${dest.id}/frontend/`)).status).toBe(404);
-    const rearranged = await unwrap(t.client.PATCH(REARRANGE, { params: { path: { project_id: viaB } }, body: { orders: { [String(dest.id)]: 9, [String(app.id)]: 9 } } }));
+    const rearranged = await unwrap(
+      t.client.PATCH(REARRANGE, {
+        params: { path: { project_id: viaB } },
+        body: { orders: { [String(dest.id)]: 9, [String(app.id)]: 9 } },
+      }),
+    );
     expect(rearranged).toEqual([]);
     expect(await stored(dest.id)).toMatchObject({ enabled: true, deleted: false, order: 0 });
     expect(await stored(app.id)).toMatchObject({ enabled: true, deleted: false, order: 0 });

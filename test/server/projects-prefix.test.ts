@@ -22,13 +22,25 @@ beforeAll(async () => {
   await importEvents(t.store, t.boot.team.id, generateDemoEvents({ count: 300, seed: 7, now: new Date('2026-11-01T12:00:00Z') }));
   const plugin = (url: string) => t.boot.plugins.find((p) => p.url.includes(url))!.id;
   const post = async (suffix: string, body: unknown) => {
-    const res = await t.fetch(`/api/environments/1/${suffix}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await t.fetch(`/api/environments/1/${suffix}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status >= 300) throw new Error(`${suffix}: ${res.status} ${await res.text()}`);
     return (await res.json()) as { id: number; tiles?: { id: number }[] };
   };
   const frontend = await post('pipeline_frontend_apps_configs/', { plugin: plugin('notification-bar'), order: 1 });
   const destination = await post('pipeline_frontend_apps_configs/', { plugin: plugin('customerio'), order: 2 });
-  const dashboard = await post('dashboards/create_from_template_json/', { template: { template_name: 'Prefixes', dashboard_description: '', dashboard_filters: {}, tags: [], tiles: [{ type: 'TEXT', body: 'Hi' }] } });
+  const dashboard = await post('dashboards/create_from_template_json/', {
+    template: {
+      template_name: 'Prefixes',
+      dashboard_description: '',
+      dashboard_filters: {},
+      tags: [],
+      tiles: [{ type: 'TEXT', body: 'Hi' }],
+    },
+  });
   const event = ((await (await t.fetch('/api/environments/1/events/?limit=1')).json()) as { results: { id: string }[] }).results[0]!.id;
   reads = [
     'pipeline_frontend_apps_configs/',
@@ -47,7 +59,9 @@ beforeAll(async () => {
     'events/values/?key=$browser',
     'explicit_members/',
   ];
-  otherProjectKey = await t.key(['*'], { projects: [(await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Elsewhere' })).id] });
+  otherProjectKey = await t.key(['*'], {
+    projects: [(await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Elsewhere' })).id],
+  });
   dashboardOnlyKey = await t.key(['dashboard:read']);
 });
 
@@ -58,14 +72,21 @@ afterAll(async () => {
 /** Status, content type and body text of a GET, with `/api/projects/` read as `/api/environments/`. */
 async function get(path: string, key?: string | null): Promise<{ status: number; type: string | null; text: string }> {
   const res = await t.fetch(path, key === undefined ? {} : { key });
-  return { status: res.status, type: res.headers.get('content-type'), text: (await res.text()).replaceAll('/api/projects/', '/api/environments/') };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    text: (await res.text()).replaceAll('/api/projects/', '/api/environments/'),
+  };
 }
 
 describe('reads answer the same under both prefixes', () => {
   for (const project of ['1', '@current']) {
     it(`with project ${project}`, async () => {
       for (const suffix of reads) {
-        const [environments, projects] = await Promise.all([get(`/api/environments/${project}/${suffix}`), get(`/api/projects/${project}/${suffix}`)]);
+        const [environments, projects] = await Promise.all([
+          get(`/api/environments/${project}/${suffix}`),
+          get(`/api/projects/${project}/${suffix}`),
+        ]);
         expect(environments.status, suffix).toBe(200);
         expect(projects, suffix).toEqual(environments);
       }
@@ -109,7 +130,11 @@ it('a write under /api/projects/ is seen under /api/environments/, and the other
   });
   expect(created.status).toBe(201);
   const { id } = (await created.json()) as { id: number };
-  const patched = await t.fetch(`/api/environments/1/pipeline_destination_configs/${id}/`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Renamed' }) });
+  const patched = await t.fetch(`/api/environments/1/pipeline_destination_configs/${id}/`, {
+    method: 'PATCH',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'Renamed' }),
+  });
   expect(patched.status).toBe(200);
   const seen = (await (await t.fetch(`/api/projects/@current/pipeline_destination_configs/${id}/`)).json()) as { name: string };
   expect(seen.name).toBe('Renamed');

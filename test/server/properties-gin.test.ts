@@ -49,14 +49,61 @@ const ROWS: string[] = [
   '{"a": {"b": "dot"}, "n": [12], "s": {"12": 12}, "b": [true], "t": {"true": true}, "mixed": {"x": 1}}',
 ];
 
-const KEYS = ['n', 's', 'b', 't', 'a.b', 'a', 'u', 'e', 'obj', 'arr', 'big', 'k"q', 'città', 'dec', 'neg', 'mixed', 'nested', 'list', 'missing'] as const;
+const KEYS = [
+  'n',
+  's',
+  'b',
+  't',
+  'a.b',
+  'a',
+  'u',
+  'e',
+  'obj',
+  'arr',
+  'big',
+  'k"q',
+  'città',
+  'dec',
+  'neg',
+  'mixed',
+  'nested',
+  'list',
+  'missing',
+] as const;
 
 /** Filter values: texts of every JSON form above, and JSON numbers and booleans. */
 const VALUES: unknown[] = [
-  ...['12', '12.0', '12.000', '12.5', '-12', '120', '', ' ', 'true', 'false', 'TRUE', 'True', 'dot', 'x', 'Zürich', 'zürich', 'Zu\u0308rich', '\ufffd'],
+  ...[
+    '12',
+    '12.0',
+    '12.000',
+    '12.5',
+    '-12',
+    '120',
+    '',
+    ' ',
+    'true',
+    'false',
+    'TRUE',
+    'True',
+    'dot',
+    'x',
+    'Zürich',
+    'zürich',
+    'Zu\u0308rich',
+    '\ufffd',
+  ],
   ...['München 🚀', 'quoted', '1e+21', '1000000000000000000000', '9007199254740993', '1.5', '1.50', '-0', '0', '0.0', 'null'],
   ...['{"x": 1}', '{"x":1}', '{"x": 1, "y": [1, 2]}', '[1, "a"]', '[1]', '[]', '{}', '{"c": 1}', '["dot"]', '[true]', '{"n": 12}'],
-  12, 12.5, -12, 0, 1.5, 1e21, 120, true, false,
+  12,
+  12.5,
+  -12,
+  0,
+  1.5,
+  1e21,
+  120,
+  true,
+  false,
 ];
 
 beforeAll(async () => {
@@ -125,24 +172,55 @@ function group(properties: unknown): PropertyGroup | undefined {
 async function expected(properties: unknown): Promise<string> {
   const g = group(properties);
   const where = g ? compilePropertyGroup(t.store.dialect, g, () => WITHOUT_GIN) : sql<boolean>`(1 = 1)`;
-  const rows = await sql<{ uuid: StoredEventUuid }>`select uuid from events where team_id = ${pid} and ${where} order by timestamp desc, uuid desc limit 100`.execute(t.store.db);
+  const rows = await sql<{
+    uuid: StoredEventUuid;
+  }>`select uuid from events where team_id = ${pid} and ${where} order by timestamp desc, uuid desc limit 100`.execute(t.store.db);
   return JSON.stringify(rows.rows.map((r) => eventUuidOut(r.uuid)));
 }
 
 /** The list's WHERE for `properties`, as the repository builds it, compiled to SQL text. */
 async function listSql(properties: unknown): Promise<string> {
-  const where = new RowEventsStore(t.store.db).conditions({ teamId: pid, before: formatTimestamp(new Date()), properties: group(properties), materialized: await loadMaterializedColumns(t.store.db) });
-  return t.store.db.selectFrom('events').select('uuid').where(sql<boolean>`${sql.join(where, sql` and `)}`).compile().sql;
+  const where = new RowEventsStore(t.store.db).conditions({
+    teamId: pid,
+    before: formatTimestamp(new Date()),
+    properties: group(properties),
+    materialized: await loadMaterializedColumns(t.store.db),
+  });
+  return t.store.db
+    .selectFrom('events')
+    .select('uuid')
+    .where(sql<boolean>`${sql.join(where, sql` and `)}`)
+    .compile().sql;
 }
 
 type Filter = { key: string; operator?: string; value?: unknown };
 type Group = { type: 'AND' | 'OR'; values: (Filter | Group)[] };
 
 const filterArb: fc.Arbitrary<Filter> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ key: fc.constantFrom(...KEYS), value: fc.oneof(fc.constantFrom(...VALUES), fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 4 })) }) },
-  { weight: 2, arbitrary: fc.record({ key: fc.constantFrom(...KEYS), operator: fc.constant('is_not'), value: fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      key: fc.constantFrom(...KEYS),
+      value: fc.oneof(fc.constantFrom(...VALUES), fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 4 })),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      key: fc.constantFrom(...KEYS),
+      operator: fc.constant('is_not'),
+      value: fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ key: fc.constantFrom(...KEYS), operator: fc.constantFrom('is_set', 'is_not_set') }) },
-  { weight: 1, arbitrary: fc.record({ key: fc.constantFrom(...KEYS), operator: fc.constant('icontains'), value: fc.constantFrom('1', 'ü', 'true', 'dot', '"') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      key: fc.constantFrom(...KEYS),
+      operator: fc.constant('icontains'),
+      value: fc.constantFrom('1', 'ü', 'true', 'dot', '"'),
+    }),
+  },
 );
 const groupArb: fc.Arbitrary<Group> = fc.letrec<{ g: Group }>((tie) => ({
   g: fc.record({
@@ -198,7 +276,8 @@ describe('GET /api/environments/{project_id}/events/ with exact property filters
     expect(await ids([{ key: 'mixed', value: 'true' }])).toEqual([uuidOf(4)]);
     expect(await ids([{ key: 'u', value: 'Zürich' }])).toEqual([uuidOf(0)]);
     // PostgreSQL writes a number's text in plain decimals (SQLite: 1.0e+21)
-    if (t.store.dialect === 'postgres') expect(await ids([{ key: 'big', value: '1000000000000000000000' }])).toEqual([uuidOf(0), uuidOf(1)]);
+    if (t.store.dialect === 'postgres')
+      expect(await ids([{ key: 'big', value: '1000000000000000000000' }])).toEqual([uuidOf(0), uuidOf(1)]);
   });
 
   it('on PostgreSQL, the list uses containment, which reads the GIN index; not for a number, an object or a materialized property', async () => {
@@ -213,7 +292,11 @@ describe('GET /api/environments/{project_id}/events/ with exact property filters
     expect(await listSql([{ key: 'n', value: ['x', 12] }])).not.toContain('@>');
     expect(await listSql([{ key: 'obj', value: '{"x": 1}' }])).not.toContain('@>');
     const plan = await t.store.db.transaction().execute(async (trx) => {
-      const where = new RowEventsStore(trx).conditions({ teamId: fillerPid, before: formatTimestamp(new Date()), properties: group(filter) });
+      const where = new RowEventsStore(trx).conditions({
+        teamId: fillerPid,
+        before: formatTimestamp(new Date()),
+        properties: group(filter),
+      });
       // the list's query (events-read.ts `list`), PostgreSQL told not to read the whole table
       await sql`set local enable_seqscan = off`.execute(trx);
       const query = sql`select uuid from events where team_id = ${fillerPid} and ${sql.join(where, sql` and `)} order by timestamp desc, uuid desc limit 100`;

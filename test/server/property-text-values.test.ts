@@ -50,7 +50,9 @@ afterAll(async () => {
 
 /** The indexes of the events the list answers for one filter (asserting 200). */
 async function matching(filter: Record<string, unknown>): Promise<number[]> {
-  const res = await t.fetch(`/api/environments/${pid}/events/?limit=100&properties=${encodeURIComponent(JSON.stringify([{ type: 'event', ...filter }]))}`);
+  const res = await t.fetch(
+    `/api/environments/${pid}/events/?limit=100&properties=${encodeURIComponent(JSON.stringify([{ type: 'event', ...filter }]))}`,
+  );
   const text = await res.text();
   expect(res.status, text).toBe(200);
   const ids = (JSON.parse(text) as { results: { id: string }[] }).results.map((r) => r.id);
@@ -75,7 +77,9 @@ describe('property text that reads as no number or date', () => {
     const res = await t.fetch(`/api/environments/${pid}/query/`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ query: { kind: 'HogQLQuery', query: 'select toFloat(properties.n), toDateTime(properties.d) from events order by uuid' } }),
+      body: JSON.stringify({
+        query: { kind: 'HogQLQuery', query: 'select toFloat(properties.n), toDateTime(properties.d) from events order by uuid' },
+      }),
     });
     const text = await res.text();
     expect(res.status, text).toBe(200);

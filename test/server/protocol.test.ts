@@ -70,7 +70,11 @@ describe('trailing slash', () => {
   });
 
   it('POST works without the trailing slash', async () => {
-    const res = await t.fetch(LIST.slice(0, -1), { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ plugin: frontendPluginId, order: 4 }) });
+    const res = await t.fetch(LIST.slice(0, -1), {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ plugin: frontendPluginId, order: 4 }),
+    });
     expect(res.status).toBe(201);
   });
 
@@ -96,7 +100,6 @@ describe('trailing slash', () => {
 });
 
 describe('unknown routes and methods', () => {
-
   it.each([
     '/api/environments/1/nothing_here/',
     '/api/environments/1/pipeline_transformation_configs/',
@@ -131,7 +134,11 @@ describe('unknown routes and methods', () => {
 
   it('PUT on a known templated path answers 405 method_not_allowed', async () => {
     const config = await createConfig(destinationPluginId);
-    const res = await t.fetch(`/api/environments/1/pipeline_destination_configs/${config.id}/`, { method: 'PUT', headers: JSON_HEADERS, body: '{}' });
+    const res = await t.fetch(`/api/environments/1/pipeline_destination_configs/${config.id}/`, {
+      method: 'PUT',
+      headers: JSON_HEADERS,
+      body: '{}',
+    });
     expect(res.status).toBe(405);
     expect(await errorOf(res, 'PUT destination')).toEqual(methodNotAllowed('PUT'));
   });
@@ -156,7 +163,11 @@ describe('request bodies', () => {
 
   it('malformed JSON on a PATCH answers 400 parse_error', async () => {
     const config = await createConfig(destinationPluginId);
-    const res = await t.fetch(`/api/environments/1/pipeline_destination_configs/${config.id}/`, { method: 'PATCH', headers: JSON_HEADERS, body: 'not json' });
+    const res = await t.fetch(`/api/environments/1/pipeline_destination_configs/${config.id}/`, {
+      method: 'PATCH',
+      headers: JSON_HEADERS,
+      body: 'not json',
+    });
     expect(res.status).toBe(400);
     expect((await errorOf(res, 'malformed PATCH')).code).toBe('parse_error');
   });

@@ -134,7 +134,7 @@ describe('a read holding its worker thread', () => {
     expect(after.status).toBe(200);
   });
 
-  it('when more reads wait than the queue holds, answers 503 with Retry-After in PostHog\'s shape', async () => {
+  it("when more reads wait than the queue holds, answers 503 with Retry-After in PostHog's shape", async () => {
     t = await startTestServer({ readPool: { threads: 1, workerFilename: blockingWorker, queryTimeoutMs: 60_000, maxQueue: 1 } });
     const server = t;
     const blocked = nextBlock();

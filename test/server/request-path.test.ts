@@ -96,7 +96,15 @@ describe('repeated requests', () => {
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatchObject({ type: 'validation_error', attr: 'limit' });
       expect((await t.fetch(retrieve, { method: 'DELETE' })).status).toBe(405);
-      expect((await t.fetch(`/api/environments/${team}/pipeline_destination_configs/999999/`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: '{}' })).status).toBe(404);
+      expect(
+        (
+          await t.fetch(`/api/environments/${team}/pipeline_destination_configs/999999/`, {
+            method: 'PATCH',
+            headers: { 'Content-Type': 'application/json' },
+            body: '{}',
+          })
+        ).status,
+      ).toBe(404);
       expect((await t.fetch(`/api/environments/${team}/no_such_thing/`)).status).toBe(404);
     }
   });
@@ -110,7 +118,10 @@ describe('repeated requests', () => {
         [a, 'first'],
         [b, 'second'],
       ] as const) {
-        const body = (await t.json(`/api/environments/${team}/pipeline_frontend_apps_configs/${id}/`)) as { id: number; config: { notification: string } };
+        const body = (await t.json(`/api/environments/${team}/pipeline_frontend_apps_configs/${id}/`)) as {
+          id: number;
+          config: { notification: string };
+        };
         expect([body.id, body.config.notification]).toEqual([id, text]);
       }
     }
@@ -152,7 +163,12 @@ describe('answers without response validation (production)', () => {
       body: JSON.stringify({ plugin, enabled: true, order: 1, config: { notification: 'Olá — ünïcode ✓' } }),
     });
     expect(created.status).toBe(201);
-    for (const res of [created, await prod.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/${((await created.clone().json()) as { id: number }).id}/`)]) {
+    for (const res of [
+      created,
+      await prod.fetch(
+        `/api/environments/${team}/pipeline_frontend_apps_configs/${((await created.clone().json()) as { id: number }).id}/`,
+      ),
+    ]) {
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       const bytes = Buffer.from(await res.arrayBuffer());
       expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
@@ -169,7 +185,11 @@ describe('answers without response validation (production)', () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ type: 'validation_error', attr: 'limit' });
     expect((await prod.fetch(`/api/environments/${team}/pipeline_frontend_apps_configs/`, { key: null })).status).toBe(401);
-    const badBody = await prod.fetch(`/api/environments/${team}/explicit_members/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"user_uuid": 5}' });
+    const badBody = await prod.fetch(`/api/environments/${team}/explicit_members/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"user_uuid": 5}',
+    });
     expect(badBody.status).toBe(400);
     expect(await badBody.json()).toMatchObject({ type: 'validation_error', attr: 'user_uuid' });
   });
@@ -241,8 +261,27 @@ describe('production validator (request-only spec) decides as the full one', () 
 
   it('every operation answers the same status and body to malformed and read requests', async () => {
     const team = t.boot.team.id;
-    const bodies = ['{}', '[]', '"x"', '{"name": 5, "order": "a", "enabled": "no", "config": 3}', '{"tiles": "x", "tile": {"id": "a"}, "toDashboard": null}', '{"user_uuid": 5, "level": 9}', '{"template": {"tiles": [{"type": 1}]}}', '{"job": {"type": 5}}', '{"orders": {"a": "b"}}'];
-    const queries = ['', '?limit=abc', '?limit=-1&offset=x', '?event=$pageview&limit=2', '?properties=notjson', '?before=yesterday&after=1', '?key=$browser', '?format=csv&limit=1'];
+    const bodies = [
+      '{}',
+      '[]',
+      '"x"',
+      '{"name": 5, "order": "a", "enabled": "no", "config": 3}',
+      '{"tiles": "x", "tile": {"id": "a"}, "toDashboard": null}',
+      '{"user_uuid": 5, "level": 9}',
+      '{"template": {"tiles": [{"type": 1}]}}',
+      '{"job": {"type": 5}}',
+      '{"orders": {"a": "b"}}',
+    ];
+    const queries = [
+      '',
+      '?limit=abc',
+      '?limit=-1&offset=x',
+      '?event=$pageview&limit=2',
+      '?properties=notjson',
+      '?before=yesterday&after=1',
+      '?key=$browser',
+      '?format=csv&limit=1',
+    ];
     let compared = 0;
     for (const op of listOperations(loadSpec())) {
       const concrete = op.path
@@ -252,7 +291,10 @@ describe('production validator (request-only spec) decides as the full one', () 
       const requests: { url: string; init: RequestInit }[] =
         op.method === 'get'
           ? queries.map((q) => ({ url: concrete + q, init: {} }))
-          : bodies.map((body) => ({ url: concrete, init: { method: op.method.toUpperCase(), headers: { 'Content-Type': 'application/json' }, body } }));
+          : bodies.map((body) => ({
+              url: concrete,
+              init: { method: op.method.toUpperCase(), headers: { 'Content-Type': 'application/json' }, body },
+            }));
       for (const { url, init } of requests) {
         const headers = { ...(init.headers as Record<string, string> | undefined), Authorization: `Bearer ${t.boot.key}` };
         const a = await fetch(t.url + url, { ...init, headers });
@@ -260,7 +302,13 @@ describe('production validator (request-only spec) decides as the full one', () 
         const [ta, tb] = [await a.text(), await b.text()];
         // writes that succeed change the store between the two requests: compare only refusals and reads
         if (a.status < 400 && op.method !== 'get') continue;
-        expect({ op: op.operationId, url, body: init.body, status: b.status, text: tb }).toEqual({ op: op.operationId, url, body: init.body, status: a.status, text: ta });
+        expect({ op: op.operationId, url, body: init.body, status: b.status, text: tb }).toEqual({
+          op: op.operationId,
+          url,
+          body: init.body,
+          status: a.status,
+          text: ta,
+        });
         compared++;
       }
     }
@@ -280,7 +328,9 @@ describe('a spec the validator cannot load', () => {
     const op = Object.values(first).find((o) => o && typeof o === 'object' && 'responses' in o)!;
     op.requestBody = { content: { 'application/json': { schema: { $ref: '#/components/schemas/NoSuchSchema' } } } };
     const errors: unknown[] = [];
-    const srv = await listen(createApp({ store, spec, rateLimit: false, validateResponses: false, logger: silentLogger(), onServerError: (e) => errors.push(e) }));
+    const srv = await listen(
+      createApp({ store, spec, rateLimit: false, validateResponses: false, logger: silentLogger(), onServerError: (e) => errors.push(e) }),
+    );
     try {
       const res = await fetch(`${srv.url}/api/projects/`, { headers: { Authorization: 'Bearer phx_x' } });
       expect(res.status).toBe(500);
@@ -299,7 +349,12 @@ describe('a spec the validator cannot load', () => {
 describe('rate limit after authentication, before request validation', () => {
   const MINUTE = 60_000;
   const limits: RateLimitConfig = {
-    classes: { events: [{ limit: 2, windowMs: MINUTE }], event_values: [{ limit: 2, windowMs: MINUTE }], query: [{ limit: 2, windowMs: MINUTE }], default: [{ limit: 2, windowMs: MINUTE }] },
+    classes: {
+      events: [{ limit: 2, windowMs: MINUTE }],
+      event_values: [{ limit: 2, windowMs: MINUTE }],
+      query: [{ limit: 2, windowMs: MINUTE }],
+      default: [{ limit: 2, windowMs: MINUTE }],
+    },
   };
   let env: Awaited<ReturnType<typeof freshStore>>;
   let srv: Awaited<ReturnType<typeof listen>>;
@@ -362,11 +417,18 @@ describe('request log', () => {
 
   it('one line per request with method, path without query, status, time and request id; no key', async () => {
     lines.length = 0;
-    const r = await fetch(`${srv.url}/api/environments/1/events/?personal_api_key=phx_secret`, { headers: { Authorization: 'Bearer phx_secret', 'X-Request-Id': 'abc-1' } });
+    const r = await fetch(`${srv.url}/api/environments/1/events/?personal_api_key=phx_secret`, {
+      headers: { Authorization: 'Bearer phx_secret', 'X-Request-Id': 'abc-1' },
+    });
     expect(r.status).toBe(401);
     await r.arrayBuffer();
     await expect.poll(() => lines.length, EVENTUALLY).toBe(1);
-    expect(lines[0]).toMatchObject({ level: 40, req: { id: 'abc-1', method: 'GET', path: '/api/environments/1/events/' }, res: { statusCode: 401 }, responseTime: expect.any(Number) });
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      req: { id: 'abc-1', method: 'GET', path: '/api/environments/1/events/' },
+      res: { statusCode: 401 },
+      responseTime: expect.any(Number),
+    });
     expect(lines[0]!.aborted).toBeUndefined();
     expect(JSON.stringify(lines)).not.toContain('phx_secret');
   });
@@ -376,7 +438,10 @@ describe('request log', () => {
     const r = await fetch(`${srv.url}/api/environments/1/events/`, { method: 'HEAD', headers: { 'X-Request-Id': 'head-1' } });
     expect(r.status).toBe(401);
     await expect.poll(() => lines.length, EVENTUALLY).toBe(1);
-    expect(lines[0]).toMatchObject({ req: { id: 'head-1', method: 'HEAD', path: '/api/environments/1/events/' }, res: { statusCode: 401 } });
+    expect(lines[0]).toMatchObject({
+      req: { id: 'head-1', method: 'HEAD', path: '/api/environments/1/events/' },
+      res: { statusCode: 401 },
+    });
     expect(String(lines[0]!.msg)).toMatch(/^HEAD /);
   });
 
@@ -386,7 +451,10 @@ describe('request log', () => {
     // body, so the client leaves before the answer
     const path = '/api/environments/1/pipeline_frontend_apps_configs/';
     await new Promise<void>((resolve) => {
-      const req = http.request(`${srv.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': '2', Expect: '100-continue' } });
+      const req = http.request(`${srv.url}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Length': '2', Expect: '100-continue' },
+      });
       req.on('error', () => resolve());
       req.once('continue', () => req.destroy());
       req.flushHeaders();

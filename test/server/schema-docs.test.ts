@@ -36,7 +36,14 @@ beforeAll(async () => {
   t = await startTestServer();
   await t.store.db.transaction().execute(async (trx) => {
     await new EventsWriteRepository(trx).insertEvents(t.boot.team.id, [
-      { uuid: EVENT_ID, event: '$pageview', distinct_id: 'user-1', properties: { $browser: 'Firefox', $current_url: 'https://hedgebox.net/' }, timestamp: new Date().toISOString(), elements_chain: '' },
+      {
+        uuid: EVENT_ID,
+        event: '$pageview',
+        distinct_id: 'user-1',
+        properties: { $browser: 'Firefox', $current_url: 'https://hedgebox.net/' },
+        timestamp: new Date().toISOString(),
+        elements_chain: '',
+      },
     ]);
   });
 });
@@ -49,7 +56,8 @@ afterAll(async () => {
 const anonymous = (path: string, headers: Record<string, string> = {}) => fetch(t.url + path, { headers });
 
 /** What Chromium sends for a page it navigates to. */
-const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7';
+const BROWSER_ACCEPT =
+  'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7';
 /** What Firefox sends. */
 const FIREFOX_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
@@ -144,7 +152,12 @@ describe('GET /api/schema/', () => {
   it('answers 400 invalid_choice with attr format for a format other than yaml and json', async () => {
     const res = await anonymous('/api/schema/?format=xml');
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ type: 'validation_error', code: 'invalid_choice', detail: '"xml" is not a valid choice.', attr: 'format' });
+    expect(await res.json()).toEqual({
+      type: 'validation_error',
+      code: 'invalid_choice',
+      detail: '"xml" is not a valid choice.',
+      attr: 'format',
+    });
   });
 });
 
@@ -232,7 +245,9 @@ describe("the reference page's document (generated/api-docs.html)", () => {
       expect(shown.paths[alias.path], `${alias.path} is not listed`).toBeUndefined();
       const op = opOf(shown, copy);
       expect(op.operationId).toBe(copy.operationId);
-      expect(op.description, copy.operationId).toContain(`**Also served at** \`${alias.method.toUpperCase()} ${alias.path}\` (operationId \`${alias.operationId}\`)`);
+      expect(op.description, copy.operationId).toContain(
+        `**Also served at** \`${alias.method.toUpperCase()} ${alias.path}\` (operationId \`${alias.operationId}\`)`,
+      );
       // the rest of the operation is the contract's
       expect({ ...op, description: undefined }).toEqual({ ...opOf(contract, copy), description: undefined });
       expect(op.description!.startsWith(opOf(contract, copy).description!.trimEnd())).toBe(true);
@@ -245,7 +260,12 @@ describe("the reference page's document (generated/api-docs.html)", () => {
     }
     const listed = all(shown).map((o) => o.operationId);
     expect(new Set(listed).size).toBe(listed.length);
-    expect(listed.sort()).toEqual(all(contract).map((o) => o.operationId).filter((id) => !aliased.has(id)).sort());
+    expect(listed.sort()).toEqual(
+      all(contract)
+        .map((o) => o.operationId)
+        .filter((id) => !aliased.has(id))
+        .sort(),
+    );
     // components, tags and servers as in the contract; the intro says how the page lists operations
     expect(shown.components).toEqual(contract.components);
     expect(shown.tags).toEqual(contract.tags);
@@ -293,7 +313,9 @@ describe('GET /docs', () => {
       const req = request(`${t.url}/docs/`, { headers: { 'Accept-Encoding': 'gzip' } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }),
+        );
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -316,7 +338,11 @@ describe('GET /docs', () => {
 
 describe('Accept: text/csv on the operations that answer CSV', () => {
   const pid = () => t.boot.team.id;
-  const paths = () => [`/api/environments/${pid()}/events/`, `/api/projects/${pid()}/events/values/?key=$browser`, `/api/environments/${pid()}/events/${EVENT_ID}/`];
+  const paths = () => [
+    `/api/environments/${pid()}/events/`,
+    `/api/projects/${pid()}/events/values/?key=$browser`,
+    `/api/environments/${pid()}/events/${EVENT_ID}/`,
+  ];
 
   it('answers the same text/csv as format=csv (events list, values, retrieve)', async () => {
     for (const path of paths()) {
@@ -354,7 +380,9 @@ describe('Accept: text/csv on the operations that answer CSV', () => {
 describe('x-required-detail on a required query parameter', () => {
   it("a contract declaring the events values' key required, with PostHog's message, answers that message when key is missing", async () => {
     const spec = loadSpec();
-    const op = (spec.paths['/api/environments/{project_id}/events/values/'] as Record<string, { parameters: Array<Record<string, unknown>> }>).get!;
+    const op = (
+      spec.paths['/api/environments/{project_id}/events/values/'] as Record<string, { parameters: Array<Record<string, unknown>> }>
+    ).get!;
     const key = op.parameters.find((p) => p.name === 'key')!;
     Object.assign(key, { required: true, 'x-required-detail': 'You must provide a key' });
     const server = http.createServer(createApp({ store: t.store, spec, rateLimit: false, logger: silentLogger() }));

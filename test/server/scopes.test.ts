@@ -15,7 +15,16 @@ import type { SpecOperation } from '../../server/http/spec.js';
 import { KNOWN_SCOPES } from '../../server/domain/access.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type ErrorBody, missingScope, projectNotAllowed } from '../helpers/errors.js';
-import { bodyRequired, declaredStatuses, environmentsTwin, operations, paramsOf, requiredScopes, UNSCOPED_OPERATIONS, type Param } from '../helpers/spec.js';
+import {
+  bodyRequired,
+  declaredStatuses,
+  environmentsTwin,
+  operations,
+  paramsOf,
+  requiredScopes,
+  UNSCOPED_OPERATIONS,
+  type Param,
+} from '../helpers/spec.js';
 
 /** Every scope a key can carry, but `*`. */
 const ALL_SCOPES = KNOWN_SCOPES.filter((s) => s !== '*');
@@ -93,7 +102,8 @@ async function buildRequest(f: Fixture, op: SpecOperation, projectId = '1'): Pro
       else if (p.name === 'id' && op.path.includes('/persons/')) value = EXISTING_UUID;
       else if (p.name === 'parent_membership__user__uuid') value = EXISTING_UUID;
       else if (p.name === 'id' && /^\/api\/(projects|environments)\/\{id\}\/$/.test(op.path)) value = projectId;
-      else if ((p.name === 'id' || p.name === 'organization_id') && op.path.startsWith('/api/organizations/')) value = f.t.boot.organization.id;
+      else if ((p.name === 'id' || p.name === 'organization_id') && op.path.startsWith('/api/organizations/'))
+        value = f.t.boot.organization.id;
       else if (p.name === 'uuid' && op.path.startsWith('/api/users/')) value = '@me';
       else if (p.name === 'id' && op.path.startsWith('/api/personal_api_keys/')) value = '@current';
       else throw new Error(`the scope matrix does not know how to fill ${p.name} in ${op.path}`);
@@ -139,9 +149,10 @@ afterAll(async () => {
 });
 
 describe('the scope matrix', () => {
-  it('covers every operation of the contract (64: 37 hand-written in openapi.yaml, 27 /api/projects/ copies), each with exactly one required scope but the key\'s own record and the schema', () => {
+  it("covers every operation of the contract (64: 37 hand-written in openapi.yaml, 27 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema", () => {
     expect(operations).toHaveLength(64);
-    for (const op of operations) expect(requiredScopes(op), op.operationId).toHaveLength(UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : 1);
+    for (const op of operations)
+      expect(requiredScopes(op), op.operationId).toHaveLength(UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : 1);
   });
 
   it('has a request body for every operation whose body is required', () => {

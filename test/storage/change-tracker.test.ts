@@ -58,44 +58,114 @@ async function moved(write: () => Promise<unknown>, tables: string[][]): Promise
 
 describe('Store.changeCounter per table (SQLite)', () => {
   it('a write to plugin_configs moves its counter and leaves the key and access tables’ counters', async () => {
-    const id = Number((await sql<{ id: number }>`insert into plugin_configs (team_id, plugin_id, enabled, "order", config, web_token, deleted, created_at, updated_at) values (${boot.team!.id}, ${boot.plugins![0]!.id}, 0, 1, '{}', 'tok', 0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z') returning id`.execute(store.db)).rows[0]!.id);
-    expect(await moved(() => store.db.updateTable('plugin_configs').set({ order: 2 }).where('id', '=', id).execute(), [['plugin_configs'], [...KEY_BY_VALUE.reads], [...PROJECT_ACCESS.reads]])).toEqual([true, false, false]);
-    expect(await moved(() => store.db.insertInto('activity_log').values({ id: 'a1', team_id: boot.team!.id, organization_id: boot.organization!.id, user_id: null, is_system: 0, scope: 'Plugin', item_id: '1', activity: 'updated', detail: '{}', created_at: '2026-01-01T00:00:00.000Z' }).execute(), [ANSWER_READS as string[], [...KEY_BY_VALUE.reads]])).toEqual([false, false]);
+    const id = Number(
+      (
+        await sql<{
+          id: number;
+        }>`insert into plugin_configs (team_id, plugin_id, enabled, "order", config, web_token, deleted, created_at, updated_at) values (${boot.team!.id}, ${boot.plugins![0]!.id}, 0, 1, '{}', 'tok', 0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z') returning id`.execute(
+          store.db,
+        )
+      ).rows[0]!.id,
+    );
+    expect(
+      await moved(
+        () => store.db.updateTable('plugin_configs').set({ order: 2 }).where('id', '=', id).execute(),
+        [['plugin_configs'], [...KEY_BY_VALUE.reads], [...PROJECT_ACCESS.reads]],
+      ),
+    ).toEqual([true, false, false]);
+    expect(
+      await moved(
+        () =>
+          store.db
+            .insertInto('activity_log')
+            .values({
+              id: 'a1',
+              team_id: boot.team!.id,
+              organization_id: boot.organization!.id,
+              user_id: null,
+              is_system: 0,
+              scope: 'Plugin',
+              item_id: '1',
+              activity: 'updated',
+              detail: '{}',
+              created_at: '2026-01-01T00:00:00.000Z',
+            })
+            .execute(),
+        [ANSWER_READS as string[], [...KEY_BY_VALUE.reads]],
+      ),
+    ).toEqual([false, false]);
   });
 
   it('a write to personal_api_keys moves the key counter only', async () => {
-    expect(await moved(() => store.db.updateTable('personal_api_keys').set({ label: 'renamed' }).execute(), [[...KEY_BY_VALUE.reads], [...PROJECT_ACCESS.reads], ANSWER_READS as string[]])).toEqual([true, false, false]);
+    expect(
+      await moved(
+        () => store.db.updateTable('personal_api_keys').set({ label: 'renamed' }).execute(),
+        [[...KEY_BY_VALUE.reads], [...PROJECT_ACCESS.reads], ANSWER_READS as string[]],
+      ),
+    ).toEqual([true, false, false]);
   });
 
   it('a delete from teams moves explicit_team_memberships too (ON DELETE CASCADE)', async () => {
     const team = await new AccountsRepository(store.db).createTeam({ organization_id: boot.organization!.id, name: 'Doomed' });
-    expect(await moved(() => store.db.deleteFrom('teams').where('id', '=', team.id).execute(), [['explicit_team_memberships'], ['personal_api_keys']])).toEqual([true, false]);
+    expect(
+      await moved(
+        () => store.db.deleteFrom('teams').where('id', '=', team.id).execute(),
+        [['explicit_team_memberships'], ['personal_api_keys']],
+      ),
+    ).toEqual([true, false]);
   });
 
   it('table names are matched whatever their case (SQLite’s are case-insensitive)', async () => {
     await sql`create table Case_Parent (id integer primary key)`.execute(store.db);
-    await sql`create table case_child (id integer primary key, parent integer references CASE_PARENT(id) on delete cascade)`.execute(store.db);
-    expect(await moved(() => sql`delete from "case_parent" where id = -1`.execute(store.db), [['case_child'], ['CASE_PARENT'], ['users']])).toEqual([true, true, false]);
+    await sql`create table case_child (id integer primary key, parent integer references CASE_PARENT(id) on delete cascade)`.execute(
+      store.db,
+    );
+    expect(
+      await moved(() => sql`delete from "case_parent" where id = -1`.execute(store.db), [['case_child'], ['CASE_PARENT'], ['users']]),
+    ).toEqual([true, true, false]);
   });
 
   it('a commit by another connection moves every counter', async () => {
     const other = openSqlite(path.join(dir, 'envapi.sqlite3'));
     try {
-      expect(await moved(async () => other.prepare(`update plugins set description = 'changed elsewhere'`).run(), [['personal_api_keys'], ['teams'], ['activity_log']])).toEqual([true, true, true]);
+      expect(
+        await moved(
+          async () => other.prepare(`update plugins set description = 'changed elsewhere'`).run(),
+          [['personal_api_keys'], ['teams'], ['activity_log']],
+        ),
+      ).toEqual([true, true, true]);
     } finally {
       other.close();
     }
   });
 
   it('a write whose target is not read off its text, or DDL, moves every counter', async () => {
-    expect(await moved(() => sql`update teams set name = name where id = -1`.execute(store.db), [['personal_api_keys'], ['users']])).toEqual([true, true]);
-    expect(await moved(() => sql`with x as (select 1) update "activity_log" set scope = scope where id = 'none'`.execute(store.db), [['personal_api_keys']])).toEqual([true]);
+    expect(
+      await moved(() => sql`update teams set name = name where id = -1`.execute(store.db), [['personal_api_keys'], ['users']]),
+    ).toEqual([true, true]);
+    expect(
+      await moved(
+        () => sql`with x as (select 1) update "activity_log" set scope = scope where id = 'none'`.execute(store.db),
+        [['personal_api_keys']],
+      ),
+    ).toEqual([true]);
     expect(await moved(() => sql`create table scratch (a integer)`.execute(store.db), [['personal_api_keys']])).toEqual([true]);
   });
 
   it('once a table has a trigger, a write to it moves every counter', async () => {
-    await sql`create trigger scratch_touch after insert on scratch begin update users set first_name = first_name where id = -1; end`.execute(store.db);
-    expect(await moved(() => store.db.insertInto('scratch' as never).values({ a: 1 } as never).execute(), [['personal_api_keys'], ['users']])).toEqual([true, true]);
+    await sql`create trigger scratch_touch after insert on scratch begin update users set first_name = first_name where id = -1; end`.execute(
+      store.db,
+    );
+    expect(
+      await moved(
+        () =>
+          store.db
+            .insertInto('scratch' as never)
+            .values({ a: 1 } as never)
+            .execute(),
+        [['personal_api_keys'], ['users']],
+      ),
+    ).toEqual([true, true]);
   });
 
   it('a read-only statement and an empty transaction move nothing', async () => {
@@ -123,11 +193,29 @@ describe('every cached load is registered, and its reads are the tables its SQL 
       const access = (await new AccountsRepository(store.db).projectAccessOf(boot.team!.id, boot.user!.id))!;
       const project = { team: access.team, organization: access.organization!, membership: access.membership!, level: 8 };
       const pluginId = boot.plugins!.find((p) => p.url.includes('notification-bar'))!.id;
-      const config = await new PluginConfigsRepository(store.db).create({ team_id: boot.team!.id, plugin_id: pluginId, enabled: true, order: 1, config: {}, web_token: 'tok2', name: null, description: null, deleted: false });
+      const config = await new PluginConfigsRepository(store.db).create({
+        team_id: boot.team!.id,
+        plugin_id: pluginId,
+        enabled: true,
+        order: 1,
+        config: {},
+        web_token: 'tok2',
+        name: null,
+        description: null,
+        deleted: false,
+      });
       const service = new PluginConfigService(logged);
       return [
         [service, project, { kind: 'frontend_app', id: config.id }],
-        [service, project, { kind: 'frontend_app', page: { limit: 100, offset: 0 }, url: new URL('http://x/api/environments/1/pipeline_frontend_apps_configs/') }],
+        [
+          service,
+          project,
+          {
+            kind: 'frontend_app',
+            page: { limit: 100, offset: 0 },
+            url: new URL('http://x/api/environments/1/pipeline_frontend_apps_configs/'),
+          },
+        ],
       ];
     },
   };
@@ -136,7 +224,10 @@ describe('every cached load is registered, and its reads are the tables its SQL 
   async function tablesRead(run: (db: Kysely<Database>, logged: Store) => Promise<unknown>): Promise<Set<string>> {
     const statements: string[] = [];
     const connection = openSqlite(path.join(dir, 'envapi.sqlite3'));
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }), log: (e) => void statements.push(e.query.sql) });
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: connection }),
+      log: (e) => void statements.push(e.query.sql),
+    });
     try {
       await run(db, { db, dialect: 'sqlite', location: 'logged', config: { dataDir: dir }, close: () => db.destroy() });
     } finally {
@@ -155,7 +246,8 @@ describe('every cached load is registered, and its reads are the tables its SQL 
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {
         const p = path.join(d, e.name);
         if (e.isDirectory()) walk(p);
-        else if (p.endsWith('.ts') && /\bcachedLoad\s*[<(]/.test(fs.readFileSync(p, 'utf8').replace(/export function cachedLoad\b/, ''))) found.push(p);
+        else if (p.endsWith('.ts') && /\bcachedLoad\s*[<(]/.test(fs.readFileSync(p, 'utf8').replace(/export function cachedLoad\b/, '')))
+          found.push(p);
       }
     };
     walk(path.resolve('server'));
@@ -166,7 +258,12 @@ describe('every cached load is registered, and its reads are the tables its SQL 
     const modules = modulesDeclaringLoads();
     expect(modules.length).toBeGreaterThan(0);
     for (const m of modules) await import(pathToFileURL(m).href);
-    expect(registeredLoads().map((l) => l.name).sort(), 'a load registered with cachedLoad() needs an entry in `runs`').toEqual(Object.keys(runs).sort());
+    expect(
+      registeredLoads()
+        .map((l) => l.name)
+        .sort(),
+      'a load registered with cachedLoad() needs an entry in `runs`',
+    ).toEqual(Object.keys(runs).sort());
   });
 
   it.each(Object.keys(runs))('%s: reads = the tables its SQL reads + readsThroughArgument', async (name) => {
@@ -185,7 +282,8 @@ describe('every cached load is registered, and its reads are the tables its SQL 
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {
         const p = path.join(d, e.name);
         if (e.isDirectory()) walk(p);
-        else if (p.endsWith('.ts') && /\bchangeCounter\s*(?:\?\.)?\(/.test(fs.readFileSync(p, 'utf8'))) readers.push(path.relative(path.resolve('server'), p));
+        else if (p.endsWith('.ts') && /\bchangeCounter\s*(?:\?\.)?\(/.test(fs.readFileSync(p, 'utf8')))
+          readers.push(path.relative(path.resolve('server'), p));
       }
     };
     walk(path.resolve('server'));

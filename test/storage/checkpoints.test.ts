@@ -22,7 +22,8 @@ afterEach(async () => {
   dir = undefined;
 });
 
-const autocheckpoint = async (s: Store) => Number((await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(s.db)).rows[0]!.wal_autocheckpoint);
+const autocheckpoint = async (s: Store) =>
+  Number((await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(s.db)).rows[0]!.wal_autocheckpoint);
 
 /** Writes `mb` MiB in 1 MiB transactions; returns the database file's path. */
 async function fill(s: Store, mb: number): Promise<string> {

@@ -5,7 +5,10 @@ import { chunks, ITEMS_PER_STATEMENT } from '../../server/storage/chunks.js';
 describe('chunks', () => {
   it('slices in order, the last one shorter, none for an empty list', () => {
     expect([...chunks([1, 2, 3, 4, 5], 2)]).toEqual([[1, 2], [3, 4], [5]]);
-    expect([...chunks([1, 2, 3, 4], 2)]).toEqual([[1, 2], [3, 4]]);
+    expect([...chunks([1, 2, 3, 4], 2)]).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     expect([...chunks([], 2)]).toEqual([]);
   });
 

@@ -59,7 +59,17 @@ describe('event times as microseconds', () => {
       seed = (seed * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n;
       return MIN + (seed % (MAX - MIN + 1n));
     };
-    const edges = ['0001-01-01T00:00:00.000000Z', '0001-01-01T00:00:00.000001Z', '0999-12-31T23:59:59.999999Z', '1969-12-31T23:59:59.999999Z', '1970-01-01T00:00:00.000000Z', '1970-01-01T00:00:00.000001Z', '2000-02-29T12:00:00.500000Z', '2024-02-29T23:59:59.999999Z', '9999-12-31T23:59:59.999999Z'].map(eventTimeMicros);
+    const edges = [
+      '0001-01-01T00:00:00.000000Z',
+      '0001-01-01T00:00:00.000001Z',
+      '0999-12-31T23:59:59.999999Z',
+      '1969-12-31T23:59:59.999999Z',
+      '1970-01-01T00:00:00.000000Z',
+      '1970-01-01T00:00:00.000001Z',
+      '2000-02-29T12:00:00.500000Z',
+      '2024-02-29T23:59:59.999999Z',
+      '9999-12-31T23:59:59.999999Z',
+    ].map(eventTimeMicros);
     const all = [...edges, ...Array.from({ length: 2000 }, random)];
     expect(edges[4]).toBe(0n);
     expect(edges[3]).toBe(-1n);
@@ -67,7 +77,12 @@ describe('event times as microseconds', () => {
     if (store.dialect !== 'sqlite') return;
     for (let i = 0; i < all.length; i += 400) {
       const part = all.slice(i, i + 400);
-      const rows = await sql<{ text: string; back: bigint | number }>`select ${eventTimeText('sqlite', sql`v.value`)} as text, ${eventTimeFromText('sqlite', eventTimeText('sqlite', sql`v.value`))} = cast(v.value as integer) as back from json_each(${JSON.stringify(part.map(String))}) v`.execute(store.db);
+      const rows = await sql<{
+        text: string;
+        back: bigint | number;
+      }>`select ${eventTimeText('sqlite', sql`v.value`)} as text, ${eventTimeFromText('sqlite', eventTimeText('sqlite', sql`v.value`))} = cast(v.value as integer) as back from json_each(${JSON.stringify(part.map(String))}) v`.execute(
+        store.db,
+      );
       expect(rows.rows.map((r) => r.text)).toEqual(part.map(textOf));
       expect(rows.rows.every((r) => Number(r.back) === 1)).toBe(true);
     }
@@ -80,9 +95,27 @@ describe('event times as microseconds', () => {
   });
 });
 
-const UUIDS = ['0190d000-0000-7000-8000-00000000000a', 'f190d000-0000-7000-8000-000000000001', '0190d000-0000-7000-8000-000000000009', 'a0000000-0000-7000-8000-000000000000', '9fffffff-ffff-7fff-bfff-ffffffffffff'];
-const TIMESTAMPS = ['2026-11-01T00:00:00.000001Z', '2026-11-01T00:00:00.000001Z', '1969-07-20T20:17:40.123456Z', '2026-11-02T00:00:00.000000Z', '0044-03-15T12:00:00.000000Z'];
-const CREATED = ['2026-11-27T20:52:33.636Z', '2026-11-27T20:52:33.636Z', '2026-11-27T20:52:34.001Z', '2026-11-28T00:00:00.000Z', '2026-11-28T00:00:00.999Z'];
+const UUIDS = [
+  '0190d000-0000-7000-8000-00000000000a',
+  'f190d000-0000-7000-8000-000000000001',
+  '0190d000-0000-7000-8000-000000000009',
+  'a0000000-0000-7000-8000-000000000000',
+  '9fffffff-ffff-7fff-bfff-ffffffffffff',
+];
+const TIMESTAMPS = [
+  '2026-11-01T00:00:00.000001Z',
+  '2026-11-01T00:00:00.000001Z',
+  '1969-07-20T20:17:40.123456Z',
+  '2026-11-02T00:00:00.000000Z',
+  '0044-03-15T12:00:00.000000Z',
+];
+const CREATED = [
+  '2026-11-27T20:52:33.636Z',
+  '2026-11-27T20:52:33.636Z',
+  '2026-11-27T20:52:34.001Z',
+  '2026-11-28T00:00:00.000Z',
+  '2026-11-28T00:00:00.999Z',
+];
 const BEFORE = '9999-01-01T00:00:00.000000Z';
 
 /** Rows as 0012 left them: text times, whole properties. */
@@ -108,7 +141,13 @@ async function answers() {
     cursor = { timestamp: page[1]!.timestamp, uuid: page[1]!.uuid };
   }
   const byUuid = await Promise.all(UUIDS.map(async (u) => (await repo.findByUuid(1, u))?.timestamp ?? null));
-  const hogql = await runHogQLQuery(store.db, eventsStore(store.db).table(), 1, "select uuid, timestamp, created_at, toStartOfDay(timestamp), toDate(timestamp) from events where timestamp > '1900-01-01' order by timestamp desc, uuid", new Date('2026-12-01T00:00:00Z'));
+  const hogql = await runHogQLQuery(
+    store.db,
+    eventsStore(store.db).table(),
+    1,
+    "select uuid, timestamp, created_at, toStartOfDay(timestamp), toDate(timestamp) from events where timestamp > '1900-01-01' order by timestamp desc, uuid",
+    new Date('2026-12-01T00:00:00Z'),
+  );
   return { whole, pages, byUuid, hogql: hogql.results };
 }
 
@@ -119,12 +158,19 @@ describe('migration 0013: event times as integers on SQLite', () => {
     await materializeProperty(store, 'event', '$pathname');
     const browser = materializedColumnName('event', '$browser');
     const pathname = materializedColumnName('event', '$pathname');
-    const before = store.dialect === 'sqlite'
-      ? {
-          indexes: (await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null order by name`.execute(store.db)).rows,
-          rows: (await sql.raw(`select rowid, "${browser}" as b, "${pathname}" as p from events order by rowid`).execute(store.db)).rows,
-        }
-      : undefined;
+    const before =
+      store.dialect === 'sqlite'
+        ? {
+            indexes: (
+              await sql<{
+                sql: string;
+              }>`select sql from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null order by name`.execute(
+                store.db,
+              )
+            ).rows,
+            rows: (await sql.raw(`select rowid, "${browser}" as b, "${pathname}" as p from events order by rowid`).execute(store.db)).rows,
+          }
+        : undefined;
     await migrateToLatest(store);
     const after = await answers();
     // newest first, the tie by uuid descending
@@ -134,13 +180,29 @@ describe('migration 0013: event times as integers on SQLite', () => {
     expect(after.byUuid).toEqual(TIMESTAMPS);
     // HogQL: the texts, created_at with its milliseconds, the day; year 44 is before 1900
     // (ties by uuid ascending, as asked; a DateTime is answered without a fraction, a DateTime64 with six digits)
-    expect(after.hogql).toEqual([3, 0, 1, 2].map((i) => [UUIDS[i], TIMESTAMPS[i], CREATED[i]!.replace('Z', '000Z'), `${TIMESTAMPS[i]!.slice(0, 10)}T00:00:00Z`, TIMESTAMPS[i]!.slice(0, 10)]));
+    expect(after.hogql).toEqual(
+      [3, 0, 1, 2].map((i) => [
+        UUIDS[i],
+        TIMESTAMPS[i],
+        CREATED[i]!.replace('Z', '000Z'),
+        `${TIMESTAMPS[i]!.slice(0, 10)}T00:00:00Z`,
+        TIMESTAMPS[i]!.slice(0, 10),
+      ]),
+    );
     if (store.dialect !== 'sqlite') return;
 
     const kinds = await sql<{ t: string; c: string }>`select typeof(timestamp) as t, typeof(created_at) as c from events`.execute(store.db);
     expect(kinds.rows).toEqual(UUIDS.map(() => ({ t: 'integer', c: 'integer' })));
-    expect((await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null order by name`.execute(store.db)).rows).toEqual(before!.indexes);
-    expect((await sql.raw(`select rowid, "${browser}" as b, "${pathname}" as p from events order by rowid`).execute(store.db)).rows).toEqual(before!.rows);
+    expect(
+      (
+        await sql<{
+          sql: string;
+        }>`select sql from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null order by name`.execute(store.db)
+      ).rows,
+    ).toEqual(before!.indexes);
+    expect(
+      (await sql.raw(`select rowid, "${browser}" as b, "${pathname}" as p from events order by rowid`).execute(store.db)).rows,
+    ).toEqual(before!.rows);
     const table = await sql<{ sql: string }>`select sql from sqlite_master where type = 'table' and name = 'events'`.execute(store.db);
     expect(table.rows[0]!.sql).toMatch(/^CREATE TABLE "events" .*"timestamp" integer not null.*"created_at" integer not null/);
 
@@ -150,25 +212,52 @@ describe('migration 0013: event times as integers on SQLite', () => {
 
     // a new event is written as integers and read like the others
     const uuid = '0190d000-0000-7000-8000-00000000000b';
-    await store.db.transaction().execute((trx) => new EventsWriteRepository(trx).insertEvents(1, [{ uuid, event: 'e', distinct_id: 'd', properties: {}, timestamp: TIMESTAMPS[0]!, elements_chain: '' }]));
+    await store.db
+      .transaction()
+      .execute((trx) =>
+        new EventsWriteRepository(trx).insertEvents(1, [
+          { uuid, event: 'e', distinct_id: 'd', properties: {}, timestamp: TIMESTAMPS[0]!, elements_chain: '' },
+        ]),
+      );
     expect((await answers()).pages.slice(0, 4)).toEqual([UUIDS[3], UUIDS[1], uuid, UUIDS[0]]);
-    expect((await sql<{ t: string }>`select typeof(timestamp) as t from events where uuid = ${Buffer.from(uuid.replace(/-/g, ''), 'hex')}`.execute(store.db)).rows).toEqual([{ t: 'integer' }]);
+    expect(
+      (
+        await sql<{
+          t: string;
+        }>`select typeof(timestamp) as t from events where uuid = ${Buffer.from(uuid.replace(/-/g, ''), 'hex')}`.execute(store.db)
+      ).rows,
+    ).toEqual([{ t: 'integer' }]);
 
     // the rollback statement of docs/deploy.md gives back the texts the previous code reads
-    for (const statement of deploySqlBlock('typeof(timestamp)').split(/;\n/).filter((s) => s.trim())) await sql.raw(statement).execute(store.db);
-    const rolledBack = await sql<{ t: string; c: string }>`select timestamp as t, created_at as c from events order by rowid`.execute(store.db);
-    expect(rolledBack.rows).toEqual([...UUIDS.map((_, i) => ({ t: TIMESTAMPS[i], c: CREATED[i] })), { t: TIMESTAMPS[0], c: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) }]);
-    expect((await sql<{ n: number }>`select count(*) as n from kysely_migration where name = '0013_event_times_integer'`.execute(store.db)).rows[0]!.n).toBe(0);
+    for (const statement of deploySqlBlock('typeof(timestamp)')
+      .split(/;\n/)
+      .filter((s) => s.trim()))
+      await sql.raw(statement).execute(store.db);
+    const rolledBack = await sql<{ t: string; c: string }>`select timestamp as t, created_at as c from events order by rowid`.execute(
+      store.db,
+    );
+    expect(rolledBack.rows).toEqual([
+      ...UUIDS.map((_, i) => ({ t: TIMESTAMPS[i], c: CREATED[i] })),
+      { t: TIMESTAMPS[0], c: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) },
+    ]);
+    expect(
+      (await sql<{ n: number }>`select count(*) as n from kysely_migration where name = '0013_event_times_integer'`.execute(store.db))
+        .rows[0]!.n,
+    ).toBe(0);
 
     // upgrading again converts the texts the rollback wrote (the table is not built again)
     await migrateToLatest(store);
-    expect((await sql<{ t: string }>`select distinct typeof(timestamp) || typeof(created_at) as t from events`.execute(store.db)).rows).toEqual([{ t: 'integerinteger' }]);
+    expect(
+      (await sql<{ t: string }>`select distinct typeof(timestamp) || typeof(created_at) as t from events`.execute(store.db)).rows,
+    ).toEqual([{ t: 'integerinteger' }]);
     expect((await answers()).pages.slice(0, 4)).toEqual([UUIDS[3], UUIDS[1], uuid, UUIDS[0]]);
   });
 
   it.skipIf(usesPostgres())('a time that is not a date fails the migration and leaves events as it was', async () => {
     await insertTextRows([...TIMESTAMPS.slice(0, 4), 'not a date']);
-    const table = async () => (await sql<{ sql: string }>`select sql from sqlite_master where name in ('events', 'events_new') order by name`.execute(store.db)).rows;
+    const table = async () =>
+      (await sql<{ sql: string }>`select sql from sqlite_master where name in ('events', 'events_new') order by name`.execute(store.db))
+        .rows;
     const before = await table();
     await expect(migrateToLatest(store)).rejects.toThrow(/NOT NULL/);
     expect(await table()).toEqual(before);

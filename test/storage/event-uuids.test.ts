@@ -41,7 +41,14 @@ const UUIDS = [
   '9fffffff-ffff-7fff-bfff-ffffffffffff',
   '0190D000-0000-7000-8000-0000000000FF',
 ];
-const TIMESTAMPS = ['2026-11-01T00:00:00.000001Z', '2026-11-01T00:00:00.000001Z', '2026-11-01T00:00:00.000001Z', '2026-11-02T00:00:00.000000Z', '2026-11-01T00:00:00.000001Z', '2026-10-31T00:00:00.000000Z'];
+const TIMESTAMPS = [
+  '2026-11-01T00:00:00.000001Z',
+  '2026-11-01T00:00:00.000001Z',
+  '2026-11-01T00:00:00.000001Z',
+  '2026-11-02T00:00:00.000000Z',
+  '2026-11-01T00:00:00.000001Z',
+  '2026-10-31T00:00:00.000000Z',
+];
 const BEFORE = '9999-01-01T00:00:00.000000Z';
 
 /** Each uuid as the list answers it, newest first, paged two at a time through the cursor. */
@@ -65,7 +72,9 @@ async function answers() {
   const whole = (await repo.list({ teamId: 1, before: BEFORE, offset: 0, limit: 100 })).map((r) => [r.uuid, r.timestamp]);
   const byUuid = await Promise.all(UUIDS.map(async (u) => (await repo.findByUuid(1, u))?.uuid ?? null));
   const stored = await new EventsWriteRepository(store.db).storedUuids([...UUIDS, '00000000-0000-7000-8000-000000000000']);
-  const texts = await sql<{ u: string }>`select ${eventUuidText(store.dialect, sql`uuid`)} as u from events order by uuid desc`.execute(store.db);
+  const texts = await sql<{ u: string }>`select ${eventUuidText(store.dialect, sql`uuid`)} as u from events order by uuid desc`.execute(
+    store.db,
+  );
   return { whole, pages: await listedByPages(), byUuid, stored: [...stored].sort(), texts: texts.rows.map((r) => r.u) };
 }
 
@@ -73,12 +82,19 @@ describe('migration 0012: event uuids as 16 bytes on SQLite', () => {
   it('converts the uuids in the API form, keeps the other as text, and every read answers as before; the rollback statement gives the text back', async () => {
     for (const [n, uuid] of UUIDS.entries()) {
       await sql`insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)
-        values (${uuid}, 1, 'e', 'd', ${eventPropertiesIn(store.dialect, JSON.stringify({ n }))}, ${TIMESTAMPS[n]!}, '', ${new Date().toISOString()})`.execute(store.db);
+        values (${uuid}, 1, 'e', 'd', ${eventPropertiesIn(store.dialect, JSON.stringify({ n }))}, ${TIMESTAMPS[n]!}, '', ${new Date().toISOString()})`.execute(
+        store.db,
+      );
     }
     const texts = (await sql<{ u: string }>`select uuid as u from events order by uuid desc`.execute(store.db)).rows.map((r) => r.u);
     await migrateToLatest(store);
-    const kinds = store.dialect === 'sqlite' ? await sql<{ k: string }>`select typeof(uuid) as k from events order by rowid`.execute(store.db) : await sql<{ k: string }>`select pg_typeof(uuid)::text as k from events`.execute(store.db);
-    expect(kinds.rows.map((r) => r.k)).toEqual(store.dialect === 'sqlite' ? ['blob', 'blob', 'blob', 'blob', 'blob', 'text'] : UUIDS.map(() => 'text'));
+    const kinds =
+      store.dialect === 'sqlite'
+        ? await sql<{ k: string }>`select typeof(uuid) as k from events order by rowid`.execute(store.db)
+        : await sql<{ k: string }>`select pg_typeof(uuid)::text as k from events`.execute(store.db);
+    expect(kinds.rows.map((r) => r.k)).toEqual(
+      store.dialect === 'sqlite' ? ['blob', 'blob', 'blob', 'blob', 'blob', 'text'] : UUIDS.map(() => 'text'),
+    );
     const after = await answers();
     // newest first, ties by uuid descending in the text's order, each page's rows once
     const order = [UUIDS[3], UUIDS[1], UUIDS[4], UUIDS[0], UUIDS[2], UUIDS[5]];
@@ -90,13 +106,31 @@ describe('migration 0012: event uuids as 16 bytes on SQLite', () => {
     expect(after.texts.filter((u) => u !== UUIDS[5])).toEqual(texts.filter((u) => u !== UUIDS[5]));
 
     // a new event is written as bytes and read like the others
-    await store.db.transaction().execute((trx) => new EventsWriteRepository(trx).insertEvents(1, [{ uuid: '0190d000-0000-7000-8000-00000000000b', event: 'e', distinct_id: 'd', properties: {}, timestamp: TIMESTAMPS[0]!, elements_chain: '' }]));
+    await store.db.transaction().execute((trx) =>
+      new EventsWriteRepository(trx).insertEvents(1, [
+        {
+          uuid: '0190d000-0000-7000-8000-00000000000b',
+          event: 'e',
+          distinct_id: 'd',
+          properties: {},
+          timestamp: TIMESTAMPS[0]!,
+          elements_chain: '',
+        },
+      ]),
+    );
     expect((await listedByPages()).slice(0, 5)).toEqual([UUIDS[3], UUIDS[1], UUIDS[4], '0190d000-0000-7000-8000-00000000000b', UUIDS[0]]);
 
     if (store.dialect !== 'sqlite') return;
     await sql.raw(deploySqlBlock('typeof(uuid)')).execute(store.db);
-    const rolledBack = await sql<{ uuid: string; k: string }>`select uuid, typeof(uuid) as k from events order by uuid desc`.execute(store.db);
+    const rolledBack = await sql<{ uuid: string; k: string }>`select uuid, typeof(uuid) as k from events order by uuid desc`.execute(
+      store.db,
+    );
     expect(rolledBack.rows.every((r) => r.k === 'text')).toBe(true);
-    expect(rolledBack.rows.map((r) => r.uuid).filter((u) => u !== UUIDS[5])).toEqual(['0190d000-0000-7000-8000-00000000000b', ...texts].filter((u) => u !== UUIDS[5]).sort().reverse());
+    expect(rolledBack.rows.map((r) => r.uuid).filter((u) => u !== UUIDS[5])).toEqual(
+      ['0190d000-0000-7000-8000-00000000000b', ...texts]
+        .filter((u) => u !== UUIDS[5])
+        .sort()
+        .reverse(),
+    );
   });
 });

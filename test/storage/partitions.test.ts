@@ -34,25 +34,38 @@ function tsIn(m: { year: number; month: number }, seconds = 0): string {
   return d.toISOString().replace('Z', '000Z');
 }
 
-function event(uuid: string, timestamp: string, name = '$pageview', properties: Record<string, unknown> = { $browser: 'Chrome' }): EventInput {
+function event(
+  uuid: string,
+  timestamp: string,
+  name = '$pageview',
+  properties: Record<string, unknown> = { $browser: 'Chrome' },
+): EventInput {
   return { uuid, event: name, distinct_id: 'd1', properties, timestamp, elements_chain: '' };
 }
 
 /** Partition → its rows' uuids (tableoid tells which partition holds a row). */
 async function placement(store: Store): Promise<Map<string, string[]>> {
-  const r = await sql<{ part: string; uuid: string }>`select tableoid::regclass::text as part, uuid from events order by uuid`.execute(store.db);
+  const r = await sql<{ part: string; uuid: string }>`select tableoid::regclass::text as part, uuid from events order by uuid`.execute(
+    store.db,
+  );
   const out = new Map<string, string[]>();
   for (const row of r.rows) out.set(row.part, [...(out.get(row.part) ?? []), row.uuid]);
   return out;
 }
 
 async function partitions(store: Store): Promise<string[]> {
-  const r = await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'events'::regclass order by 1`.execute(store.db);
+  const r = await sql<{
+    name: string;
+  }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'events'::regclass order by 1`.execute(
+    store.db,
+  );
   return r.rows.map((x) => x.name);
 }
 
 async function eventIndexes(store: Store): Promise<string[]> {
-  const r = await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'events' order by 1`.execute(store.db);
+  const r = await sql<{
+    name: string;
+  }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'events' order by 1`.execute(store.db);
   return r.rows.map((x) => x.name);
 }
 
@@ -83,7 +96,13 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
     expect(names).toContain('events_default');
     for (let i = 0; i <= 3; i++) expect(names).toContain(partitionName(addMonths(THIS_MONTH, i)));
     expect(names).toContain(partitionName(addMonths(THIS_MONTH, -12)));
-    expect(await eventIndexes(store)).toEqual(['events_pkey', 'events_properties_gin', 'events_team_distinct_id_time', 'events_team_event_time', 'events_team_time']);
+    expect(await eventIndexes(store)).toEqual([
+      'events_pkey',
+      'events_properties_gin',
+      'events_team_distinct_id_time',
+      'events_team_event_time',
+      'events_team_time',
+    ]);
   });
 
   it('puts each row in its month, a month without partition in the default, and stores a uuid once', async () => {
@@ -102,13 +121,21 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
     ];
     expect(await repo.insertEvents(teamId, batch)).toBe(4);
     // across batches: same timestamp, another timestamp (another partition), another project
-    expect(await repo.insertEvents(teamId, [event('u-last', tsIn(last)), event('u-now', tsIn(ancient)), event('u-new', tsIn(last, 9))])).toBe(1);
+    expect(
+      await repo.insertEvents(teamId, [event('u-last', tsIn(last)), event('u-now', tsIn(ancient)), event('u-new', tsIn(last, 9))]),
+    ).toBe(1);
     const where = await placement(store);
     expect(where.get(partitionName(THIS_MONTH))).toEqual(['u-dup', 'u-now']);
     expect(where.get(partitionName(last))).toEqual(['u-last', 'u-new']);
     expect(where.get('events_default')).toEqual(['u-old']);
     const rows = await store.db.selectFrom('events').select(['uuid', 'event', 'timestamp']).orderBy('uuid').execute();
-    expect(rows.map((r) => [r.uuid, r.event])).toEqual([['u-dup', '$pageview'], ['u-last', '$pageview'], ['u-new', '$pageview'], ['u-now', '$pageview'], ['u-old', '$pageview']]);
+    expect(rows.map((r) => [r.uuid, r.event])).toEqual([
+      ['u-dup', '$pageview'],
+      ['u-last', '$pageview'],
+      ['u-new', '$pageview'],
+      ['u-now', '$pageview'],
+      ['u-old', '$pageview'],
+    ]);
     expect(rows.find((r) => r.uuid === 'u-now')?.timestamp).toBe(tsIn(THIS_MONTH));
     const guarded = await sql<{ n: number }>`select count(*)::int as n from event_uuids`.execute(store.db);
     expect(guarded.rows[0]?.n).toBe(5);
@@ -117,7 +144,11 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
   it('stores a uuid once across projects', async () => {
     await migrated();
     const repo = new EventsWriteRepository(store.db);
-    const { organization_id } = await store.db.selectFrom('teams').select('organization_id').where('id', '=', teamId).executeTakeFirstOrThrow();
+    const { organization_id } = await store.db
+      .selectFrom('teams')
+      .select('organization_id')
+      .where('id', '=', teamId)
+      .executeTakeFirstOrThrow();
     const other = await new AccountsRepository(store.db).createTeam({ organization_id, name: 'Other' });
     expect(await repo.insertEvents(teamId, [event('u-x', tsIn(THIS_MONTH))])).toBe(1);
     // another project, another month, inside a transaction: nothing more
@@ -125,7 +156,16 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
       expect(await new EventsWriteRepository(trx).insertEvents(other.id, [event('u-x', tsIn(addMonths(THIS_MONTH, 1)))])).toBe(0);
     });
     expect(await repo.storedUuids(['u-x', 'u-y'])).toEqual(new Map([['u-x', teamId]]));
-    expect(Number((await store.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(1);
+    expect(
+      Number(
+        (
+          await store.db
+            .selectFrom('events')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(1);
   });
 
   it('ensureEventPartitions creates the months ahead, is idempotent, and skips a month held by the default partition', async () => {
@@ -143,7 +183,12 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
     expect(again.created).toEqual([]);
     expect((await placement(store)).get('events_default')).toEqual(['u-future']);
     // the row is still found by a bounded query
-    const found = await store.db.selectFrom('events').select('uuid').where('team_id', '=', teamId).where('timestamp', '>', tsIn(addMonths(laterMonth, 2), -1)).execute();
+    const found = await store.db
+      .selectFrom('events')
+      .select('uuid')
+      .where('team_id', '=', teamId)
+      .where('timestamp', '>', tsIn(addMonths(laterMonth, 2), -1))
+      .execute();
     expect(found.map((r) => r.uuid)).toEqual(['u-future']);
   });
 
@@ -152,7 +197,10 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
     const ahead = partitionName(addMonths(THIS_MONTH, 2));
     await sql`drop table ${sql.table(ahead)}`.execute(store.db);
     const lines: [string, object, string][] = [];
-    const keeper = keepEventPartitions(store.db, { info: (d, m) => lines.push(['info', d, m]), warn: (d, m) => lines.push(['warn', d, m]) });
+    const keeper = keepEventPartitions(store.db, {
+      info: (d, m) => lines.push(['info', d, m]),
+      warn: (d, m) => lines.push(['warn', d, m]),
+    });
     await keeper.first;
     await keeper.stop();
     expect(lines).toEqual([['info', { partitions: [ahead] }, 'created monthly partitions of events']]);
@@ -180,14 +228,22 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
       })),
     );
     await store.db.insertInto('events').values(rows).execute();
-    const before = await sql`select uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at, ${sql.ref(column)} as mat from events order by uuid`.execute(store.db);
+    const before =
+      await sql`select uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at, ${sql.ref(column)} as mat from events order by uuid`.execute(
+        store.db,
+      );
 
     await migrateToLatest(store);
-    const after = await sql`select uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at, ${sql.ref(column)} as mat from events order by uuid`.execute(store.db);
+    const after =
+      await sql`select uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at, ${sql.ref(column)} as mat from events order by uuid`.execute(
+        store.db,
+      );
     expect(after.rows).toEqual(before.rows);
     expect(after.rows).toHaveLength(12);
     expect(await eventIndexes(store)).toContain(`events_${column}`);
-    const timeIndex = await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(store.db);
+    const timeIndex = await sql<{
+      def: string;
+    }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(store.db);
     expect(timeIndex.rows[0]?.def).toMatch(new RegExp(`\\(team_id, "timestamp", uuid\\) INCLUDE \\(${column}\\)$`));
     const where = await placement(store);
     expect(where.get(partitionName(months[1]!))).toEqual(['m1-0', 'm1-1', 'm1-2']);
@@ -196,7 +252,9 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
     expect(guarded.rows[0]?.n).toBe(12);
     // the generated column is computed on new rows, in every partition
     const repo = new EventsWriteRepository(store.db);
-    expect(await repo.insertEvents(teamId, [event('m0-0', tsIn(THIS_MONTH)), event('n-1', tsIn(THIS_MONTH), '$x', { $browser: 'Safari' })])).toBe(1);
+    expect(
+      await repo.insertEvents(teamId, [event('m0-0', tsIn(THIS_MONTH)), event('n-1', tsIn(THIS_MONTH), '$x', { $browser: 'Safari' })]),
+    ).toBe(1);
     const mat = await sql<{ m: string }>`select ${sql.ref(column)} as m from events where uuid = 'n-1'`.execute(store.db);
     expect(mat.rows[0]?.m).toBe('Safari');
 
@@ -209,15 +267,24 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
     expect(again.rows[0]?.n).toBe(4);
     // each partition has its own copy of the column's index and of the time index, which
     // carries the column after its key (migration 0009, then materializeProperty)
-    const perPartition = await sql<{ def: string }>`select indexdef as def from pg_indexes where schemaname = current_schema() and tablename = ${partitionName(THIS_MONTH)} and indexdef like ${`%${column}%`}`.execute(store.db);
-    expect(perPartition.rows.map((r) => r.def.replace(/^.* USING btree /, '')).sort()).toEqual([`(team_id, "timestamp", uuid) INCLUDE (${column})`, `(team_id, ${column}, "timestamp", uuid)`]);
+    const perPartition = await sql<{
+      def: string;
+    }>`select indexdef as def from pg_indexes where schemaname = current_schema() and tablename = ${partitionName(THIS_MONTH)} and indexdef like ${`%${column}%`}`.execute(
+      store.db,
+    );
+    expect(perPartition.rows.map((r) => r.def.replace(/^.* USING btree /, '')).sort()).toEqual([
+      `(team_id, "timestamp", uuid) INCLUDE (${column})`,
+      `(team_id, ${column}, "timestamp", uuid)`,
+    ]);
   });
 
   it('a time-bounded list query reads only the partitions of its months', async () => {
     await migrated();
     const last = addMonths(THIS_MONTH, -1);
     const plan = await sql<{ 'QUERY PLAN': string }>`explain select uuid from events where team_id = ${sql.lit(teamId)}
-      and timestamp > ${sql.lit(tsIn(last))} and timestamp < ${sql.lit(tsIn(last, 3600))} order by timestamp desc, uuid desc limit 100`.execute(store.db);
+      and timestamp > ${sql.lit(tsIn(last))} and timestamp < ${sql.lit(tsIn(last, 3600))} order by timestamp desc, uuid desc limit 100`.execute(
+      store.db,
+    );
     const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
     expect(text).toContain(partitionName(last));
     expect(text).not.toContain(partitionName(THIS_MONTH));

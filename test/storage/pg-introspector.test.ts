@@ -51,7 +51,11 @@ describe.skipIf(!usesPostgres())('introspection of the own schema only (PostgreS
     } finally {
       await otherClient.end();
     }
-    const own = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema() and tablename not in (select c.relname from pg_class c where c.relispartition and c.relnamespace = current_schema()::regnamespace) order by 1`.execute(store.db);
+    const own = await sql<{
+      name: string;
+    }>`select tablename as name from pg_tables where schemaname = current_schema() and tablename not in (select c.relname from pg_class c where c.relispartition and c.relnamespace = current_schema()::regnamespace) order by 1`.execute(
+      store.db,
+    );
     const expected = own.rows.map((r) => r.name);
     expect(expected).toContain('events');
     expect(expected).toContain('kysely_migration');
@@ -75,7 +79,8 @@ describe.skipIf(!usesPostgres())('introspection of the own schema only (PostgreS
     const churnClient = new pg.Client({ connectionString: other.url });
     await churnClient.connect();
     await churnClient.query('create table t (a int, b int) partition by range (a)');
-    for (let i = 0; i < 20; i++) await churnClient.query(`create table t_${i} partition of t for values from (${i * 10}) to (${i * 10 + 10})`);
+    for (let i = 0; i < 20; i++)
+      await churnClient.query(`create table t_${i} partition of t for values from (${i * 10}) to (${i * 10 + 10})`);
     let stop = false;
     let rounds = 0;
     const churn = (async () => {

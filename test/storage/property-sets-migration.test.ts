@@ -37,13 +37,19 @@ afterEach(async () => {
 async function materializedBefore0011(property: string, createdAt: string, all: string[]): Promise<string> {
   const column = materializedColumnName('event', property);
   const storage = store.dialect === 'postgres' ? sql`stored` : sql`virtual`;
-  await sql`alter table events add column ${sql.ref(column)} text generated always as (${jsonTextLiteral(store.dialect, sql.ref('properties'), property)}) ${storage}`.execute(store.db);
+  await sql`alter table events add column ${sql.ref(column)} text generated always as (${jsonTextLiteral(store.dialect, sql.ref('properties'), property)}) ${storage}`.execute(
+    store.db,
+  );
   await sql`create index ${sql.ref(`events_${column}`)} on events (team_id, ${sql.ref(column)}, timestamp, uuid)`.execute(store.db);
-  await store.db.insertInto('materialized_columns').values({ kind: 'event', property, column_name: column, created_at: createdAt }).execute();
+  await store.db
+    .insertInto('materialized_columns')
+    .values({ kind: 'event', property, column_name: column, created_at: createdAt })
+    .execute();
   all.push(column);
   await sql`drop index events_team_time`.execute(store.db);
   const extra = sql.join(all.map((c) => sql.ref(c)));
-  if (store.dialect === 'postgres') await sql`create index events_team_time on events (team_id, timestamp, uuid) include (${extra})`.execute(store.db);
+  if (store.dialect === 'postgres')
+    await sql`create index events_team_time on events (team_id, timestamp, uuid) include (${extra})`.execute(store.db);
   else await sql`create index events_team_time on events (team_id, timestamp, uuid, ${extra})`.execute(store.db);
   return column;
 }
@@ -67,24 +73,60 @@ describe('migration 0011 on a store with materialized event properties', () => {
     await bootstrap(store);
     for (const [n, p] of OLD.entries()) {
       await sql`insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, created_at)
-        values (${uuid(n)}, 1, 'e', 'd', ${eventPropertiesIn(store.dialect, JSON.stringify(p))}, ${at(n)}, '', ${new Date().toISOString()})`.execute(store.db);
+        values (${uuid(n)}, 1, 'e', 'd', ${eventPropertiesIn(store.dialect, JSON.stringify(p))}, ${at(n)}, '', ${new Date().toISOString()})`.execute(
+        store.db,
+      );
     }
     await migrateToLatest(store);
     if (store.dialect === 'sqlite') {
-      const kinds = await sql<{ name: string; hidden: number }>`select name, hidden from pragma_table_xinfo('events') where name in (${browser}, ${plan})`.execute(store.db);
+      const kinds = await sql<{
+        name: string;
+        hidden: number;
+      }>`select name, hidden from pragma_table_xinfo('events') where name in (${browser}, ${plan})`.execute(store.db);
       // hidden 0: a plain column; 2: a virtual generated one
       expect(Object.fromEntries(kinds.rows.map((r) => [r.name, r.hidden]))).toEqual({ [browser]: 0, [plan]: 2 });
     }
     expect(await timeIndexColumns(store)).toEqual(['team_id', 'timestamp', 'uuid', browser, plan]);
-    await store.db.transaction().execute((trx) => new EventsWriteRepository(trx).insertEvents(1, NEW.map((p, i) => ({ uuid: uuid(10 + i), event: 'e', distinct_id: 'd', properties: p, timestamp: at(10 + i), elements_chain: '' }))));
-    const cells = await sql<{ uuid: string; b: string | null; p: string | null }>`select uuid, ${sql.ref(browser)} as b, ${sql.ref(plan)} as p from events order by uuid`.execute(store.db);
-    expect(cells.rows.map((r) => [r.b, r.p])).toEqual([...OLD, ...NEW].map((p) => [(p as { $browser?: string }).$browser ?? null, (p as { plan?: string }).plan ?? null]));
+    await store.db.transaction().execute((trx) =>
+      new EventsWriteRepository(trx).insertEvents(
+        1,
+        NEW.map((p, i) => ({ uuid: uuid(10 + i), event: 'e', distinct_id: 'd', properties: p, timestamp: at(10 + i), elements_chain: '' })),
+      ),
+    );
+    const cells = await sql<{
+      uuid: string;
+      b: string | null;
+      p: string | null;
+    }>`select uuid, ${sql.ref(browser)} as b, ${sql.ref(plan)} as p from events order by uuid`.execute(store.db);
+    expect(cells.rows.map((r) => [r.b, r.p])).toEqual(
+      [...OLD, ...NEW].map((p) => [(p as { $browser?: string }).$browser ?? null, (p as { plan?: string }).plan ?? null]),
+    );
     const read = new RowEventsStore(store.db);
     const materialized = await loadMaterializedColumns(store.db);
-    const chrome = { kind: 'group' as const, type: 'AND' as const, values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Chrome'] }] };
-    const listed = await read.list({ teamId: 1, before: formatTimestamp(new Date(Date.now() + 60_000)), properties: chrome, materialized, offset: 0, limit: 100 });
+    const chrome = {
+      kind: 'group' as const,
+      type: 'AND' as const,
+      values: [{ kind: 'filter' as const, key: '$browser', type: 'event' as const, operator: 'exact' as const, texts: ['Chrome'] }],
+    };
+    const listed = await read.list({
+      teamId: 1,
+      before: formatTimestamp(new Date(Date.now() + 60_000)),
+      properties: chrome,
+      materialized,
+      offset: 0,
+      limit: 100,
+    });
     expect(listed.map((e) => e.uuid).sort()).toEqual([uuid(0), uuid(3), uuid(10)]);
-    const values = await read.values({ teamId: 1, key: '$browser', isColumn: false, since: at(-1), until: at(50), scan: 1000, limit: 10, order: 'value' });
+    const values = await read.values({
+      teamId: 1,
+      key: '$browser',
+      isColumn: false,
+      since: at(-1),
+      until: at(50),
+      scan: 1000,
+      limit: 10,
+      order: 'value',
+    });
     expect(values).toEqual([
       { value: 'Chrome', count: 3 },
       { value: 'Firefox', count: 1 },

@@ -29,9 +29,14 @@ afterEach(async () => {
 async function materializedBefore0009(property: string, createdAt: string): Promise<string> {
   const column = materializedColumnName('event', property);
   const storage = store.dialect === 'postgres' ? sql`stored` : sql`virtual`;
-  await sql`alter table events add column ${sql.ref(column)} text generated always as (${jsonTextLiteral(store.dialect, sql.ref('properties'), property)}) ${storage}`.execute(store.db);
+  await sql`alter table events add column ${sql.ref(column)} text generated always as (${jsonTextLiteral(store.dialect, sql.ref('properties'), property)}) ${storage}`.execute(
+    store.db,
+  );
   await sql`create index ${sql.ref(`events_${column}`)} on events (team_id, ${sql.ref(column)}, timestamp, uuid)`.execute(store.db);
-  await store.db.insertInto('materialized_columns').values({ kind: 'event', property, column_name: column, created_at: createdAt }).execute();
+  await store.db
+    .insertInto('materialized_columns')
+    .values({ kind: 'event', property, column_name: column, created_at: createdAt })
+    .execute();
   return column;
 }
 

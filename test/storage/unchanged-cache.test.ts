@@ -57,13 +57,20 @@ describe('cachedLoad (the registry)', () => {
   it('refuses an empty or repeated reads list, and readsThroughArgument outside reads', () => {
     expect(() => cachedLoad({ name: 'test: empty', reads: [], load: async () => 1 })).toThrow(/each table once/);
     expect(() => cachedLoad({ name: 'test: twice', reads: ['a', 'a'], load: async () => 1 })).toThrow(/each table once/);
-    expect(() => cachedLoad({ name: 'test: through', reads: ['a'], readsThroughArgument: ['b'], load: async () => 1 })).toThrow(/readsThroughArgument/);
+    expect(() => cachedLoad({ name: 'test: through', reads: ['a'], readsThroughArgument: ['b'], load: async () => 1 })).toThrow(
+      /readsThroughArgument/,
+    );
   });
 });
 
 describe('UnchangedStoreCache', () => {
   it('cannot be made from a load that is not registered', () => {
-    const forged = { name: 'test: forged', reads: ['t1'], load: async () => 1 } as unknown as RegisteredLoad<unknown, unknown, void, number>;
+    const forged = { name: 'test: forged', reads: ['t1'], load: async () => 1 } as unknown as RegisteredLoad<
+      unknown,
+      unknown,
+      void,
+      number
+    >;
     expect(() => new UnchangedStoreCache(() => 0, forged)).toThrow(/not registered/);
     // a copy of a registered load is not the registered load
     const copy = { ...DOUBLE } as typeof DOUBLE;

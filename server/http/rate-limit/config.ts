@@ -81,8 +81,14 @@ export function readRateLimitConfig(env: NodeJS.ProcessEnv = process.env): RateL
   if (enabled !== undefined && ['0', 'false', 'off', 'no'].includes(enabled.trim().toLowerCase())) return false;
   const multiplierText = env.RATE_LIMIT_MULTIPLIER;
   const multiplier = multiplierText === undefined || multiplierText === '' ? 1 : Number(multiplierText);
-  if (!Number.isFinite(multiplier) || multiplier <= 0) throw new Error(`RATE_LIMIT_MULTIPLIER must be a positive number, got ${JSON.stringify(multiplierText)}`);
-  const vars: Record<RateClass, string> = { events: 'RATE_LIMIT_EVENTS', event_values: 'RATE_LIMIT_EVENT_VALUES', query: 'RATE_LIMIT_QUERY', default: 'RATE_LIMIT_DEFAULT' };
+  if (!Number.isFinite(multiplier) || multiplier <= 0)
+    throw new Error(`RATE_LIMIT_MULTIPLIER must be a positive number, got ${JSON.stringify(multiplierText)}`);
+  const vars: Record<RateClass, string> = {
+    events: 'RATE_LIMIT_EVENTS',
+    event_values: 'RATE_LIMIT_EVENT_VALUES',
+    query: 'RATE_LIMIT_QUERY',
+    default: 'RATE_LIMIT_DEFAULT',
+  };
   const classes = {} as Record<RateClass, RateWindow[]>;
   for (const cls of Object.keys(vars) as RateClass[]) {
     const name = vars[cls];
@@ -97,7 +103,16 @@ export function readRateLimitConfig(env: NodeJS.ProcessEnv = process.env): RateL
   return { classes, redisTimeoutMs };
 }
 
-const UNITS: Record<string, number> = { s: 1_000, second: 1_000, m: MINUTE, minute: MINUTE, h: HOUR, hour: HOUR, d: 24 * HOUR, day: 24 * HOUR };
+const UNITS: Record<string, number> = {
+  s: 1_000,
+  second: 1_000,
+  m: MINUTE,
+  minute: MINUTE,
+  h: HOUR,
+  hour: HOUR,
+  d: 24 * HOUR,
+  day: 24 * HOUR,
+};
 
 /**
  * `240/minute,1200/hour` → windows (DRF's rate syntax; units s/second, m/minute, h/hour, d/day).
@@ -107,7 +122,8 @@ export function parseRates(name: string, text: string): RateWindow[] {
   return text.split(',').map((part) => {
     const m = /^\s*(\d+)\s*\/\s*([a-z]+)\s*$/i.exec(part);
     const windowMs = m ? UNITS[m[2]!.toLowerCase()] : undefined;
-    if (!m || windowMs === undefined || Number(m[1]) < 1) throw new Error(`${name} must look like "240/minute,1200/hour", got ${JSON.stringify(text)}`);
+    if (!m || windowMs === undefined || Number(m[1]) < 1)
+      throw new Error(`${name} must look like "240/minute,1200/hour", got ${JSON.stringify(text)}`);
     return { limit: Number(m[1]), windowMs };
   });
 }

@@ -4,7 +4,13 @@
  * MemoryStore, same window) while it is down — the same limits, so N processes allow up to
  * N × a limit during an outage. See docs/deploy.md, "When Redis is unreachable".
  */
-import { MemoryStore, type ClientRateLimitInfo, type IncrementResponse, type Options as LimiterOptions, type Store } from 'express-rate-limit';
+import {
+  MemoryStore,
+  type ClientRateLimitInfo,
+  type IncrementResponse,
+  type Options as LimiterOptions,
+  type Store,
+} from 'express-rate-limit';
 import type { RedisStore } from 'rate-limit-redis';
 import type { RedisLink, ScriptLoader } from './redis-link.js';
 

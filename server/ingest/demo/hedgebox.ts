@@ -30,7 +30,13 @@ function target(elements: ChainElement[], eventType: 'click' | 'submit' = 'click
 }
 
 const navLink = (text: string, href: string, n: number): ClickTarget =>
-  target([{ tag: 'a', classes: ['nav-link'], text, href, nthChild: n, nthOfType: n }, { tag: 'li', classes: ['nav-item'], nthChild: n, nthOfType: n }, { tag: 'ul', nthChild: 2, nthOfType: 1 }, NAV, BODY]);
+  target([
+    { tag: 'a', classes: ['nav-link'], text, href, nthChild: n, nthOfType: n },
+    { tag: 'li', classes: ['nav-item'], nthChild: n, nthOfType: n },
+    { tag: 'ul', nthChild: 2, nthOfType: 1 },
+    NAV,
+    BODY,
+  ]);
 
 /** The clickable elements of Hedgebox's pages, by what they do. */
 export const CLICKS = {
@@ -52,14 +58,28 @@ export const CLICKS = {
     BODY,
   ]),
   pricingStandard: target([
-    { tag: 'button', classes: ['btn', 'btn-primary'], text: 'Choose Standard', nthChild: 4, nthOfType: 1, attributes: { 'attr__data-plan': 'standard' } },
+    {
+      tag: 'button',
+      classes: ['btn', 'btn-primary'],
+      text: 'Choose Standard',
+      nthChild: 4,
+      nthOfType: 1,
+      attributes: { 'attr__data-plan': 'standard' },
+    },
     { tag: 'div', classes: ['plan-card'], nthChild: 2, nthOfType: 2 },
     { tag: 'div', classes: ['plans'], nthChild: 2, nthOfType: 1 },
     MAIN,
     BODY,
   ]),
   pricingProfessional: target([
-    { tag: 'button', classes: ['btn', 'btn-primary'], text: 'Choose Professional', nthChild: 4, nthOfType: 1, attributes: { 'attr__data-plan': 'professional' } },
+    {
+      tag: 'button',
+      classes: ['btn', 'btn-primary'],
+      text: 'Choose Professional',
+      nthChild: 4,
+      nthOfType: 1,
+      attributes: { 'attr__data-plan': 'professional' },
+    },
     { tag: 'div', classes: ['plan-card', 'plan-card-featured'], nthChild: 3, nthOfType: 3 },
     { tag: 'div', classes: ['plans'], nthChild: 2, nthOfType: 1 },
     MAIN,
@@ -73,7 +93,14 @@ export const CLICKS = {
     BODY,
   ]),
   signupEmail: target([
-    { tag: 'input', classes: ['form-control'], id: 'email', nthChild: 2, nthOfType: 1, attributes: { attr__type: 'email', attr__name: 'email' } },
+    {
+      tag: 'input',
+      classes: ['form-control'],
+      id: 'email',
+      nthChild: 2,
+      nthOfType: 1,
+      attributes: { attr__type: 'email', attr__name: 'email' },
+    },
     { tag: 'div', classes: ['form-group'], nthChild: 1, nthOfType: 1 },
     { tag: 'form', id: 'signup-form', nthChild: 2, nthOfType: 1 },
     MAIN,
@@ -112,7 +139,14 @@ export const CLICKS = {
     BODY,
   ]),
   download: target([
-    { tag: 'button', classes: ['btn', 'btn-icon'], text: 'Download', nthChild: 1, nthOfType: 1, attributes: { 'attr__aria-label': 'Download file' } },
+    {
+      tag: 'button',
+      classes: ['btn', 'btn-icon'],
+      text: 'Download',
+      nthChild: 1,
+      nthOfType: 1,
+      attributes: { 'attr__aria-label': 'Download file' },
+    },
     { tag: 'td', classes: ['file-actions'], nthChild: 5, nthOfType: 5 },
     { tag: 'tr', classes: ['file-row'], nthChild: 2, nthOfType: 2 },
     { tag: 'tbody', nthChild: 2, nthOfType: 1 },
@@ -121,7 +155,14 @@ export const CLICKS = {
     BODY,
   ]),
   delete: target([
-    { tag: 'button', classes: ['btn', 'btn-icon', 'btn-danger'], text: 'Delete', nthChild: 2, nthOfType: 2, attributes: { 'attr__aria-label': 'Delete file' } },
+    {
+      tag: 'button',
+      classes: ['btn', 'btn-icon', 'btn-danger'],
+      text: 'Delete',
+      nthChild: 2,
+      nthOfType: 2,
+      attributes: { 'attr__aria-label': 'Delete file' },
+    },
     { tag: 'td', classes: ['file-actions'], nthChild: 5, nthOfType: 5 },
     { tag: 'tr', classes: ['file-row'], nthChild: 4, nthOfType: 4 },
     { tag: 'tbody', nthChild: 2, nthOfType: 1 },
@@ -130,7 +171,13 @@ export const CLICKS = {
     BODY,
   ]),
   search: target([
-    { tag: 'input', classes: ['form-control', 'search'], nthChild: 1, nthOfType: 1, attributes: { attr__type: 'search', attr__placeholder: 'Search files' } },
+    {
+      tag: 'input',
+      classes: ['form-control', 'search'],
+      nthChild: 1,
+      nthOfType: 1,
+      attributes: { attr__type: 'search', attr__placeholder: 'Search files' },
+    },
     { tag: 'div', classes: ['toolbar'], nthChild: 1, nthOfType: 1 },
     MAIN,
     BODY,
@@ -149,7 +196,14 @@ export const CLICKS = {
   ]),
   saveSettings: target(
     [
-      { tag: 'button', classes: ['btn', 'btn-primary'], text: 'Save changes', nthChild: 6, nthOfType: 1, attributes: { attr__type: 'submit' } },
+      {
+        tag: 'button',
+        classes: ['btn', 'btn-primary'],
+        text: 'Save changes',
+        nthChild: 6,
+        nthOfType: 1,
+        attributes: { attr__type: 'submit' },
+      },
       { tag: 'form', id: 'settings-form', nthChild: 2, nthOfType: 1 },
       MAIN,
       BODY,
@@ -176,7 +230,6 @@ export const CLICKS = {
   ]),
 } satisfies Record<string, ClickTarget>;
 
-
 // The population
 
 /** What a person browses with: one entry of DEVICES (a person keeps one version and screen of it). */
@@ -190,13 +243,50 @@ export interface Device {
 }
 
 const CHROME_VERSIONS = ['129.0.6668.100', '130.0.6723.117', '131.0.6778.86', '131.0.6778.109', '132.0.6834.83'];
-const DESKTOP_SCREENS = [[1920, 1080], [1440, 900], [2560, 1440], [1536, 864], [1680, 1050]] as const;
-const PHONE_SCREENS = [[390, 844], [393, 852], [412, 915], [360, 800], [430, 932]] as const;
-const mac: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = { os: 'Mac OS X', osVersions: ['10.15.7', '14.6.1', '15.1'], deviceType: 'Desktop', screens: DESKTOP_SCREENS };
-const windows: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = { os: 'Windows', osVersions: ['10.0', '11.0'], deviceType: 'Desktop', screens: DESKTOP_SCREENS };
-const linux: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = { os: 'Linux', osVersions: [''], deviceType: 'Desktop', screens: DESKTOP_SCREENS };
-const ios: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = { os: 'iOS', osVersions: ['17.6.1', '18.0.1', '18.1.1'], deviceType: 'Mobile', screens: PHONE_SCREENS };
-const android: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = { os: 'Android', osVersions: ['13.0.0', '14.0.0', '15.0.0'], deviceType: 'Mobile', screens: PHONE_SCREENS };
+const DESKTOP_SCREENS = [
+  [1920, 1080],
+  [1440, 900],
+  [2560, 1440],
+  [1536, 864],
+  [1680, 1050],
+] as const;
+const PHONE_SCREENS = [
+  [390, 844],
+  [393, 852],
+  [412, 915],
+  [360, 800],
+  [430, 932],
+] as const;
+const mac: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = {
+  os: 'Mac OS X',
+  osVersions: ['10.15.7', '14.6.1', '15.1'],
+  deviceType: 'Desktop',
+  screens: DESKTOP_SCREENS,
+};
+const windows: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = {
+  os: 'Windows',
+  osVersions: ['10.0', '11.0'],
+  deviceType: 'Desktop',
+  screens: DESKTOP_SCREENS,
+};
+const linux: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = {
+  os: 'Linux',
+  osVersions: [''],
+  deviceType: 'Desktop',
+  screens: DESKTOP_SCREENS,
+};
+const ios: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = {
+  os: 'iOS',
+  osVersions: ['17.6.1', '18.0.1', '18.1.1'],
+  deviceType: 'Mobile',
+  screens: PHONE_SCREENS,
+};
+const android: Pick<Device, 'os' | 'osVersions' | 'deviceType' | 'screens'> = {
+  os: 'Android',
+  osVersions: ['13.0.0', '14.0.0', '15.0.0'],
+  deviceType: 'Mobile',
+  screens: PHONE_SCREENS,
+};
 
 /** Browser, OS and device of a person, weighted so that Chrome is ~60 % and Samsung Internet ~0.6 %. */
 export const DEVICES = new Weighted<Device>([
@@ -206,7 +296,19 @@ export const DEVICES = new Weighted<Device>([
   [{ ...android, browser: 'Chrome', browserVersions: CHROME_VERSIONS }, 10],
   [{ ...mac, browser: 'Safari', browserVersions: ['17.6', '18.0', '18.1'] }, 8],
   [{ ...ios, browser: 'Mobile Safari', browserVersions: ['17.6', '18.0', '18.1'] }, 13],
-  [{ ...ios, deviceType: 'Tablet', screens: [[820, 1180], [1024, 1366]], browser: 'Mobile Safari', browserVersions: ['18.0', '18.1'] }, 1],
+  [
+    {
+      ...ios,
+      deviceType: 'Tablet',
+      screens: [
+        [820, 1180],
+        [1024, 1366],
+      ],
+      browser: 'Mobile Safari',
+      browserVersions: ['18.0', '18.1'],
+    },
+    1,
+  ],
   [{ ...ios, browser: 'Chrome iOS', browserVersions: ['130.0.6723.90', '131.0.6778.73'] }, 3],
   [{ ...windows, browser: 'Microsoft Edge', browserVersions: ['130.0.2849.80', '131.0.2903.86'] }, 8],
   [{ ...windows, browser: 'Firefox', browserVersions: ['131.0', '132.0', '133.0'] }, 3.5],
@@ -253,12 +355,60 @@ export const SOURCES = new Weighted<Source>([
   [{ referrer: '$direct', referringDomain: '$direct', landing: '/' }, 30],
   [{ referrer: 'https://www.google.com/', referringDomain: 'www.google.com', landing: '/' }, 20],
   [{ referrer: 'https://www.google.com/', referringDomain: 'www.google.com', landing: '/mariustechtips/' }, 6],
-  [{ referrer: 'https://www.google.com/', referringDomain: 'www.google.com', utm: { source: 'google', medium: 'cpc', campaign: 'brand_search' }, landing: '/' }, 9],
-  [{ referrer: 'https://www.google.com/', referringDomain: 'www.google.com', utm: { source: 'google', medium: 'cpc', campaign: 'file_sharing_generic' }, landing: '/pricing/' }, 4],
-  [{ referrer: 'https://t.co/', referringDomain: 't.co', utm: { source: 'twitter', medium: 'social', campaign: 'launch_week' }, landing: '/' }, 6],
-  [{ referrer: '$direct', referringDomain: '$direct', utm: { source: 'newsletter', medium: 'email', campaign: 'monthly_digest' }, landing: '/mariustechtips/' }, 7],
-  [{ referrer: 'https://www.producthunt.com/', referringDomain: 'www.producthunt.com', utm: { source: 'producthunt', medium: 'referral', campaign: 'ph_launch' }, landing: '/' }, 4],
-  [{ referrer: 'https://www.linkedin.com/', referringDomain: 'www.linkedin.com', utm: { source: 'linkedin', medium: 'social', campaign: 'teams_q4' }, landing: '/pricing/' }, 3],
+  [
+    {
+      referrer: 'https://www.google.com/',
+      referringDomain: 'www.google.com',
+      utm: { source: 'google', medium: 'cpc', campaign: 'brand_search' },
+      landing: '/',
+    },
+    9,
+  ],
+  [
+    {
+      referrer: 'https://www.google.com/',
+      referringDomain: 'www.google.com',
+      utm: { source: 'google', medium: 'cpc', campaign: 'file_sharing_generic' },
+      landing: '/pricing/',
+    },
+    4,
+  ],
+  [
+    {
+      referrer: 'https://t.co/',
+      referringDomain: 't.co',
+      utm: { source: 'twitter', medium: 'social', campaign: 'launch_week' },
+      landing: '/',
+    },
+    6,
+  ],
+  [
+    {
+      referrer: '$direct',
+      referringDomain: '$direct',
+      utm: { source: 'newsletter', medium: 'email', campaign: 'monthly_digest' },
+      landing: '/mariustechtips/',
+    },
+    7,
+  ],
+  [
+    {
+      referrer: 'https://www.producthunt.com/',
+      referringDomain: 'www.producthunt.com',
+      utm: { source: 'producthunt', medium: 'referral', campaign: 'ph_launch' },
+      landing: '/',
+    },
+    4,
+  ],
+  [
+    {
+      referrer: 'https://www.linkedin.com/',
+      referringDomain: 'www.linkedin.com',
+      utm: { source: 'linkedin', medium: 'social', campaign: 'teams_q4' },
+      landing: '/pricing/',
+    },
+    3,
+  ],
   [{ referrer: 'https://www.reddit.com/', referringDomain: 'www.reddit.com', landing: '/mariustechtips/' }, 4],
   [{ referrer: 'https://news.ycombinator.com/', referringDomain: 'news.ycombinator.com', landing: '/' }, 3],
   [{ referrer: 'https://duckduckgo.com/', referringDomain: 'duckduckgo.com', landing: '/' }, 4],
@@ -268,7 +418,15 @@ export const SOURCES = new Weighted<Source>([
 export const RETURNING_SOURCES = new Weighted<Source>([
   [{ referrer: '$direct', referringDomain: '$direct', landing: '/files/' }, 70],
   [{ referrer: 'https://mail.google.com/', referringDomain: 'mail.google.com', landing: '/files/' }, 15],
-  [{ referrer: '$direct', referringDomain: '$direct', utm: { source: 'newsletter', medium: 'email', campaign: 'product_updates' }, landing: '/files/' }, 8],
+  [
+    {
+      referrer: '$direct',
+      referringDomain: '$direct',
+      utm: { source: 'newsletter', medium: 'email', campaign: 'product_updates' },
+      landing: '/files/',
+    },
+    8,
+  ],
   [{ referrer: 'https://www.google.com/', referringDomain: 'www.google.com', landing: '/' }, 7],
 ]);
 
@@ -288,7 +446,13 @@ export const FILE_TYPES = new Weighted<readonly [string, number]>([
 ]);
 
 /** Slugs of the blog posts under /mariustechtips/. */
-export const BLOG_POSTS = ['how-to-share-large-files', 'hedgebox-vs-dropbox', 'backup-strategies-for-teams', 'encrypting-your-files', 'five-tips-for-remote-teams'];
+export const BLOG_POSTS = [
+  'how-to-share-large-files',
+  'hedgebox-vs-dropbox',
+  'backup-strategies-for-teams',
+  'encrypting-your-files',
+  'five-tips-for-remote-teams',
+];
 
 /** `title` of a page view by path (file and blog post pages are titled in sessions.ts). */
 export const TITLES: Record<string, string> = {

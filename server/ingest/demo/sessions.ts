@@ -143,10 +143,16 @@ export function session(
   const pageview = (to: string, landing = false): void => {
     advance(1, 4);
     path = to;
-    const query = landing && source.utm ? `?utm_source=${source.utm.source}&utm_medium=${source.utm.medium}&utm_campaign=${source.utm.campaign}` : '';
+    const query =
+      landing && source.utm ? `?utm_source=${source.utm.source}&utm_medium=${source.utm.medium}&utm_campaign=${source.utm.campaign}` : '';
     url = ORIGIN + to + query;
     pageviewAt = t;
-    const base = to.startsWith('/files/') && to !== '/files/' ? 'File – Hedgebox' : to.startsWith('/mariustechtips/') && to !== '/mariustechtips/' ? "Marius' Tech Tips – Hedgebox blog" : TITLES[to] ?? 'Hedgebox';
+    const base =
+      to.startsWith('/files/') && to !== '/files/'
+        ? 'File – Hedgebox'
+        : to.startsWith('/mariustechtips/') && to !== '/mariustechtips/'
+          ? "Marius' Tech Tips – Hedgebox blog"
+          : (TITLES[to] ?? 'Hedgebox');
     const extra: Record<string, unknown> = { title: base };
     if (landing && source.utm) {
       extra.utm_source = source.utm.source;
@@ -164,7 +170,9 @@ export function session(
         $initial_os: device.os,
         $initial_device_type: device.deviceType,
         $initial_geoip_country_code: person.country[0],
-        ...(source.utm ? { $initial_utm_source: source.utm.source, $initial_utm_medium: source.utm.medium, $initial_utm_campaign: source.utm.campaign } : {}),
+        ...(source.utm
+          ? { $initial_utm_source: source.utm.source, $initial_utm_medium: source.utm.medium, $initial_utm_campaign: source.utm.campaign }
+          : {}),
       };
     }
     emit('$pageview', extra);

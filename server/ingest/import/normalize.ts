@@ -86,7 +86,13 @@ export function canonicalJson(value: unknown): string {
  * with version nibble 5 and the RFC 4122 variant (name-based, like uuid v5 but on SHA-256). The same
  * row imported into the same project always gets the same uuid; another project gets another one.
  */
-export function deterministicUuid(teamId: number, event: string, distinctId: string, timestamp: string, properties: Record<string, unknown>): string {
+export function deterministicUuid(
+  teamId: number,
+  event: string,
+  distinctId: string,
+  timestamp: string,
+  properties: Record<string, unknown>,
+): string {
   const hash = createHash('sha256')
     .update(JSON.stringify([String(teamId), event, distinctId, timestamp]))
     .update('\u0000')
@@ -127,7 +133,10 @@ export function normalize(teamId: number, raw: RawEventRow, deriveUuid: boolean)
   if (timestamp === undefined || timestamp === null || timestamp === '') throw new RowProblem('missing "timestamp"');
   if (typeof timestamp !== 'string') throw new RowProblem(`"timestamp" must be an ISO 8601 string, got ${kindOf(timestamp)}`);
   const ts = parseIsoTimestamp(timestamp);
-  if (!ts) throw new RowProblem(`unparsable "timestamp": ${JSON.stringify(shorten(timestamp, 60))} (expected ISO 8601, e.g. 2024-11-20T14:03:10.871Z)`);
+  if (!ts)
+    throw new RowProblem(
+      `unparsable "timestamp": ${JSON.stringify(shorten(timestamp, 60))} (expected ISO 8601, e.g. 2024-11-20T14:03:10.871Z)`,
+    );
 
   let properties: Record<string, unknown>;
   if (raw.properties === undefined || raw.properties === null) properties = {};
@@ -148,7 +157,8 @@ export function normalize(teamId: number, raw: RawEventRow, deriveUuid: boolean)
 
   let elementsChain = '';
   if (raw.elements_chain !== undefined && raw.elements_chain !== null) {
-    if (typeof raw.elements_chain !== 'string') throw new RowProblem(`"elements_chain" must be a string, got ${kindOf(raw.elements_chain)}`);
+    if (typeof raw.elements_chain !== 'string')
+      throw new RowProblem(`"elements_chain" must be a string, got ${kindOf(raw.elements_chain)}`);
     elementsChain = raw.elements_chain;
   }
 
@@ -159,7 +169,9 @@ export function normalize(teamId: number, raw: RawEventRow, deriveUuid: boolean)
   } else {
     const name = rawUuid === raw.uuid ? 'uuid' : 'id';
     if (typeof rawUuid !== 'string' || !UUID_RE.test(rawUuid)) {
-      throw new RowProblem(`"${name}" is not a UUID: ${typeof rawUuid === 'string' ? JSON.stringify(shorten(rawUuid, 60)) : kindOf(rawUuid)}`);
+      throw new RowProblem(
+        `"${name}" is not a UUID: ${typeof rawUuid === 'string' ? JSON.stringify(shorten(rawUuid, 60)) : kindOf(rawUuid)}`,
+      );
     }
     uuid = rawUuid.toLowerCase();
   }

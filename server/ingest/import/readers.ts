@@ -97,7 +97,14 @@ function csvRecordToRow(record: Record<string, string>): RawEventRow {
     } else if (column === '$set' || column === '$set_once') {
       const obj = parseJsonCell(cell, column);
       if (obj) row[column] = obj;
-    } else if (column === 'event' || column === 'distinct_id' || column === 'timestamp' || column === 'uuid' || column === 'id' || column === 'elements_chain') {
+    } else if (
+      column === 'event' ||
+      column === 'distinct_id' ||
+      column === 'timestamp' ||
+      column === 'uuid' ||
+      column === 'id' ||
+      column === 'elements_chain'
+    ) {
       if (cell !== '') row[column] = cell;
     }
   }
@@ -117,7 +124,12 @@ async function* readCsv(file: string): AsyncGenerator<NumberedRow> {
       if (first) {
         first = false;
         const missing = CSV_REQUIRED_COLUMNS.filter((c) => !(c in record));
-        if (missing.length) throw new ImportError(file, 1, `the header row lacks column${missing.length > 1 ? 's' : ''} ${missing.map((c) => `"${c}"`).join(', ')}`);
+        if (missing.length)
+          throw new ImportError(
+            file,
+            1,
+            `the header row lacks column${missing.length > 1 ? 's' : ''} ${missing.map((c) => `"${c}"`).join(', ')}`,
+          );
       }
       // csv-parse reports the line a record ends on, and counts a \r\n inside quoted cells as two
       // line breaks (for the rest of the file too): correct for both, to the line the record starts on.

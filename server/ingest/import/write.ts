@@ -109,7 +109,14 @@ class StoredUuidsMet extends Error {}
  * for the new rows (so that re-importing an old file does not replay its `$set`s), count the
  * others by reason. The careful way stays on while batches keep meeting stored uuids.
  */
-async function writeBatch(store: Store, teamId: number, batch: readonly NormalizedEventRow[], totals: Totals, state: { lookUp: boolean }, onLockWait?: LockWaitCallback): Promise<void> {
+async function writeBatch(
+  store: Store,
+  teamId: number,
+  batch: readonly NormalizedEventRow[],
+  totals: Totals,
+  state: { lookUp: boolean },
+  onLockWait?: LockWaitCallback,
+): Promise<void> {
   const write = (lookUp: boolean) =>
     store.db.transaction().execute(async (trx) => {
       const outcome = await writeEventRows(trx, teamId, batch, lookUp);
@@ -138,7 +145,12 @@ async function writeBatch(store: Store, teamId: number, batch: readonly Normaliz
  * transaction rolled back, nothing of it was written), telling `onLockWait` each time: an import
  * beside a busy server waits its turn rather than gives up. Other errors are thrown as they are.
  */
-async function waitingForStore<T>(write: () => Promise<T>, rowsBefore: number, rows: number, onLockWait: LockWaitCallback | undefined): Promise<T> {
+async function waitingForStore<T>(
+  write: () => Promise<T>,
+  rowsBefore: number,
+  rows: number,
+  onLockWait: LockWaitCallback | undefined,
+): Promise<T> {
   const started = performance.now();
   for (;;) {
     try {
@@ -161,7 +173,12 @@ export async function writeRows(
   teamId: number,
   rows: AsyncIterable<NumberedRow> | Iterable<NumberedRow>,
   source: string,
-  opts: { batchSize: number; onProgress?: ProgressCallback | undefined; total?: number | undefined; onLockWait?: LockWaitCallback | undefined },
+  opts: {
+    batchSize: number;
+    onProgress?: ProgressCallback | undefined;
+    total?: number | undefined;
+    onLockWait?: LockWaitCallback | undefined;
+  },
 ): Promise<ImportSummary> {
   const started = performance.now();
   const totals: Totals = { rows: 0, inserted: 0, personsCreated: 0, skipped: {} };

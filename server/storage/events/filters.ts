@@ -39,7 +39,12 @@ export interface FilterSource {
 export type FilterSources = (type: PropertyFilter['type']) => FilterSource;
 
 /** A source whose keys are all in one JSON column or subquery (`json`). */
-export function jsonFilterSource(json: JsonSource, kind: MaterializedKind, column: FilterSource['column'], ginIndexed?: boolean): FilterSource {
+export function jsonFilterSource(
+  json: JsonSource,
+  kind: MaterializedKind,
+  column: FilterSource['column'],
+  ginIndexed?: boolean,
+): FilterSource {
   return { read: (_key, read) => read(json), where: (_key, where) => where(json), kind, column, ...(ginIndexed ? { ginIndexed } : {}) };
 }
 
@@ -53,7 +58,11 @@ function eventSource(dialect: DialectName): FilterSource {
     ginIndexed: true,
   };
 }
-const PERSON_OF_EVENT_SOURCE = jsonFilterSource(personColumn('properties'), 'person', (name) => personColumn(name) as RawBuilder<string | null>);
+const PERSON_OF_EVENT_SOURCE = jsonFilterSource(
+  personColumn('properties'),
+  'person',
+  (name) => personColumn(name) as RawBuilder<string | null>,
+);
 
 const EVENT_SOURCES: Record<DialectName, FilterSource> = { sqlite: eventSource('sqlite'), postgres: eventSource('postgres') };
 
@@ -71,7 +80,12 @@ export function eventSources(dialect: DialectName): FilterSources {
  * The text of property `key` of `source` (`jsonText`'s semantics): its materialized column when
  * it has one, which holds that very text (storage/events/materialized.ts), else out of the JSON.
  */
-export function propertyText(dialect: DialectName, source: FilterSource, key: string, columns: MaterializedColumns): RawBuilder<string | null> {
+export function propertyText(
+  dialect: DialectName,
+  source: FilterSource,
+  key: string,
+  columns: MaterializedColumns,
+): RawBuilder<string | null> {
   const column = columns[source.kind].get(key);
   return column !== undefined ? source.column(column) : source.read(key, (json) => jsonText(dialect, json, key));
 }
@@ -81,15 +95,24 @@ function compileFilter(dialect: DialectName, f: PropertyFilter, sources: FilterS
   const from = sources(f.type);
   const column = columns[from.kind].get(f.key);
   // set-ness reads the JSON; any other operator the materialized column, when there is one
-  if (column !== undefined && f.operator !== 'is_set' && f.operator !== 'is_not_set') return filterCondition(dialect, f, from.column(column), undefined);
-  return from.where(f.key, (json) => filterCondition(dialect, f, jsonText(dialect, json, f.key), from.ginIndexed && column === undefined ? json : undefined, json));
+  if (column !== undefined && f.operator !== 'is_set' && f.operator !== 'is_not_set')
+    return filterCondition(dialect, f, from.column(column), undefined);
+  return from.where(f.key, (json) =>
+    filterCondition(dialect, f, jsonText(dialect, json, f.key), from.ginIndexed && column === undefined ? json : undefined, json),
+  );
 }
 
 /**
  * One filter's condition on the property's `text`; `containable`: the JSON, when `exact` may be
  * written as jsonb containment (PostgreSQL's GIN index; ../dialect.ts); `json`: the JSON, for set-ness.
  */
-function filterCondition(dialect: DialectName, f: PropertyFilter, text: RawBuilder<string | null>, containable: JsonSource | undefined, json?: JsonSource): RawBuilder<boolean> {
+function filterCondition(
+  dialect: DialectName,
+  f: PropertyFilter,
+  text: RawBuilder<string | null>,
+  containable: JsonSource | undefined,
+  json?: JsonSource,
+): RawBuilder<boolean> {
   switch (f.operator) {
     case 'exact': {
       // PostgreSQL: the same condition as jsonb containment, which the GIN index answers
@@ -121,7 +144,9 @@ function filterCondition(dialect: DialectName, f: PropertyFilter, text: RawBuild
       return sql<boolean>`(not ${jsonHas(dialect, json!, f.key)})`;
     case 'is_date_exact': {
       const d = textToTimestamp(dialect, text);
-      return f.dayEnd ? sql<boolean>`(${d} >= ${f.date} and ${d} < ${f.dayEnd})` : sql<boolean>`(substr(${d}, 1, 19) = ${f.date.slice(0, 19)})`;
+      return f.dayEnd
+        ? sql<boolean>`(${d} >= ${f.date} and ${d} < ${f.dayEnd})`
+        : sql<boolean>`(substr(${d}, 1, 19) = ${f.date.slice(0, 19)})`;
     }
     case 'is_date_after':
       return sql<boolean>`(${textToTimestamp(dialect, text)} > ${f.date})`;
@@ -135,8 +160,15 @@ function filterCondition(dialect: DialectName, f: PropertyFilter, text: RawBuild
  * `type` reads (the events list: the event's properties or its person's; the persons list: the
  * person's own, server/storage/repositories/persons.ts).
  */
-export function compilePropertyGroup(dialect: DialectName, g: PropertyGroup, sources: FilterSources, columns: MaterializedColumns = NO_MATERIALIZED_COLUMNS): RawBuilder<boolean> {
+export function compilePropertyGroup(
+  dialect: DialectName,
+  g: PropertyGroup,
+  sources: FilterSources,
+  columns: MaterializedColumns = NO_MATERIALIZED_COLUMNS,
+): RawBuilder<boolean> {
   if (g.values.length === 0) return sql<boolean>`(1 = 1)`;
-  const parts = g.values.map((v) => (v.kind === 'group' ? compilePropertyGroup(dialect, v, sources, columns) : compileFilter(dialect, v, sources, columns)));
+  const parts = g.values.map((v) =>
+    v.kind === 'group' ? compilePropertyGroup(dialect, v, sources, columns) : compileFilter(dialect, v, sources, columns),
+  );
   return sql<boolean>`(${sql.join(parts, g.type === 'AND' ? sql` and ` : sql` or `)})`;
 }

@@ -34,7 +34,13 @@ export function internHash(text: string): string {
  * events, so that a failed batch leaves no row behind; on PostgreSQL a concurrent writer of the
  * same text waits for the other's commit, then reads its row. Throws the driver's error.
  */
-export async function internedIds(db: Kysely<Database>, table: InternedTable, teamId: number, texts: Iterable<string | undefined>, jsonb = false): Promise<Map<string, number>> {
+export async function internedIds(
+  db: Kysely<Database>,
+  table: InternedTable,
+  teamId: number,
+  texts: Iterable<string | undefined>,
+  jsonb = false,
+): Promise<Map<string, number>> {
   const byHash = new Map<string, string>();
   const seen = new Set<string>();
   for (const text of texts) {
@@ -50,16 +56,35 @@ export async function internedIds(db: Kysely<Database>, table: InternedTable, te
   const column = VALUE_COLUMN[table];
   for (const slice of chunks(missing)) {
     const rows = slice.map(([hash, text]) => sql`(${teamId}, ${hash}, ${jsonb ? sql`jsonb(${text})` : text})`);
-    await sql`insert into ${sql.table(table)} (team_id, hash, ${sql.ref(column)}) values ${sql.join(rows)} on conflict (team_id, hash) do nothing`.execute(db);
+    await sql`insert into ${sql.table(table)} (team_id, hash, ${sql.ref(column)}) values ${sql.join(rows)} on conflict (team_id, hash) do nothing`.execute(
+      db,
+    );
   }
-  await readIds(db, table, teamId, missing.map(([hash]) => hash), byHash, out);
+  await readIds(
+    db,
+    table,
+    teamId,
+    missing.map(([hash]) => hash),
+    byHash,
+    out,
+  );
   return out;
 }
 
 /** Adds to `out` (text → id) the rows of `hashes` that exist (`chunks` of them a query). */
-async function readIds(db: Kysely<Database>, table: InternedTable, teamId: number, hashes: readonly string[], byHash: ReadonlyMap<string, string>, out: Map<string, number>): Promise<void> {
+async function readIds(
+  db: Kysely<Database>,
+  table: InternedTable,
+  teamId: number,
+  hashes: readonly string[],
+  byHash: ReadonlyMap<string, string>,
+  out: Map<string, number>,
+): Promise<void> {
   for (const slice of chunks(hashes)) {
-    const found = await sql<{ id: number; hash: string }>`select id, hash from ${sql.table(table)} where team_id = ${teamId} and hash in (${sql.join(slice)})`.execute(db);
+    const found = await sql<{
+      id: number;
+      hash: string;
+    }>`select id, hash from ${sql.table(table)} where team_id = ${teamId} and hash in (${sql.join(slice)})`.execute(db);
     for (const r of found.rows) out.set(byHash.get(r.hash)!, r.id);
   }
 }

@@ -112,7 +112,13 @@ function indexName(kind: MaterializedKind, column: string): string {
  * event columns, in the order they were added (then by name). Module doc.
  */
 async function timeIndexColumns(db: Kysely<Database>): Promise<string[]> {
-  const rows = await db.selectFrom('materialized_columns').select('column_name').where('kind', '=', 'event').orderBy('created_at').orderBy('column_name').execute();
+  const rows = await db
+    .selectFrom('materialized_columns')
+    .select('column_name')
+    .where('kind', '=', 'event')
+    .orderBy('created_at')
+    .orderBy('column_name')
+    .execute();
   return rows.map((r) => r.column_name);
 }
 
@@ -123,14 +129,23 @@ async function timeIndexColumns(db: Kysely<Database>): Promise<string[]> {
 async function rebuildTimeIndex(db: Kysely<Database>, dialect: Store['dialect'], columns: readonly string[]): Promise<void> {
   const extra = sql.join(columns.map((c) => sql.ref(c)));
   const definition =
-    columns.length === 0 ? sql`(team_id, timestamp, uuid)` : dialect === 'postgres' ? sql`(team_id, timestamp, uuid) include (${extra})` : sql`(team_id, timestamp, uuid, ${extra})`;
+    columns.length === 0
+      ? sql`(team_id, timestamp, uuid)`
+      : dialect === 'postgres'
+        ? sql`(team_id, timestamp, uuid) include (${extra})`
+        : sql`(team_id, timestamp, uuid, ${extra})`;
   await sql`drop index events_team_time`.execute(db);
   await sql`create index events_team_time on events ${definition}`.execute(db);
 }
 
 /** Every materialized column, by kind then property. */
 export async function listMaterializedColumns(db: Kysely<Database>): Promise<MaterializedColumn[]> {
-  const rows = await db.selectFrom('materialized_columns').select(['kind', 'property', 'column_name', 'created_at']).orderBy('kind').orderBy('property').execute();
+  const rows = await db
+    .selectFrom('materialized_columns')
+    .select(['kind', 'property', 'column_name', 'created_at'])
+    .orderBy('kind')
+    .orderBy('property')
+    .execute();
   return rows.map((r) => ({ kind: r.kind, property: r.property, column: r.column_name, createdAt: toIso(r.created_at) }));
 }
 
@@ -150,7 +165,8 @@ export async function loadMaterializedColumns(db: Kysely<Database>): Promise<Mat
  */
 export function whyNotMaterializable(property: string): string | undefined {
   if (property === '') return 'the property name is empty';
-  if (!canBeLiteralKey(property)) return `the property ${JSON.stringify(property)} cannot be materialized: its name holds a double quote, a backslash or a control character`;
+  if (!canBeLiteralKey(property))
+    return `the property ${JSON.stringify(property)} cannot be materialized: its name holds a double quote, a backslash or a control character`;
   return undefined;
 }
 
@@ -171,7 +187,10 @@ export function isStoredColumn(dialect: DialectName, kind: MaterializedKind, pro
  * the very expression the generated columns and the reads use. No column: no query past the list.
  * Throws the driver's error.
  */
-export async function storedMaterializedValues(db: Kysely<Database>, setIds: Iterable<number>): Promise<{ columns: string[]; bySet: Map<number, (string | null)[]> }> {
+export async function storedMaterializedValues(
+  db: Kysely<Database>,
+  setIds: Iterable<number>,
+): Promise<{ columns: string[]; bySet: Map<number, (string | null)[]> }> {
   const stored = [...(await loadMaterializedColumns(db)).event]
     .filter(([property]) => isStoredColumn('sqlite', 'event', property))
     .map(([property, column_name]) => ({ property, column_name }));
@@ -179,8 +198,14 @@ export async function storedMaterializedValues(db: Kysely<Database>, setIds: Ite
   if (stored.length === 0) return { columns: [], bySet };
   const values = stored.map((r, i) => sql`${jsonTextLiteral('sqlite', sql`s.properties`, r.property)} as ${sql.ref(`v${i}`)}`);
   for (const slice of chunks([...new Set(setIds)])) {
-    const found = await sql<Record<string, string | null> & { id: number }>`select s.id, ${sql.join(values)} from property_sets s where s.id in (${sql.join(slice)})`.execute(db);
-    for (const r of found.rows) bySet.set(r.id, stored.map((_, i) => r[`v${i}`] ?? null));
+    const found = await sql<
+      Record<string, string | null> & { id: number }
+    >`select s.id, ${sql.join(values)} from property_sets s where s.id in (${sql.join(slice)})`.execute(db);
+    for (const r of found.rows)
+      bySet.set(
+        r.id,
+        stored.map((_, i) => r[`v${i}`] ?? null),
+      );
   }
   return { columns: stored.map((r) => r.column_name), bySet };
 }
@@ -191,7 +216,12 @@ export async function storedMaterializedValues(db: Kysely<Database>, setIds: Ite
  * past `MAX_MATERIALIZED_COLUMNS`; the store's own error when the DDL fails (nothing is changed).
  * `onStep` is told when each step starts.
  */
-export async function materializeProperty(store: Store, kind: MaterializedKind, property: string, onStep?: (step: MaterializeStep) => void): Promise<MaterializedColumn> {
+export async function materializeProperty(
+  store: Store,
+  kind: MaterializedKind,
+  property: string,
+  onStep?: (step: MaterializeStep) => void,
+): Promise<MaterializedColumn> {
   const refused = whyNotMaterializable(property);
   if (refused !== undefined) throw new MaterializeError(refused);
   const column = materializedColumnName(kind, property);
@@ -199,8 +229,10 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
   const createdAt = nowIso();
   await store.db.transaction().execute(async (trx) => {
     const existing = await trx.selectFrom('materialized_columns').select(['kind', 'property']).where('kind', '=', kind).execute();
-    if (existing.some((r) => r.property === property)) throw new MaterializeError(`the ${kind} property ${JSON.stringify(property)} is materialized already`);
-    if (existing.length >= MAX_MATERIALIZED_COLUMNS) throw new MaterializeError(`at most ${MAX_MATERIALIZED_COLUMNS} ${kind} properties can be materialized; dematerialize one first`);
+    if (existing.some((r) => r.property === property))
+      throw new MaterializeError(`the ${kind} property ${JSON.stringify(property)} is materialized already`);
+    if (existing.length >= MAX_MATERIALIZED_COLUMNS)
+      throw new MaterializeError(`at most ${MAX_MATERIALIZED_COLUMNS} ${kind} properties can be materialized; dematerialize one first`);
     onStep?.('column');
     if (isStoredColumn(store.dialect, kind, property)) {
       await sql`alter table events add column ${sql.ref(column)} text`.execute(trx);
@@ -210,7 +242,9 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
     } else {
       const expression = jsonTextLiteral(store.dialect, sql.ref('properties'), property);
       const storage = store.dialect === 'postgres' ? sql`stored` : sql`virtual`;
-      await sql`alter table ${sql.table(table)} add column ${sql.ref(column)} text generated always as (${expression}) ${storage}`.execute(trx);
+      await sql`alter table ${sql.table(table)} add column ${sql.ref(column)} text generated always as (${expression}) ${storage}`.execute(
+        trx,
+      );
     }
     onStep?.('index');
     const columns = kind === 'event' ? sql`team_id, ${sql.ref(column)}, timestamp, uuid` : sql`team_id, ${sql.ref(column)}`;
@@ -238,7 +272,12 @@ export async function materializeProperty(store: Store, kind: MaterializedKind, 
  */
 export async function dematerializeProperty(store: Store, kind: MaterializedKind, property: string): Promise<boolean> {
   const dropped = await store.db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('materialized_columns').select('column_name').where('kind', '=', kind).where('property', '=', property).executeTakeFirst();
+    const row = await trx
+      .selectFrom('materialized_columns')
+      .select('column_name')
+      .where('kind', '=', kind)
+      .where('property', '=', property)
+      .executeTakeFirst();
     if (!row) return false;
     await trx.deleteFrom('materialized_columns').where('kind', '=', kind).where('property', '=', property).execute();
     if (kind === 'event') await rebuildTimeIndex(trx, store.dialect, await timeIndexColumns(trx));

@@ -72,7 +72,9 @@ export function partitionName(m: Month): string {
 export async function createMonthPartition(db: Kysely<unknown>, m: Month): Promise<void> {
   const from = monthKey(m);
   const to = monthKey(addMonths(m, 1));
-  await sql`create table if not exists ${sql.table(partitionName(m))} partition of events for values from (${sql.lit(from)}) to (${sql.lit(to)})`.execute(db);
+  await sql`create table if not exists ${sql.table(partitionName(m))} partition of events for values from (${sql.lit(from)}) to (${sql.lit(to)})`.execute(
+    db,
+  );
 }
 
 /** What `ensureEventPartitions` did. */
@@ -96,7 +98,9 @@ function isCheckViolation(err: unknown): boolean {
 
 /** Whether `events` is a partitioned table in the connection's schema (PostgreSQL). */
 async function eventsIsPartitioned(db: Kysely<unknown>): Promise<boolean> {
-  const r = await sql<{ n: number }>`select count(*)::int as n from pg_partitioned_table where partrelid = to_regclass('events')`.execute(db);
+  const r = await sql<{ n: number }>`select count(*)::int as n from pg_partitioned_table where partrelid = to_regclass('events')`.execute(
+    db,
+  );
   return (r.rows[0]?.n ?? 0) > 0;
 }
 
@@ -109,13 +113,21 @@ async function eventsIsPartitioned(db: Kysely<unknown>): Promise<boolean> {
  * the default partition. A no-op on SQLite, and on PostgreSQL when `events` is not partitioned
  * (before migration 0008). Throws other errors of the store (connection, lock timeout).
  */
-export async function ensureEventPartitions<DB>(store: Kysely<DB>, now: Date, monthsAhead: number = PARTITION_MONTHS_AHEAD): Promise<EnsurePartitionsResult> {
+export async function ensureEventPartitions<DB>(
+  store: Kysely<DB>,
+  now: Date,
+  monthsAhead: number = PARTITION_MONTHS_AHEAD,
+): Promise<EnsurePartitionsResult> {
   const db = store as unknown as Kysely<unknown>;
   const result: EnsurePartitionsResult = { created: [], refused: [] };
   if (dialectOf(db) !== 'postgres' || !(await eventsIsPartitioned(db))) return result;
   const first = monthOf(now);
   const wanted = monthRange(first, addMonths(first, monthsAhead));
-  const existing = await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = to_regclass('events')`.execute(db);
+  const existing = await sql<{
+    name: string;
+  }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = to_regclass('events')`.execute(
+    db,
+  );
   const have = new Set(existing.rows.map((r) => r.name));
   for (const m of wanted) {
     const name = partitionName(m);
@@ -157,16 +169,25 @@ export interface PartitionKeeper {
  * store unreachable, a lock timeout: the next run tries again, and a month is created months
  * before it is needed) at warn. On SQLite nothing runs and no timer is set.
  */
-export function keepEventPartitions<DB>(store: Kysely<DB>, log: PartitionsLog, intervalMs: number = PARTITION_CHECK_INTERVAL_MS): PartitionKeeper {
+export function keepEventPartitions<DB>(
+  store: Kysely<DB>,
+  log: PartitionsLog,
+  intervalMs: number = PARTITION_CHECK_INTERVAL_MS,
+): PartitionKeeper {
   if (dialectOf(store) !== 'postgres') return { first: Promise.resolve(), stop: () => Promise.resolve() };
   let running: Promise<void> = Promise.resolve();
   const run = (): Promise<void> => {
     running = ensureEventPartitions(store, new Date()).then(
       (r) => {
         if (r.created.length) log.info({ partitions: r.created }, 'created monthly partitions of events');
-        for (const refused of r.refused) log.warn(refused, 'a month of events stays in the default partition (it held rows of that month already)');
+        for (const refused of r.refused)
+          log.warn(refused, 'a month of events stays in the default partition (it held rows of that month already)');
       },
-      (err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'could not create the monthly partitions of events; trying again at the next check'),
+      (err: unknown) =>
+        log.warn(
+          { err: { message: (err as Error).message } },
+          'could not create the monthly partitions of events; trying again at the next check',
+        ),
     );
     return running;
   };

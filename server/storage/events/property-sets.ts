@@ -106,9 +106,25 @@ export function splitProperties(properties: Record<string, unknown>, orders: Map
  * ones the store lacks (storage/events/interned.ts). Call it inside the transaction that writes the
  * events. Throws the driver's error.
  */
-export async function propertySetIds(db: Kysely<Database>, teamId: number, splits: readonly SplitProperties[]): Promise<{ sets: Map<string, number>; orders: Map<string, number> }> {
-  const sets = await internedIds(db, 'property_sets', teamId, splits.map((s) => s.shared), true);
-  const orders = await internedIds(db, 'property_key_orders', teamId, splits.map((s) => s.keys), true);
+export async function propertySetIds(
+  db: Kysely<Database>,
+  teamId: number,
+  splits: readonly SplitProperties[],
+): Promise<{ sets: Map<string, number>; orders: Map<string, number> }> {
+  const sets = await internedIds(
+    db,
+    'property_sets',
+    teamId,
+    splits.map((s) => s.shared),
+    true,
+  );
+  const orders = await internedIds(
+    db,
+    'property_key_orders',
+    teamId,
+    splits.map((s) => s.keys),
+    true,
+  );
   return { sets, orders };
 }
 
@@ -163,19 +179,27 @@ export async function joinSharedProperties(rows: PageRow[], fetch: (query: RawBu
   if (withSet.length === 0) return;
   // each set's members as `key → value's JSON text`; each order as `[key, '"key":']`
   const sets = new Map<number, Map<string, string>>();
-  for (const [id, text] of await fetch(sql`select id, json(properties) from property_sets where id in (${sql.join([...new Set(withSet.map((r) => r.set_id))])})`)) {
+  for (const [id, text] of await fetch(
+    sql`select id, json(properties) from property_sets where id in (${sql.join([...new Set(withSet.map((r) => r.set_id))])})`,
+  )) {
     const set = JSON.parse(String(text)) as Record<string, unknown>;
     sets.set(Number(id), new Map(Object.keys(set).map((k) => [k, JSON.stringify(set[k])])));
   }
   const orders = new Map<number, (readonly [string, string])[]>();
-  for (const [id, text] of await fetch(sql`select id, json(keys) from property_key_orders where id in (${sql.join([...new Set(withSet.map((r) => r.order_id))])})`)) {
-    orders.set(Number(id), Object.keys(JSON.parse(String(text)) as object).map((k) => [k, `${JSON.stringify(k)}:`] as const));
+  for (const [id, text] of await fetch(
+    sql`select id, json(keys) from property_key_orders where id in (${sql.join([...new Set(withSet.map((r) => r.order_id))])})`,
+  )) {
+    orders.set(
+      Number(id),
+      Object.keys(JSON.parse(String(text)) as object).map((k) => [k, `${JSON.stringify(k)}:`] as const),
+    );
   }
   for (const row of withSet) {
     const own = JSON.parse(String(row.properties)) as Record<string, unknown>;
     const set = sets.get(row.set_id!)!;
     const members: string[] = [];
-    for (const [key, keyText] of orders.get(row.order_id!)!) members.push(keyText + (Object.hasOwn(own, key) ? JSON.stringify(own[key]) : set.get(key)!));
+    for (const [key, keyText] of orders.get(row.order_id!)!)
+      members.push(keyText + (Object.hasOwn(own, key) ? JSON.stringify(own[key]) : set.get(key)!));
     row.properties = `{${members.join(',')}}`;
   }
 }

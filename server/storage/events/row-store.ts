@@ -55,7 +55,14 @@ export function listWindowStart(q: Pick<EventListQuery, 'before' | 'after' | 'cu
  * A row as a read selects it (the uuid as stored; the properties as stored JSON text on SQLite,
  * decoded jsonb on PostgreSQL) decoded to PostHog's forms.
  */
-function toRow(r: { uuid: StoredEventUuid; event: string; distinct_id: string; properties: unknown; timestamp: string; elements_chain: string }): ListedEventRow {
+function toRow(r: {
+  uuid: StoredEventUuid;
+  event: string;
+  distinct_id: string;
+  properties: unknown;
+  timestamp: string;
+  elements_chain: string;
+}): ListedEventRow {
   const stored = r.properties;
   let decoded: Record<string, unknown> | undefined;
   return {
@@ -98,20 +105,33 @@ export class RowEventsStore implements EventsStore {
 
   private filtered(q: EventListQuery): EventsQuery {
     const time = (text: string) => eventTimeIn(this.dialect, text);
-    let query: EventsQuery = this.db.selectFrom('events').where('events.team_id', '=', q.teamId).where('events.timestamp', '<', time(q.before));
+    let query: EventsQuery = this.db
+      .selectFrom('events')
+      .where('events.team_id', '=', q.teamId)
+      .where('events.timestamp', '<', time(q.before));
     if (q.after !== undefined) query = query.where('events.timestamp', '>', time(q.after));
     if (q.event !== undefined) query = query.where('events.event', '=', q.event);
     if (q.distinctId !== undefined) query = query.where('events.distinct_id', '=', q.distinctId);
     if (q.person !== undefined) {
       const person = q.person;
       query = query.where('events.distinct_id', 'in', (eb) => {
-        let sub = eb.selectFrom('person_distinct_ids as pdi').innerJoin('persons as p', 'p.id', 'pdi.person_id').select('pdi.distinct_id').where('pdi.team_id', '=', q.teamId);
+        let sub = eb
+          .selectFrom('person_distinct_ids as pdi')
+          .innerJoin('persons as p', 'p.id', 'pdi.person_id')
+          .select('pdi.distinct_id')
+          .where('pdi.team_id', '=', q.teamId);
         sub = 'id' in person ? sub.where('p.id', '=', person.id) : sub.where('p.uuid', '=', person.uuid);
         return sub;
       });
     }
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (../dialect.ts)
-    if (q.cursor) query = query.where(beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), { timestamp: time(q.cursor.timestamp), uuid: eventUuidIn(this.dialect, q.cursor.uuid) }));
+    if (q.cursor)
+      query = query.where(
+        beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), {
+          timestamp: time(q.cursor.timestamp),
+          uuid: eventUuidIn(this.dialect, q.cursor.uuid),
+        }),
+      );
     if (q.properties) query = query.where(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) query = query.where(q.where as RawBuilder<boolean>);
     return query;
@@ -129,7 +149,9 @@ export class RowEventsStore implements EventsStore {
     if (q.distinctId !== undefined) out.push(sql`events.distinct_id = ${q.distinctId}`);
     if (q.person !== undefined) {
       const match = 'id' in q.person ? sql`p.id = ${q.person.id}` : sql`p.uuid = ${q.person.uuid}`;
-      out.push(sql`events.distinct_id in (select pdi.distinct_id from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = ${q.teamId} and ${match})`);
+      out.push(
+        sql`events.distinct_id in (select pdi.distinct_id from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = ${q.teamId} and ${match})`,
+      );
     }
     if (q.properties) out.push(compilePropertyGroup(this.dialect, q.properties, eventSources(this.dialect), q.materialized));
     if (q.where) out.push(q.where);
@@ -172,10 +194,22 @@ export class RowEventsStore implements EventsStore {
     const timeOrder = q.person && this.dialect === 'sqlite' ? sql`+events.timestamp` : sql`events.timestamp`;
     // SQLite: the own properties and the ids of the set and key order, joined below for the page's
     // rows only (storage/events/property-sets.ts `joinSharedProperties`); PostgreSQL has no sets
-    const shared = this.dialect === 'sqlite' ? [sql<number | null>`events.property_set_id`.as('set_id'), sql<number | null>`events.key_order_id`.as('order_id')] : [];
-    const filtered = since === undefined ? this.filtered(q) : this.filtered(q).where('events.timestamp', '>=', eventTimeIn(this.dialect, since));
+    const shared =
+      this.dialect === 'sqlite'
+        ? [sql<number | null>`events.property_set_id`.as('set_id'), sql<number | null>`events.key_order_id`.as('order_id')]
+        : [];
+    const filtered =
+      since === undefined ? this.filtered(q) : this.filtered(q).where('events.timestamp', '>=', eventTimeIn(this.dialect, since));
     const query = filtered
-      .select(['events.uuid', 'events.event', 'events.distinct_id', eventPropertiesOut(this.dialect, sql.ref('events.properties')).as('properties'), eventTimeText(this.dialect, sql.ref('events.timestamp')).as('timestamp'), elementsChainOf().as('elements_chain'), ...shared])
+      .select([
+        'events.uuid',
+        'events.event',
+        'events.distinct_id',
+        eventPropertiesOut(this.dialect, sql.ref('events.properties')).as('properties'),
+        eventTimeText(this.dialect, sql.ref('events.timestamp')).as('timestamp'),
+        elementsChainOf().as('elements_chain'),
+        ...shared,
+      ])
       .orderBy(timeOrder, 'desc')
       .orderBy('events.uuid', 'desc')
       .limit(q.limit)
@@ -183,8 +217,21 @@ export class RowEventsStore implements EventsStore {
     // the select list's order: uuid, event, distinct_id, properties, timestamp, elements_chain[, set_id, order_id]
     const arrays = this.readRows?.(query.compile());
     const rows = arrays
-      ? arrays.map((r) => ({ uuid: r[0] as StoredEventUuid, event: r[1] as string, distinct_id: r[2] as string, properties: r[3], timestamp: r[4] as string, elements_chain: r[5] as string, set_id: (r[6] ?? null) as number | null, order_id: (r[7] ?? null) as number | null }))
-      : (await query.execute()).map((r) => ({ ...r, set_id: (r as { set_id?: number | null }).set_id ?? null, order_id: (r as { order_id?: number | null }).order_id ?? null }));
+      ? arrays.map((r) => ({
+          uuid: r[0] as StoredEventUuid,
+          event: r[1] as string,
+          distinct_id: r[2] as string,
+          properties: r[3],
+          timestamp: r[4] as string,
+          elements_chain: r[5] as string,
+          set_id: (r[6] ?? null) as number | null,
+          order_id: (r[7] ?? null) as number | null,
+        }))
+      : (await query.execute()).map((r) => ({
+          ...r,
+          set_id: (r as { set_id?: number | null }).set_id ?? null,
+          order_id: (r as { order_id?: number | null }).order_id ?? null,
+        }));
     if (this.dialect === 'sqlite') await joinSharedProperties(rows, (q) => this.fetchArrays(q));
     return rows.map(toRow);
   }
@@ -199,7 +246,14 @@ export class RowEventsStore implements EventsStore {
   async findByUuid(teamId: number, uuid: string): Promise<EventRow | undefined> {
     const r = await this.db
       .selectFrom('events')
-      .select(['uuid', 'event', 'distinct_id', eventPropertiesOut(this.dialect, eventPropertiesWhole(this.dialect)).as('properties'), eventTimeText(this.dialect, sql.ref('events.timestamp')).as('timestamp'), elementsChainOf().as('elements_chain')])
+      .select([
+        'uuid',
+        'event',
+        'distinct_id',
+        eventPropertiesOut(this.dialect, eventPropertiesWhole(this.dialect)).as('properties'),
+        eventTimeText(this.dialect, sql.ref('events.timestamp')).as('timestamp'),
+        elementsChainOf().as('elements_chain'),
+      ])
       .where('team_id', '=', teamId)
       .where('uuid', '=', eventUuidIn(this.dialect, uuid))
       .executeTakeFirst();
@@ -218,7 +272,11 @@ export class RowEventsStore implements EventsStore {
         .where('pdi.team_id', '=', teamId)
         .where('pdi.distinct_id', 'in', unique.slice(i, i + 500))
         .execute();
-      for (const r of rows) out.set(r.distinct_id, { is_identified: toBool(r.is_identified), properties: fromJson<Record<string, unknown>>(r.properties) ?? {} });
+      for (const r of rows)
+        out.set(r.distinct_id, {
+          is_identified: toBool(r.is_identified),
+          properties: fromJson<Record<string, unknown>>(r.properties) ?? {},
+        });
     }
     return out;
   }

@@ -62,7 +62,11 @@ export class EventsWriteRepository {
       const rows = await this.db
         .selectFrom('events')
         .select(['uuid', 'team_id'])
-        .where('uuid', 'in', slice.map((u) => eventUuidIn(dialect, u)))
+        .where(
+          'uuid',
+          'in',
+          slice.map((u) => eventUuidIn(dialect, u)),
+        )
         .execute();
       for (const r of rows) found.set(eventUuidOut(r.uuid), r.team_id);
     }
@@ -88,7 +92,11 @@ export class EventsWriteRepository {
     let inserted = 0;
     const createdAt = nowIso();
     const postgres = dialectOf(this.db) === 'postgres';
-    const groups = await elementGroupIds(this.db, teamId, events.map((e) => e.elements_chain));
+    const groups = await elementGroupIds(
+      this.db,
+      teamId,
+      events.map((e) => e.elements_chain),
+    );
     const groupOf = (e: EventInput) => (e.elements_chain === '' ? null : groups.get(e.elements_chain)!);
     if (postgres) {
       for (const slice of chunks(events)) inserted += await this.insertChunkPostgres(teamId, slice, slice.map(groupOf), createdAt);
@@ -139,7 +147,12 @@ export class EventsWriteRepository {
    * uuid waits for the other's commit and then skips it), and `events` gets the first row of each
    * accepted uuid, in input order. Returns the rows inserted into `events`.
    */
-  private async insertChunkPostgres(teamId: number, chunk: readonly EventInput[], groupIds: readonly (number | null)[], createdAt: string): Promise<number> {
+  private async insertChunkPostgres(
+    teamId: number,
+    chunk: readonly EventInput[],
+    groupIds: readonly (number | null)[],
+    createdAt: string,
+  ): Promise<number> {
     const col = <K extends keyof EventInput>(k: K) => chunk.map((e) => e[k]);
     const r = await sql`
       with v as (

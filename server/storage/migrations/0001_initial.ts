@@ -103,11 +103,7 @@ export const migration0001: Migration = {
       .addColumn('created_at', t.timestamp, (c) => c.notNull())
       .addColumn('updated_at', t.timestamp, (c) => c.notNull())
       .execute();
-    await db.schema
-      .createIndex('plugin_configs_team_order')
-      .on('plugin_configs')
-      .columns(['team_id', 'order', 'plugin_id'])
-      .execute();
+    await db.schema.createIndex('plugin_configs_team_order').on('plugin_configs').columns(['team_id', 'order', 'plugin_id']).execute();
 
     await db.schema
       .createTable('plugin_config_jobs')

@@ -27,7 +27,15 @@
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 import { dialectOf } from '../dialect.js';
-import { addMonths, createMonthPartition, DEFAULT_EVENTS_PARTITION, monthOf, monthRange, PARTITION_MONTHS_AHEAD, type Month } from '../events/partitions.js';
+import {
+  addMonths,
+  createMonthPartition,
+  DEFAULT_EVENTS_PARTITION,
+  monthOf,
+  monthRange,
+  PARTITION_MONTHS_AHEAD,
+  type Month,
+} from '../events/partitions.js';
 
 /** Oldest month given its own partition, in months before the current one; older rows go to the default partition. */
 const MAX_MONTHS_BACK = 120;
@@ -57,7 +65,9 @@ export const migration0008: Migration = {
     await sql`insert into event_uuids (uuid) select uuid from events`.execute(db);
 
     await sql`alter table events rename to events_unpartitioned`.execute(db);
-    await sql`create table events (like events_unpartitioned including defaults including generated) partition by range (timestamp)`.execute(db);
+    await sql`create table events (like events_unpartitioned including defaults including generated) partition by range (timestamp)`.execute(
+      db,
+    );
     const now = monthOf(new Date());
     for (const m of monthRange(await firstMonth(db, now), addMonths(now, PARTITION_MONTHS_AHEAD))) await createMonthPartition(db, m);
     await sql`create table ${sql.table(DEFAULT_EVENTS_PARTITION)} partition of events default`.execute(db);
@@ -70,7 +80,9 @@ export const migration0008: Migration = {
     await sql`create index events_team_event_time on events (team_id, event, timestamp, uuid)`.execute(db);
     await sql`create index events_team_distinct_id_time on events (team_id, distinct_id, timestamp, uuid)`.execute(db);
     await sql`create index events_properties_gin on events using gin (properties jsonb_path_ops)`.execute(db);
-    const materialized = await sql<{ column_name: string }>`select column_name from materialized_columns where kind = 'event' order by column_name`.execute(db);
+    const materialized = await sql<{
+      column_name: string;
+    }>`select column_name from materialized_columns where kind = 'event' order by column_name`.execute(db);
     for (const { column_name: column } of materialized.rows) {
       await sql`create index ${sql.ref(`events_${column}`)} on events (team_id, ${sql.ref(column)}, timestamp, uuid)`.execute(db);
     }

@@ -26,12 +26,39 @@ import { dialectOf } from '../dialect.js';
  * it): changing it takes a migration that moves the keys between the sets and the events.
  */
 export const SHARED_PROPERTY_KEYS_0011: ReadonlySet<string> = new Set([
-  '$os', '$os_version', '$browser', '$browser_version', '$browser_language', '$browser_language_prefix',
-  '$device', '$device_type', '$device_id', '$raw_user_agent', '$timezone',
-  '$screen_width', '$screen_height', '$viewport_width', '$viewport_height',
-  '$lib', '$lib_version', '$session_id', '$window_id', '$referrer', '$referring_domain', '$host',
-  '$geoip_country_code', '$geoip_country_name', '$geoip_city_name', '$geoip_continent_code', '$geoip_continent_name',
-  '$geoip_subdivision_1_code', '$geoip_subdivision_1_name', '$geoip_postal_code', '$geoip_time_zone', '$geoip_latitude', '$geoip_longitude',
+  '$os',
+  '$os_version',
+  '$browser',
+  '$browser_version',
+  '$browser_language',
+  '$browser_language_prefix',
+  '$device',
+  '$device_type',
+  '$device_id',
+  '$raw_user_agent',
+  '$timezone',
+  '$screen_width',
+  '$screen_height',
+  '$viewport_width',
+  '$viewport_height',
+  '$lib',
+  '$lib_version',
+  '$session_id',
+  '$window_id',
+  '$referrer',
+  '$referring_domain',
+  '$host',
+  '$geoip_country_code',
+  '$geoip_country_name',
+  '$geoip_city_name',
+  '$geoip_continent_code',
+  '$geoip_continent_name',
+  '$geoip_subdivision_1_code',
+  '$geoip_subdivision_1_name',
+  '$geoip_postal_code',
+  '$geoip_time_zone',
+  '$geoip_latitude',
+  '$geoip_longitude',
 ]);
 
 /** Creates `property_sets`, `property_key_orders` and the two `events` columns, on SQLite; makes shared keys' materialized columns plain. */
@@ -59,7 +86,10 @@ export const migration0011: Migration = {
 
 /** A virtual materialized column of a shared key made plain, with the same values (module doc). */
 async function storeSharedMaterializedColumns(db: Kysely<unknown>): Promise<void> {
-  const recorded = await sql<{ property: string; column_name: string }>`select property, column_name from materialized_columns where kind = 'event' order by created_at, column_name`.execute(db);
+  const recorded = await sql<{
+    property: string;
+    column_name: string;
+  }>`select property, column_name from materialized_columns where kind = 'event' order by created_at, column_name`.execute(db);
   const shared = recorded.rows.filter((r) => SHARED_PROPERTY_KEYS_0011.has(r.property));
   if (shared.length === 0) return;
   await sql`drop index events_team_time`.execute(db);
@@ -72,5 +102,7 @@ async function storeSharedMaterializedColumns(db: Kysely<unknown>): Promise<void
     await sql`alter table events rename column ${sql.ref(copy)} to ${sql.ref(column)}`.execute(db);
     await sql`create index ${sql.ref(`events_${column}`)} on events (team_id, ${sql.ref(column)}, timestamp, uuid)`.execute(db);
   }
-  await sql`create index events_team_time on events (team_id, timestamp, uuid, ${sql.join(recorded.rows.map((r) => sql.ref(r.column_name)))})`.execute(db);
+  await sql`create index events_team_time on events (team_id, timestamp, uuid, ${sql.join(recorded.rows.map((r) => sql.ref(r.column_name)))})`.execute(
+    db,
+  );
 }

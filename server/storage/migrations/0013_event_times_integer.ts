@@ -42,10 +42,12 @@ function integerTimes(createSql: string): string {
   let out = createSql.replace(/^CREATE TABLE "events"/, 'CREATE TABLE "events_new"');
   for (const column of ['timestamp', 'created_at']) {
     const declared = `"${column}" text not null`;
-    if (out.split(declared).length !== 2) throw new Error(`migration 0013: events.${column} is not declared as ${declared} in ${createSql}`);
+    if (out.split(declared).length !== 2)
+      throw new Error(`migration 0013: events.${column} is not declared as ${declared} in ${createSql}`);
     out = out.replace(declared, `"${column}" integer not null`);
   }
-  if (!out.startsWith('CREATE TABLE "events_new"')) throw new Error(`migration 0013: unexpected CREATE TABLE statement of events: ${createSql}`);
+  if (!out.startsWith('CREATE TABLE "events_new"'))
+    throw new Error(`migration 0013: unexpected CREATE TABLE statement of events: ${createSql}`);
   return out;
 }
 
@@ -60,10 +62,16 @@ export const migration0013: Migration = {
     // rolled back with docs/deploy.md's statements, which leave text in the integer columns):
     // only the rows holding text are converted
     if (createSql.includes('"timestamp" integer not null')) {
-      await sql.raw(`update events set "timestamp" = ${micros('timestamp')}, "created_at" = ${micros('created_at')} where typeof("timestamp") = 'text' or typeof("created_at") = 'text'`).execute(db);
+      await sql
+        .raw(
+          `update events set "timestamp" = ${micros('timestamp')}, "created_at" = ${micros('created_at')} where typeof("timestamp") = 'text' or typeof("created_at") = 'text'`,
+        )
+        .execute(db);
       return;
     }
-    const indexes = await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null order by name`.execute(db);
+    const indexes = await sql<{
+      sql: string;
+    }>`select sql from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null order by name`.execute(db);
     // hidden 0: an ordinary column; 2 and 3: generated (virtual, stored), which SQLite computes
     const columns = await sql<{ name: string; hidden: number }>`select name, hidden from pragma_table_xinfo('events')`.execute(db);
     const copied = columns.rows.filter((c) => c.hidden === 0).map((c) => c.name);

@@ -234,7 +234,9 @@ export class AccountsRepository {
   async projectAccessOf(
     teamId: number,
     userId: number,
-  ): Promise<{ team: Team; organization: Organization | undefined; membership: Membership | undefined; explicitLevel: number | null } | undefined> {
+  ): Promise<
+    { team: Team; organization: Organization | undefined; membership: Membership | undefined; explicitLevel: number | null } | undefined
+  > {
     const r = await this.db
       .selectFrom('teams as t')
       .leftJoin('organizations as o', 'o.id', 't.organization_id')
@@ -265,14 +267,24 @@ export class AccountsRepository {
       membership:
         m_id === null || m_level === null || m_joined_at === null || m_updated_at === null
           ? undefined
-          : { id: m_id, organization_id: team.organization_id, user_id: userId, level: m_level, joined_at: toIso(m_joined_at), updated_at: toIso(m_updated_at) },
+          : {
+              id: m_id,
+              organization_id: team.organization_id,
+              user_id: userId,
+              level: m_level,
+              joined_at: toIso(m_joined_at),
+              updated_at: toIso(m_updated_at),
+            },
       explicitLevel: e_level ?? null,
     };
   }
 
   /** The number of teams in the store, all organizations together. */
   async countTeams(): Promise<number> {
-    const r = await this.db.selectFrom('teams').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const r = await this.db
+      .selectFrom('teams')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     return toInt(r.n as number | string);
   }
 
@@ -295,7 +307,6 @@ export class AccountsRepository {
     return { count: toInt(total.n as number | string), results: rows.map(toTeam) };
   }
 }
-
 
 /** An organization with the reader's membership level in it (1, 8 or 15) and when they joined (ISO 8601 UTC). */
 export interface OrganizationWithLevel extends Organization {
@@ -413,7 +424,8 @@ export class AccountsReads {
         'e.level as e_level',
         eb.exists(eb.selectFrom('events as ev').select('ev.team_id').whereRef('ev.team_id', '=', 't.id')).as('has_events'),
       ]);
-    if (where.organizationIds) q = where.organizationIds.length ? q.where('t.organization_id', 'in', where.organizationIds) : q.where((eb) => eb.val(1), '=', 0);
+    if (where.organizationIds)
+      q = where.organizationIds.length ? q.where('t.organization_id', 'in', where.organizationIds) : q.where((eb) => eb.val(1), '=', 0);
     if (where.teamId !== undefined) q = q.where('t.id', '=', where.teamId);
     const rows = await q.orderBy('t.id').execute();
     return rows.map(({ m_level, e_level, has_events, ...team }) => ({

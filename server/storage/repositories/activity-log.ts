@@ -50,7 +50,15 @@ export class ActivityLogRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Records one entry. `created_at` defaults to now; entries of one call keep their order. */
-  async log(input: { team_id: number; organization_id: string; user_id: number | null; scope: string; item_id: string; activity: string; detail: ActivityDetail }): Promise<void> {
+  async log(input: {
+    team_id: number;
+    organization_id: string;
+    user_id: number | null;
+    scope: string;
+    item_id: string;
+    activity: string;
+    detail: ActivityDetail;
+  }): Promise<void> {
     await this.db
       .insertInto('activity_log')
       .values({
@@ -69,7 +77,12 @@ export class ActivityLogRepository {
   }
 
   /** One page (1-based) of an item's entries, newest first (ids are time-ordered), with the total count. */
-  async page(teamId: number, scope: string, itemId: string, page: { limit: number; page: number }): Promise<{ total: number; results: ActivityEntry[] }> {
+  async page(
+    teamId: number,
+    scope: string,
+    itemId: string,
+    page: { limit: number; page: number },
+  ): Promise<{ total: number; results: ActivityEntry[] }> {
     const q = this.db
       .selectFrom('activity_log as a')
       .where('a.team_id', '=', teamId)

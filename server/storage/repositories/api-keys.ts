@@ -80,7 +80,12 @@ export class ApiKeysRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Creates a key and returns it with its plain value, which is never retrievable again. */
-  async create(input: { user_id: number; label: string; scopes: string[]; scoped_teams: number[] | null }): Promise<{ key: string; record: PersonalApiKey }> {
+  async create(input: {
+    user_id: number;
+    label: string;
+    scopes: string[];
+    scoped_teams: number[] | null;
+  }): Promise<{ key: string; record: PersonalApiKey }> {
     const key = generatePersonalApiKey();
     const record: PersonalApiKey = {
       id: randomUUID(),
@@ -155,7 +160,12 @@ export class ApiKeysRepository {
 
   /** The key `id` of user `userId` without its secrets, or undefined when the user has no such key. */
   async findOfUser(id: string, userId: number): Promise<PersonalApiKey | undefined> {
-    const r = await this.db.selectFrom('personal_api_keys').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('personal_api_keys')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return r && toKey(r);
   }
 

@@ -30,7 +30,15 @@ export interface TileRecord {
   dashboard_id: number;
   layouts: Record<string, unknown>;
   color: string | null;
-  insight: { id: number; short_id: string; name: string | null; derived_name: null; description: string | null; query: Record<string, unknown> | null; is_sample: boolean } | null;
+  insight: {
+    id: number;
+    short_id: string;
+    name: string | null;
+    derived_name: null;
+    description: string | null;
+    query: Record<string, unknown> | null;
+    is_sample: boolean;
+  } | null;
   text: { id: number; body: string | null } | null;
 }
 
@@ -63,7 +71,10 @@ export function generateShortId(): string {
 /** `layouts.sm.{y, x}` of a tile, for ordering; missing values sort last. */
 function smPosition(layouts: Record<string, unknown>): [number, number] {
   const sm = layouts['sm'];
-  const get = (k: string) => (sm && typeof sm === 'object' && typeof (sm as Record<string, unknown>)[k] === 'number' ? ((sm as Record<string, unknown>)[k] as number) : Number.MAX_SAFE_INTEGER);
+  const get = (k: string) =>
+    sm && typeof sm === 'object' && typeof (sm as Record<string, unknown>)[k] === 'number'
+      ? ((sm as Record<string, unknown>)[k] as number)
+      : Number.MAX_SAFE_INTEGER;
   return [get('y'), get('x')];
 }
 
@@ -94,7 +105,13 @@ export class DashboardsRepository {
   }
 
   /** Creates a sample insight (as templates do) and returns its id. */
-  async createInsight(input: { team_id: number; name: string | null; description: string | null; query: Record<string, unknown> | null; created_by_id: number | null }): Promise<number> {
+  async createInsight(input: {
+    team_id: number;
+    name: string | null;
+    description: string | null;
+    query: Record<string, unknown> | null;
+    created_by_id: number | null;
+  }): Promise<number> {
     const r = await this.db
       .insertInto('insights')
       .values({
@@ -124,7 +141,13 @@ export class DashboardsRepository {
   }
 
   /** Adds a tile to a dashboard. */
-  async createTile(input: { dashboard_id: number; insight_id: number | null; text_id: number | null; layouts: Record<string, unknown>; color: string | null }): Promise<number> {
+  async createTile(input: {
+    dashboard_id: number;
+    insight_id: number | null;
+    text_id: number | null;
+    layouts: Record<string, unknown>;
+    color: string | null;
+  }): Promise<number> {
     const r = await this.db
       .insertInto('dashboard_tiles')
       .values({ ...input, layouts: jsonValue(input.layouts), deleted: boolValue(false), created_at: nowIso() })
@@ -135,7 +158,12 @@ export class DashboardsRepository {
 
   /** A project's dashboard by id, deleted ones excluded; `lock` takes a row lock on PostgreSQL. */
   async find(teamId: number, id: number, lock = false): Promise<DashboardRecord | undefined> {
-    let q = this.db.selectFrom('dashboards').selectAll().where('team_id', '=', teamId).where('id', '=', id).where('deleted', '=', boolValue(false));
+    let q = this.db
+      .selectFrom('dashboards')
+      .selectAll()
+      .where('team_id', '=', teamId)
+      .where('id', '=', id)
+      .where('deleted', '=', boolValue(false));
     if (lock) q = q.forUpdate();
     const r = await q.executeTakeFirst();
     return r && toDashboard(r);

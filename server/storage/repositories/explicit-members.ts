@@ -42,7 +42,9 @@ export class ExplicitMembersRepository {
       ]);
   }
 
-  private static toMembership(r: Awaited<ReturnType<ReturnType<ExplicitMembersRepository['base']>['executeTakeFirstOrThrow']>>): ExplicitMembership {
+  private static toMembership(
+    r: Awaited<ReturnType<ReturnType<ExplicitMembersRepository['base']>['executeTakeFirstOrThrow']>>,
+  ): ExplicitMembership {
     return {
       id: r.e_id,
       team_id: r.e_team_id,
@@ -68,7 +70,11 @@ export class ExplicitMembersRepository {
 
   /** The explicit membership of the user with this UUID in the project (active users only). */
   async findByUserUuid(teamId: number, userUuid: string): Promise<ExplicitMembership | undefined> {
-    const r = await this.base().where('e.team_id', '=', teamId).where('u.uuid', '=', userUuid).where('u.is_active', '=', 1).executeTakeFirst();
+    const r = await this.base()
+      .where('e.team_id', '=', teamId)
+      .where('u.uuid', '=', userUuid)
+      .where('u.is_active', '=', 1)
+      .executeTakeFirst();
     return r && ExplicitMembersRepository.toMembership(r);
   }
 
@@ -110,7 +116,14 @@ export class ExplicitMembersRepository {
     const id = uuid7();
     await this.db
       .insertInto('explicit_team_memberships')
-      .values({ id, team_id: input.team_id, parent_membership_id: input.parent_membership_id, level: input.level, joined_at: now, updated_at: now })
+      .values({
+        id,
+        team_id: input.team_id,
+        parent_membership_id: input.parent_membership_id,
+        level: input.level,
+        joined_at: now,
+        updated_at: now,
+      })
       .execute();
     return id;
   }

@@ -110,7 +110,12 @@ export async function applyPersonUpdates(db: Kysely<Database>, teamId: number, u
       .where('id', 'in', slice)
       .execute();
     for (const r of rows) {
-      persons.set(r.id, { properties: fromJson<Record<string, unknown>>(r.properties) ?? {}, is_identified: toBool(r.is_identified), created_at: toIso(r.created_at), dirty: false });
+      persons.set(r.id, {
+        properties: fromJson<Record<string, unknown>>(r.properties) ?? {},
+        is_identified: toBool(r.is_identified),
+        created_at: toIso(r.created_at),
+        dirty: false,
+      });
     }
   }
   let created = 0;
@@ -193,7 +198,15 @@ export async function applyPersonUpdates(db: Kysely<Database>, teamId: number, u
     const chunk = fresh.slice(i, i + perStatement);
     const rows = await db
       .insertInto('persons')
-      .values(chunk.map(([, p]) => ({ uuid: p.uuid!, team_id: teamId, properties: jsonValue(p.properties), is_identified: boolValue(p.is_identified), created_at: p.created_at })))
+      .values(
+        chunk.map(([, p]) => ({
+          uuid: p.uuid!,
+          team_id: teamId,
+          properties: jsonValue(p.properties),
+          is_identified: boolValue(p.is_identified),
+          created_at: p.created_at,
+        })),
+      )
       .returning(['id', 'uuid'])
       .execute();
     const idOfUuid = new Map(rows.map((r) => [r.uuid, r.id]));
@@ -201,14 +214,21 @@ export async function applyPersonUpdates(db: Kysely<Database>, teamId: number, u
   }
   const idOf = (key: number): number => (key > 0 ? key : stored.get(key)!);
   for (const [fromId, intoKey] of mergedStored) {
-    await db.updateTable('person_distinct_ids').set({ person_id: idOf(intoKey) }).where('team_id', '=', teamId).where('person_id', '=', fromId).execute();
+    await db
+      .updateTable('person_distinct_ids')
+      .set({ person_id: idOf(intoKey) })
+      .where('team_id', '=', teamId)
+      .where('person_id', '=', fromId)
+      .execute();
     await db.deleteFrom('persons').where('id', '=', fromId).execute();
   }
   const links = [...newLinks];
   for (let i = 0; i < links.length; i += perStatement) {
     await db
       .insertInto('person_distinct_ids')
-      .values(links.slice(i, i + perStatement).map(([distinctId, key]) => ({ team_id: teamId, distinct_id: distinctId, person_id: idOf(key) })))
+      .values(
+        links.slice(i, i + perStatement).map(([distinctId, key]) => ({ team_id: teamId, distinct_id: distinctId, person_id: idOf(key) })),
+      )
       .execute();
   }
   const changed = [...persons].filter(([key, p]) => key > 0 && p.dirty);

@@ -15,7 +15,11 @@ import { compilePropertyGroup, jsonFilterSource, propertyText, type FilterSource
 import { loadMaterializedColumns, NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../events/materialized.js';
 
 /** The persons list's one source: the person's own properties, and its materialized columns. */
-const PERSON_SOURCE: FilterSource = jsonFilterSource(sql`persons.properties`, 'person', (name) => sql<string | null>`persons.${sql.ref(name)}`);
+const PERSON_SOURCE: FilterSource = jsonFilterSource(
+  sql`persons.properties`,
+  'person',
+  (name) => sql<string | null>`persons.${sql.ref(name)}`,
+);
 
 /** A person as stored, with its distinct ids. */
 export interface PersonRecord {

@@ -90,7 +90,11 @@ export class PluginConfigsRepository {
    * One page of a team's configs whose plugin is in `pluginIds`, deleted ones hidden,
    * ordered by (order, plugin_id, id), with the total count.
    */
-  async page(teamId: number, pluginIds: number[], page: { limit: number; offset: number }): Promise<{ count: number; results: PluginConfigRecord[] }> {
+  async page(
+    teamId: number,
+    pluginIds: number[],
+    page: { limit: number; offset: number },
+  ): Promise<{ count: number; results: PluginConfigRecord[] }> {
     if (pluginIds.length === 0) return { count: 0, results: [] };
     const q = this.db
       .selectFrom('plugin_configs')
@@ -98,14 +102,7 @@ export class PluginConfigsRepository {
       .where('plugin_id', 'in', pluginIds)
       .where('deleted', '=', boolValue(false));
     const total = await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
-    const rows = await q
-      .selectAll()
-      .orderBy('order')
-      .orderBy('plugin_id')
-      .orderBy('id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute();
+    const rows = await q.selectAll().orderBy('order').orderBy('plugin_id').orderBy('id').limit(page.limit).offset(page.offset).execute();
     return { count: toInt(total.n as number | string), results: rows.map(toRecord) };
   }
 
@@ -121,7 +118,12 @@ export class PluginConfigsRepository {
   /** A config locked for update where the dialect supports it (PostgreSQL); plain read on SQLite. */
   async findForUpdate(teamId: number, id: number, pluginIds: number[], lock: boolean): Promise<PluginConfigRecord | undefined> {
     if (pluginIds.length === 0) return undefined;
-    let q = this.db.selectFrom('plugin_configs').selectAll().where('team_id', '=', teamId).where('id', '=', id).where('plugin_id', 'in', pluginIds);
+    let q = this.db
+      .selectFrom('plugin_configs')
+      .selectAll()
+      .where('team_id', '=', teamId)
+      .where('id', '=', id)
+      .where('plugin_id', 'in', pluginIds);
     if (lock) q = q.forUpdate();
     const r = await q.executeTakeFirst();
     return r && toRecord(r);
@@ -187,7 +189,10 @@ export class PluginConfigsRepository {
    */
   async insertJob(input: Omit<PluginConfigJob, 'id' | 'created_at' | 'status'>): Promise<PluginConfigJob> {
     const job: PluginConfigJob = { ...input, id: uuid7(), status: 'queued', created_at: nowIso() };
-    await this.db.insertInto('plugin_config_jobs').values({ ...job, payload: jsonValue(job.payload) }).execute();
+    await this.db
+      .insertInto('plugin_config_jobs')
+      .values({ ...job, payload: jsonValue(job.payload) })
+      .execute();
     return job;
   }
 

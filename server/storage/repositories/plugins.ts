@@ -117,7 +117,11 @@ export class PluginsRepository {
       const r = await this.db.updateTable('plugins').set(values).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
       return { plugin: toPlugin(r), created: false };
     }
-    const r = await this.db.insertInto('plugins').values({ ...values, created_at: now }).returningAll().executeTakeFirstOrThrow();
+    const r = await this.db
+      .insertInto('plugins')
+      .values({ ...values, created_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
     return { plugin: toPlugin(r), created: true };
   }
 
