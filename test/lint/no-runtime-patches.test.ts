@@ -82,5 +82,25 @@ describe('patches/', () => {
       };
       expect(installed.version).toBe(version);
     });
+
+    it(`${file} is applied to node_modules (every line it adds is in the installed file)`, () => {
+      // `npm install <package>` does not run the project's postinstall, and replaces what it
+      // reinstalls: a tree patched once may lose the patch (run `npx patch-package` again)
+      const missing: string[] = [];
+      for (const section of fs
+        .readFileSync(path.join(ROOT, 'patches', file), 'utf8')
+        .split(/^diff --git /m)
+        .slice(1)) {
+        const target = /^\+\+\+ b\/(.+)$/m.exec(section)?.[1];
+        if (!target) continue;
+        const installed = fs.readFileSync(path.join(ROOT, target), 'utf8');
+        for (const line of section.split('\n')) {
+          if (!line.startsWith('+') || line.startsWith('+++')) continue;
+          const added = line.slice(1).trim();
+          if (added.length >= 12 && !installed.includes(added)) missing.push(`${target}: ${added}`);
+        }
+      }
+      expect(missing.slice(0, 5), 'run npx patch-package').toEqual([]);
+    });
   }
 });
