@@ -245,8 +245,17 @@ describe('envapi serve --workers', () => {
         expect(primary.output().match(/Personal API key/g)).toHaveLength(1);
         primary.proc.kill('SIGTERM');
         expect((await primary.exited).code, primary.output()).toBe(0);
-        await new Promise((r) => setTimeout(r, 200));
-        await expect(fetch(`${primary.url}/_health`)).rejects.toThrow();
+        // the workers are gone with the primary: the port refuses connections (polled, not slept on)
+        await expect
+          .poll(
+            () =>
+              fetch(`${primary.url}/_health`).then(
+                () => 'answered',
+                () => 'refused',
+              ),
+            { timeout: 20_000 },
+          )
+          .toBe('refused');
       } finally {
         await admin.query(`drop schema if exists ${schema} cascade`);
         await admin.end();

@@ -25,11 +25,6 @@ import type { AstNode } from './parser.js';
 import { fail, make, type Scope } from './scope.js';
 import type { Compiled, HogType } from './types.js';
 
-/** The person row of the event (NULL without a person): a subquery on person_distinct_ids. */
-function personOf(column: string): Sql {
-  return sql`(select p.${sql.ref(column)} from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`;
-}
-
 /** Registers (once) the column `key` of the derived table and answers the field as a column reference. */
 function column(scope: Scope, key: string, build: () => Sql, type: HogType, nullable: boolean, canonical?: () => Sql): Compiled {
   if (scope.inline) return make(build(), type, nullable, key, [], { fields: [key] });
@@ -121,7 +116,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
             () => d.jsonCanonical(events.properties),
           );
         case 'person_id':
-          return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
+          return column(scope, 'events.person_id', () => scope.events.personColumn('uuid'), 'UUID', true);
       }
     }
     if (head === 'properties') {
@@ -141,15 +136,22 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
     }
     if (head === 'person' && rest.length >= 1) {
       const [sub, ...more] = rest;
-      if (sub === 'id' && more.length === 0) return column(scope, 'events.person_id', () => personOf('uuid'), 'UUID', true);
+      if (sub === 'id' && more.length === 0)
+        return column(scope, 'events.person_id', () => scope.events.personColumn('uuid'), 'UUID', true);
       if (sub === 'created_at' && more.length === 0)
-        return column(scope, 'events.person.created_at', () => d.timestampColumn(personOf('created_at')), 'DateTime64', true);
+        return column(
+          scope,
+          'events.person.created_at',
+          () => d.timestampColumn(scope.events.personColumn('created_at')),
+          'DateTime64',
+          true,
+        );
       if (sub === 'properties' && more.length >= 1) {
         const key = propertyKey(scope, node, more);
         return column(
           scope,
           `events.person.properties.${JSON.stringify(key)}`,
-          () => d.jsonText(personOf('properties'), key),
+          () => d.jsonText(scope.events.personColumn('properties'), key),
           'String',
           true,
         );

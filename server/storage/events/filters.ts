@@ -13,8 +13,12 @@ import type { PropertyFilter, PropertyGroup } from './filter-tree.js';
 import { NO_MATERIALIZED_COLUMNS, type MaterializedColumns, type MaterializedKind } from './materialized.js';
 import { readEventProperty } from './property-sets.js';
 
-/** A column of the event's person (NULL without a person): `properties`, or a materialized column. */
-function personColumn(column: string): RawBuilder<unknown> {
+/**
+ * A column of the event's person (NULL without a person): `uuid`, `created_at`, `properties`, or
+ * a materialized column; a subquery over `person_distinct_ids` and `persons` (the relational
+ * store's persons, the same team).
+ */
+export function personColumn(column: string): RawBuilder<unknown> {
   return sql`(select p.${sql.ref(column)} from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`;
 }
 

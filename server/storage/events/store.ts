@@ -197,6 +197,8 @@ export interface EventsTable {
    * (NULL when missing or JSON null), indexed.
    */
   materializedColumn(table: 'events' | 'persons', property: string): Sql | undefined;
+  /** `column` (`uuid`, `created_at`, `properties`) of the event's person, NULL when it has none */
+  personColumn(column: 'uuid' | 'created_at' | 'properties'): Sql;
   /**
    * Conditions true of every row, added beside the team filter of `FROM events` to steer the
    * store's choice of index; no answer depends on them.

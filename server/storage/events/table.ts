@@ -17,6 +17,7 @@ import { sql } from 'kysely';
 import type { DialectName } from '../dialect.js';
 import { timestampColumnText } from '../text-values.js';
 import { elementsChainOf } from './element-groups.js';
+import { personColumn } from './filters.js';
 import { NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from './materialized.js';
 import { eventPropertiesWhole, readEventProperty } from './property-sets.js';
 import type { EventsTable, StoredTime, StoredUuid } from './store.js';
@@ -60,6 +61,7 @@ export function rowEventsTable(dialect: DialectName, materialized: MaterializedC
       const column = materialized[table === 'events' ? 'event' : 'person'].get(property);
       return column === undefined ? undefined : sql`${sql.raw(table)}.${sql.ref(column)}`;
     },
+    personColumn: (column) => personColumn(column),
     hints: sqlite ? SQLITE_HINTS : [],
     ...(sqlite ? { storedUuid: SQLITE_UUID, storedTime: SQLITE_TIME } : {}),
   };
