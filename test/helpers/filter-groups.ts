@@ -5,6 +5,7 @@
  * to both and compare the answers.
  */
 import fc from 'fast-check';
+import { PROPERTY_OPERATORS } from '../../server/storage/events/filter-tree.js';
 import type { TestServer } from './server.js';
 
 /** One filter as the API takes it. */
@@ -53,23 +54,7 @@ export function randomFilterGroups(eventKeys: readonly string[], personKeys: rea
             fc.constantFrom(...personKeys).map((key) => ({ key, type: 'person' as const })),
           )
         : keys,
-      fc.constantFrom(
-        'exact',
-        'is_not',
-        'icontains',
-        'not_icontains',
-        'regex',
-        'not_regex',
-        'gt',
-        'lt',
-        'gte',
-        'lte',
-        'is_set',
-        'is_not_set',
-        'is_date_exact',
-        'is_date_after',
-        'is_date_before',
-      ),
+      fc.constantFrom(...PROPERTY_OPERATORS),
       fc.oneof(scalar, fc.array(scalar, { minLength: 1, maxLength: 3 })),
       fc.constantFrom('^C', 'ü', '[0-9]+', '(?i)chrome', '^$', 'a|b'),
       fc.constantFrom('2024-03-10', '2024-03-11T00:00:00Z', '2024-01-01', '2024-03-12'),

@@ -61,7 +61,7 @@ export function rowEventsTable(dialect: DialectName, materialized: MaterializedC
       const column = materialized[table === 'events' ? 'event' : 'person'].get(property);
       return column === undefined ? undefined : sql`${sql.raw(table)}.${sql.ref(column)}`;
     },
-    personColumn: (column) => personColumn(column),
+    personColumn,
     hints: sqlite ? SQLITE_HINTS : [],
     ...(sqlite ? { storedUuid: SQLITE_UUID, storedTime: SQLITE_TIME } : {}),
   };
