@@ -278,7 +278,19 @@ export function ensureBuild(options = {}) {
 }
 
 /** The command: build if needed, then run the compiled CLI (or the sources when the build failed). */
+/**
+ * With the events on embedded ClickHouse (EVENTS_STORE=clickhouse, no CLICKHOUSE_URL), libuv's
+ * thread pool is raised to 16 threads unless UV_THREADPOOL_SIZE is set: each chDB query in flight
+ * holds one of its threads (server/storage/clickhouse/connection.ts), and file reads and DNS
+ * share them. Set here, before anything of the process uses the pool, which libuv sizes once.
+ */
+function sizeThreadPool(env = process.env) {
+  if (env.UV_THREADPOOL_SIZE || (env.EVENTS_STORE ?? '').trim().toLowerCase() !== 'clickhouse' || env.CLICKHOUSE_URL) return;
+  env.UV_THREADPOOL_SIZE = '16';
+}
+
 async function main() {
+  sizeThreadPool();
   const args = process.argv.slice(2);
   const buildOnly = args[0] === 'build' && !args.some((a) => a === '-h' || a === '--help');
   const outcome = ensureBuild({ retryFailed: buildOnly });

@@ -21,6 +21,10 @@
  * | DATABASE_LOCK_TIMEOUT_MS | 10000 | SQLite: longest an API write waits for another writer (e.g. an import) before answering 503 with `Retry-After` |
  * | EVENTS_READ_THREADS | one per core, at most 4 | worker threads of the events reads (server/read-pool/); 0 = on the main thread |
  * | CAPTURE_MAX_QUEUED_EVENTS | 50000 | capture endpoints: events accepted and not yet committed, at most; past it 503 (server/capture/queue.ts) |
+ * | EVENTS_STORE | the configuration store's | where events live: `sqlite` / `postgres` (the configuration store itself) or `clickhouse` |
+ * | CLICKHOUSE_URL | (unset) | with EVENTS_STORE=clickhouse: `http(s)://user:password@host:8123/database`, a ClickHouse server; unset: embedded chDB in `DATA_DIR/clickhouse/` |
+ * | CLICKHOUSE_MEMORY_LIMIT | half the RAM | embedded chDB: the engine's memory cap, bytes or with a unit (`4G`, `512M`) |
+ * | CLICKHOUSE_MAX_QUERIES | 4 embedded, 8 server | ClickHouse statements in flight at most; the rest wait, under QUERY_TIMEOUT_MS |
  */
 import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { DEFAULT_MAX_QUEUED_EVENTS } from './capture/queue.js';
@@ -52,6 +56,64 @@ export interface ServerConfig {
   lockTimeoutMs: number;
   /** `CAPTURE_MAX_QUEUED_EVENTS`: capture events accepted and not yet committed, at most (per process) */
   captureMaxQueuedEvents: number;
+  /** `EVENTS_STORE=clickhouse`: the events on ClickHouse (undefined: rows of the configuration store) */
+  clickhouse: ClickHouseConfig | undefined;
+}
+
+/** Where the ClickHouse events store is, and its limits. */
+export interface ClickHouseConfig {
+  /** `CLICKHOUSE_URL`; undefined: embedded chDB */
+  url: string | undefined;
+  /** `CLICKHOUSE_MEMORY_LIMIT`, bytes (undefined: the default share of RAM) */
+  memoryLimitBytes: number | undefined;
+  /** `CLICKHOUSE_MAX_QUERIES` (undefined: the default per connection kind) */
+  maxQueries: number | undefined;
+}
+
+const UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** A size in bytes: an integer, optionally with K, M, G or T (powers of 1024; `B`/`iB` allowed). */
+export function parseBytes(name: string, value: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$/i.exec(value);
+  const n = m ? Math.floor(Number(m[1]) * UNITS[m[2]!.toUpperCase()]!) : NaN;
+  if (!Number.isSafeInteger(n) || n < 64 * 1024 * 1024) {
+    throw new Error(`${name} must be a size of at least 64M (bytes, or with K, M, G, T: e.g. 4G), got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+function clickhouseConfig(env: NodeJS.ProcessEnv): ClickHouseConfig | undefined {
+  const store = (env.EVENTS_STORE ?? '').trim().toLowerCase();
+  const dbStore = env.DATABASE_URL ? 'postgres' : 'sqlite';
+  if (store === '' || store === dbStore) {
+    if (env.CLICKHOUSE_URL)
+      throw new Error('CLICKHOUSE_URL is set but EVENTS_STORE is not clickhouse: set EVENTS_STORE=clickhouse to keep the events there.');
+    return undefined;
+  }
+  if (store === 'sqlite' || store === 'postgres') {
+    throw new Error(
+      `EVENTS_STORE=${store} needs the configuration store to be ${store} too (${store === 'postgres' ? 'set DATABASE_URL' : 'unset DATABASE_URL'}); the events of a row store live beside the configuration.`,
+    );
+  }
+  if (store !== 'clickhouse')
+    throw new Error(`EVENTS_STORE must be sqlite, postgres or clickhouse, got ${JSON.stringify(env.EVENTS_STORE)}`);
+  const url = env.CLICKHOUSE_URL || undefined;
+  if (url !== undefined) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+      throw new Error(
+        'CLICKHOUSE_URL must be an http:// or https:// URL of a ClickHouse server (e.g. http://default:password@127.0.0.1:8123/default)',
+      );
+    }
+  }
+  const maxQueries = env.CLICKHOUSE_MAX_QUERIES ? positive('CLICKHOUSE_MAX_QUERIES', env.CLICKHOUSE_MAX_QUERIES, 1) : undefined;
+  const memoryLimitBytes = env.CLICKHOUSE_MEMORY_LIMIT ? parseBytes('CLICKHOUSE_MEMORY_LIMIT', env.CLICKHOUSE_MEMORY_LIMIT) : undefined;
+  return { url, memoryLimitBytes, maxQueries };
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -85,6 +147,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     eventsReadThreads: int('EVENTS_READ_THREADS', env.EVENTS_READ_THREADS, defaultReadThreads()),
     lockTimeoutMs: positive('DATABASE_LOCK_TIMEOUT_MS', env.DATABASE_LOCK_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS),
     captureMaxQueuedEvents: positive('CAPTURE_MAX_QUEUED_EVENTS', env.CAPTURE_MAX_QUEUED_EVENTS, DEFAULT_MAX_QUEUED_EVENTS),
+    clickhouse: clickhouseConfig(env),
   };
 }
 

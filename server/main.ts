@@ -22,7 +22,7 @@ import { redisClientOptions } from './http/rate-limit.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
-import { keepEventPartitions } from './storage/events/index.js';
+import { keepEventPartitions, openClickHouseEvents } from './storage/events/index.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -120,6 +120,18 @@ export async function startServer(
   const logger = defaultLogger(config.logLevel);
   const store = openConfiguredStore(config, logger);
   const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
+  if (config.clickhouse) {
+    // the events on ClickHouse (storage/events/clickhouse/): embedded chDB or a server
+    try {
+      store.clickhouse = await openClickHouseEvents(
+        { url: config.clickhouse.url, dataDir: config.dataDir, memoryLimitBytes: config.clickhouse.memoryLimitBytes },
+        { budgetMs: config.queryTimeoutMs, maxQueries: config.clickhouse.maxQueries },
+      );
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+  }
   // PostgreSQL: the monthly partitions of events, created ahead now and about daily (storage/events/partitions.ts)
   const partitions = keepEventPartitions(store.db, logger);
   await partitions.first;
@@ -159,7 +171,7 @@ export async function startServer(
   if (opts.worker) print(`envapi worker ${process.pid} listening on ${url}`);
   else {
     print(
-      `envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${limits}; events reads: ${config.eventsReadThreads ? `${config.eventsReadThreads} worker threads` : 'main thread'}, ${config.queryTimeoutMs} ms budget)`,
+      `envapi listening on ${url} (store: ${store.dialect} ${store.location}; ${eventsLine(store)}${limits}; events reads: ${config.eventsReadThreads ? `${config.eventsReadThreads} worker threads` : 'main thread'}, ${config.queryTimeoutMs} ms budget)`,
     );
     print(docsLine(url));
   }
@@ -173,6 +185,7 @@ export async function startServer(
       await connections.drain(onStopAccepting);
       await eventsReads.close();
       await partitions.stop();
+      await store.clickhouse?.close();
       await store.close();
       // quit() would wait behind a reconnect while Redis is down; a client that is not ready just disconnects
       if (redis) await (redis.status === 'ready' ? redis.quit().catch(() => redis.disconnect()) : redis.disconnect());
@@ -194,9 +207,17 @@ export async function main(config: ServerConfig = readConfig()): Promise<void> {
   });
 }
 
+/** The start line's part on the events store when it is not the configuration store: `events: clickhouse <where>; `. */
+function eventsLine(store: Store): string {
+  const ch = store.clickhouse?.connection;
+  return ch ? `events: clickhouse ${ch.kind === 'embedded' ? `(embedded chDB) ${ch.shown}` : ch.shown}; ` : '';
+}
+
 /** Why `serve --workers N` refuses a configuration, or undefined when it is fine. */
 export function workersRefusal(config: ServerConfig, workers: number): string | undefined {
   if (!Number.isInteger(workers) || workers < 1) return `--workers must be a positive integer, got ${workers}`;
+  if (workers > 1 && config.clickhouse && !config.clickhouse.url)
+    return `--workers ${workers} cannot share embedded ClickHouse (EVENTS_STORE=clickhouse without CLICKHOUSE_URL): chDB lets one process hold its data directory. Use --workers 1, or run a ClickHouse server and set CLICKHOUSE_URL (docs/deploy.md).`;
   if (workers > 1 && !config.databaseUrl)
     return `--workers ${workers} needs PostgreSQL (DATABASE_URL): SQLite allows one writer, so several processes on one SQLite file would fail with "database is locked". Use --workers 1, or set DATABASE_URL.`;
   return undefined;

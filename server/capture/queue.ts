@@ -162,7 +162,9 @@ export class GroupCommitQueue {
     }
     const write = (lookUp: boolean) =>
       this.store.db.transaction().execute(async (trx) => {
-        for (const [teamId, rows] of byTeam) if ((await writeEventRows(trx, teamId, rows, lookUp)).aborted) throw MET_STORED_UUID;
+        for (const [teamId, rows] of byTeam) {
+          if ((await writeEventRows(trx, teamId, rows, lookUp, this.store.clickhouse?.writer)).aborted) throw MET_STORED_UUID;
+        }
       });
     try {
       await write(false);

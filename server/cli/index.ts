@@ -35,6 +35,7 @@
  * This module has no side effect: `bin/envapi.js` calls `runCli()`.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { registerClickhouseCommands } from './clickhouse.js';
 import { registerEventCommands } from './events.js';
 import { registerMaterializeCommands } from './materialize.js';
 import { registerKeyCommands } from './keys.js';
@@ -63,6 +64,7 @@ export function buildProgram(): Command {
   registerPluginCommands(program);
   registerEventCommands(program);
   registerMaterializeCommands(program);
+  registerClickhouseCommands(program);
   for (const cmd of commandTree(program)) cmd.showHelpAfterError(usageHint(cmd));
   return program;
 }

@@ -21,7 +21,7 @@ import { validationError } from './errors.js';
 import { echo } from './echo.js';
 import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
-import { eventsStore, type DefinitionOrder, type EventDefinitionRow, type EventsStore } from '../storage/events/index.js';
+import { eventsStoreOf, type DefinitionOrder, type EventDefinitionRow, type EventsStore } from '../storage/events/index.js';
 import { DEFAULT_LIMIT, limitOffsetLinks } from './pagination.js';
 import { formatTimestamp } from '../storage/timestamps.js';
 
@@ -129,7 +129,7 @@ export class EventDefinitionsService {
     store: Store,
     private readonly clock: () => Date = () => new Date(),
   ) {
-    this.events = eventsStore(store.db);
+    this.events = eventsStoreOf(store);
   }
 
   /**

@@ -9,7 +9,7 @@ import type { components } from '../../generated/api.js';
 import { notFound, validationError, withHogQLErrors } from './errors.js';
 import { JsonText, Utf8Builder } from './json-text.js';
 import type { Store } from '../storage/db.js';
-import { eventsStore, type EventPerson, type EventRow, type EventsStore, type ListedEventRow } from '../storage/events/index.js';
+import { eventsStoreOf, type EventPerson, type EventRow, type EventsStore, type ListedEventRow } from '../storage/events/index.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { eventsToCsv, rowsToCsv } from './csv.js';
 import { echo } from './echo.js';
@@ -102,14 +102,11 @@ export type EventListResult = { format: 'json'; body: JsonText<Schemas['Paginate
 export class EventsService {
   private readonly read: EventsStore;
 
-  private readonly db: Store['db'];
-
   constructor(
     store: Store,
     private readonly clock: () => Date = () => new Date(),
   ) {
-    this.read = eventsStore(store.db, store.readRows);
-    this.db = store.db;
+    this.read = eventsStoreOf(store);
   }
 
   /** `after`/`before` in the stored form, 400 naming the parameter when unreadable. */
@@ -172,7 +169,9 @@ export class EventsService {
       limit,
       offset: params.offset ?? 0,
     };
-    const answer = await withHogQLErrors(() => runEventsQuery(this.db, this.read.table(materialized), team.id, parts, conditions, now));
+    const answer = await withHogQLErrors(() =>
+      runEventsQuery(this.read.db, this.read.table(materialized), team.id, parts, conditions, now),
+    );
     return { columns: answer.columns, types: answer.types, results: answer.results, hasMore: answer.hasMore };
   }
 

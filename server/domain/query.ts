@@ -11,7 +11,7 @@
 import type { components } from '../../generated/api.js';
 import { runEventsQuery, runHogQLQuery, MAX_LIMIT, DEFAULT_LIMIT, type HogQLAnswer } from '../hogql/index.js';
 import type { Store } from '../storage/db.js';
-import { eventsStore, type EventsStore } from '../storage/events/index.js';
+import { eventsStoreOf, type EventsStore } from '../storage/events/index.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { validationError, withHogQLErrors } from './errors.js';
 import { parsePropertiesParam } from './event-filters.js';
@@ -37,7 +37,7 @@ export class QueryService {
   private readonly events: EventsStore;
 
   constructor(private readonly store: Store) {
-    this.events = eventsStore(store.db, store.readRows);
+    this.events = eventsStoreOf(store);
   }
 
   /** Runs `query` for `team`. Throws `ApiError` (PostHog's shape): 400 for an invalid query, 504 `query_timeout`. */
@@ -46,7 +46,7 @@ export class QueryService {
       if (query.values && Object.keys(query.values).length > 0)
         throw validationError('Placeholders ("values") are not supported: write the values into the query.', 'query__values');
       const table = this.events.table(await this.events.materializedColumns());
-      return withHogQLErrors(() => runHogQLQuery(this.store.db, table, team.id, query.query, now));
+      return withHogQLErrors(() => runHogQLQuery(this.events.db, table, team.id, query.query, now));
     }
     const opts = { now, timezone: team.timezone };
     const after = query.after ?? '-24h';
@@ -75,6 +75,6 @@ export class QueryService {
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
     const parts = { select: query.select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset };
     // an EventsQuery's expressions are fields of the body: an error that names none names `query`, as PostHog's attr does
-    return withHogQLErrors(() => runEventsQuery(this.store.db, this.events.table(materialized), team.id, parts, conditions, now), 'query');
+    return withHogQLErrors(() => runEventsQuery(this.events.db, this.events.table(materialized), team.id, parts, conditions, now), 'query');
   }
 }

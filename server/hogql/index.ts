@@ -26,8 +26,7 @@
  * posthog/hogql_queries/events_query_runner.py) are cited where they are applied.
  */
 import type { Kysely } from 'kysely';
-import type { DialectName } from '../storage/dialect.js';
-import type { EventsTable } from '../storage/events/index.js';
+import type { EventsDialectName, EventsTable } from '../storage/events/index.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { postgresDialect } from './dialect-postgres.js';
 import { sqliteDialect } from './dialect-sqlite.js';
@@ -47,7 +46,8 @@ export interface HogQLAnswer extends HogQLResult {
 }
 
 /** The HogQL dialect of a store. */
-export function hogqlDialect(name: DialectName): HogQLDialect {
+export function hogqlDialect(name: EventsDialectName): HogQLDialect {
+  if (name === 'clickhouse') throw new Error('HogQL on ClickHouse: not yet');
   return name === 'postgres' ? postgresDialect : sqliteDialect;
 }
 

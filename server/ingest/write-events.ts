@@ -6,10 +6,16 @@
  * (person-updates.ts: `$set` / `$set_once` / `$unset`, `$identify` / `$create_alias` merges). A
  * row whose uuid is stored already, or repeated earlier in the rows, is skipped with its person
  * update: sending the same event twice changes nothing.
+ *
+ * With the events on ClickHouse (`clickhouse`, storage/events/clickhouse/write.ts) the stored
+ * uuids are always looked up first (ClickHouse cannot skip them at insert), the person updates are
+ * applied to the relational persons in the transaction, and then the events (with their persons)
+ * and what changed of the persons go to ClickHouse, before the caller commits: a failed ClickHouse
+ * write fails the transaction, and nothing of the persons lands.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.js';
-import { EventsWriteRepository, type EventInput, type PersonUpdate } from '../storage/events/index.js';
+import { EventsWriteRepository, type ClickHouseEventsWriter, type EventInput, type PersonUpdate } from '../storage/events/index.js';
 
 /** A row the write path can store: the event and what it does to its person (none: PostHog's `$process_person_profile: false`). */
 export interface NormalizedEventRow {
@@ -70,6 +76,7 @@ export async function writeEventRows(
   teamId: number,
   rows: readonly NormalizedEventRow[],
   lookUp: boolean,
+  clickhouse?: ClickHouseEventsWriter,
 ): Promise<WriteOutcome> {
   const skipped: Record<string, number> = {};
   const inBatch = new Set<string>();
@@ -82,6 +89,7 @@ export async function writeEventRows(
     }
   }
   const repo = new EventsWriteRepository(trx);
+  if (clickhouse) return writeToClickHouse(trx, repo, clickhouse, teamId, unique, skipped);
   const candidates = unique.length;
   if (lookUp && unique.length) {
     const stored = await repo.storedUuids(unique.map((r) => r.event.uuid));
@@ -111,4 +119,37 @@ export async function writeEventRows(
   const planned = planPersonUpdates(unique.map((r) => r.person));
   const personsCreated = planned.length ? await repo.applyPersonUpdates(teamId, planned) : 0;
   return { inserted, personsCreated, skipped, metStored: inserted !== candidates, aborted: false };
+}
+
+/** `writeEventRows` with the events on ClickHouse (see the module doc); `unique`: no uuid twice. */
+async function writeToClickHouse(
+  trx: Kysely<Database>,
+  repo: EventsWriteRepository,
+  clickhouse: ClickHouseEventsWriter,
+  teamId: number,
+  unique: NormalizedEventRow[],
+  skipped: Record<string, number>,
+): Promise<WriteOutcome> {
+  const stored = await clickhouse.storedUuids(
+    teamId,
+    unique.map((r) => r.event),
+  );
+  const fresh = stored.size ? unique.filter((r) => !stored.has(r.event.uuid)) : unique;
+  countSkip(skipped, REASON_DUPLICATE, unique.length - fresh.length);
+  const planned = planPersonUpdates(fresh.map((r) => r.person));
+  const ids = new Set(fresh.map((r) => r.event.distinct_id));
+  for (const u of planned) {
+    if (u.identify?.anon_distinct_id) ids.add(u.identify.anon_distinct_id);
+    if (u.alias) ids.add(u.alias);
+  }
+  const before = planned.length ? await clickhouse.personsOf(trx, teamId, [...ids]) : undefined;
+  const personsCreated = planned.length ? await repo.applyPersonUpdates(teamId, planned) : 0;
+  const after = await clickhouse.personsOf(trx, teamId, [...ids]);
+  await clickhouse.insertEvents(
+    teamId,
+    fresh.map((r) => r.event),
+    after,
+  );
+  if (before) await clickhouse.mirrorPersons(trx, teamId, before, after);
+  return { inserted: fresh.length, personsCreated, skipped, metStored: stored.size > 0, aborted: false };
 }

@@ -3,13 +3,8 @@
  * (`QueryTimeoutError` 504, `ReadPoolBusyError` 503 with `Retry-After`).
  */
 
-/** A read that ran past the time budget (`QUERY_TIMEOUT_MS`), queue wait included. */
-export class QueryTimeoutError extends Error {
-  constructor(readonly budgetMs: number) {
-    super(`Query has hit the max execution time (${budgetMs} ms) before completing.`);
-    this.name = 'QueryTimeoutError';
-  }
-}
+/** A read that ran past the time budget (`QUERY_TIMEOUT_MS`), queue wait included: the store's error, which ClickHouse throws too. */
+export { QueryTimeoutError } from '../storage/errors.js';
 
 /** More reads waiting for a thread than the pool's queue holds. */
 export class ReadPoolBusyError extends Error {

@@ -136,7 +136,9 @@ function queryFields(query: QueryInput): QueryInput {
  */
 export function createEventsReads(store: Store, options: ReadPoolOptions = {}): EventsReads {
   const threads = options.threads ?? defaultReadThreads();
-  if (threads <= 0 || (store.dialect === 'sqlite' && store.config.inMemory)) return inProcessEventsReads(store);
+  // ClickHouse's reads stay on the main thread: chDB must be called from it (storage/clickhouse/connection.ts),
+  // its calls are asynchronous, and ClickHouse bounds and times them itself (storage/clickhouse/kysely-dialect.ts)
+  if (threads <= 0 || store.clickhouse || (store.dialect === 'sqlite' && store.config.inMemory)) return inProcessEventsReads(store);
   const inline = new EventsService(store);
   const budgetMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;

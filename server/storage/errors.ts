@@ -36,6 +36,22 @@ export function isStoreBusy(err: unknown): boolean {
 }
 
 /**
+ * A read that ran past its time budget (`QUERY_TIMEOUT_MS`), its wait for a turn included: from
+ * the read pool (server/read-pool/), or from ClickHouse (its `max_execution_time`, code 159
+ * TIMEOUT_EXCEEDED, or the queue of ./clickhouse/kysely-dialect.ts). `http/errors.ts` answers it
+ * 504, as PostHog answers a ClickHouse timeout.
+ */
+export class QueryTimeoutError extends Error {
+  constructor(
+    readonly budgetMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`Query has hit the max execution time (${budgetMs} ms) before completing.`, options);
+    this.name = 'QueryTimeoutError';
+  }
+}
+
+/**
  * PostgreSQL SQLSTATEs that mean "try again": serialization_failure, deadlock_detected,
  * lock_not_available, too_many_connections, cannot_connect_now. (query_canceled, 57014, is the
  * events reads' time budget and is not in this list.)

@@ -12,6 +12,7 @@ import { createApp, type AppDeps } from '../../server/app.js';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
 import { createEventsReads, type ReadPoolOptions } from '../../server/read-pool/index.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
+import { openClickHouseEvents } from '../../server/storage/events/index.js';
 import {
   AccountsRepository,
   OrganizationLevel,
@@ -56,6 +57,8 @@ export interface TestServer {
 
 /** Options of `startTestServer`. */
 export interface TestServerOptions {
+  /** `clickhouse`: the events on embedded ClickHouse (chDB) in the server's data directory (default: TEST_EVENTS_STORE, else the row store) */
+  eventsStore?: 'row' | 'clickhouse';
   /** validate responses against the spec (default true; production's setting is false) */
   validateResponses?: boolean;
   /** the events read pool (default one worker thread) */
@@ -85,6 +88,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     ? openStore({ databaseUrl: pgSchema.url }, { onConnectionError: opts.onConnectionError })
     : openStore({ dataDir: dir });
   await migrateToLatest(store);
+  if ((opts.eventsStore ?? (process.env.TEST_EVENTS_STORE === 'clickhouse' ? 'clickhouse' : 'row')) === 'clickhouse') {
+    store.clickhouse = await openClickHouseEvents({ dataDir: dir }, { budgetMs: 30_000 });
+  }
   const b = await bootstrap(store);
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
   const boot = { organization: b.organization, team: b.team, user: b.user, key: b.key, plugins: b.plugins };
@@ -169,6 +175,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         server.closeAllConnections();
       });
       await eventsReads.close();
+      await store.clickhouse?.close();
       await store.close();
       await pgSchema?.drop();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -119,7 +119,7 @@ async function writeBatch(
 ): Promise<void> {
   const write = (lookUp: boolean) =>
     store.db.transaction().execute(async (trx) => {
-      const outcome = await writeEventRows(trx, teamId, batch, lookUp);
+      const outcome = await writeEventRows(trx, teamId, batch, lookUp, store.clickhouse?.writer);
       if (outcome.aborted) throw new StoredUuidsMet();
       return outcome;
     });

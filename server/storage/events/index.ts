@@ -16,6 +16,7 @@
  * one more implementation of ./store.ts, not edits across the tree.
  */
 import type { CompiledQuery, Kysely } from 'kysely';
+import type { Store } from '../db.js';
 import type { Database } from '../schema.js';
 import { RowEventsStore } from './row-store.js';
 import type { EventsStore } from './store.js';
@@ -29,6 +30,7 @@ export type {
   EventListQuery,
   EventPerson,
   EventRow,
+  EventsDialectName,
   EventsStore,
   EventsTable,
   EventValuesQuery,
@@ -50,6 +52,13 @@ export {
   type MaterializeStep,
 } from './materialized.js';
 export { EventsWriteRepository, type EventInput, type PersonUpdate } from './write.js';
+export {
+  openClickHouseEvents,
+  DEFAULT_EMBEDDED_MAX_QUERIES,
+  type ClickHouseEvents,
+  type ClickHouseEventsOptions,
+} from './clickhouse/open.js';
+export type { ClickHouseEventsWriter } from './clickhouse/write.js';
 export { keepEventPartitions, type PartitionKeeper, type PartitionsLog } from './partitions.js';
 
 /**
@@ -59,4 +68,9 @@ export { keepEventPartitions, type PartitionKeeper, type PartitionsLog } from '.
  */
 export function eventsStore(db: Kysely<Database>, readRows?: (query: CompiledQuery) => unknown[][] | undefined): EventsStore {
   return new RowEventsStore(db, readRows);
+}
+
+/** The events store of `store`: ClickHouse's when the events live there (`Store.clickhouse`), else the row store of its database. */
+export function eventsStoreOf(store: Store): EventsStore {
+  return store.clickhouse ? store.clickhouse.store(store.db) : new RowEventsStore(store.db, store.readRows);
 }

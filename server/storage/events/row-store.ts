@@ -87,7 +87,7 @@ export class RowEventsStore implements EventsStore {
    * list's page when given; rows are then read without one object per row.
    */
   constructor(
-    private readonly db: Kysely<Database>,
+    readonly db: Kysely<Database>,
     private readonly readRows?: (query: CompiledQuery) => unknown[][] | undefined,
   ) {
     this.dialect = dialectOf(db);

@@ -20,10 +20,13 @@
  * of SQLite and PostgreSQL (`./row-store.ts`, parameterised by dialect); another store is one more
  * implementation of these two interfaces.
  */
-import type { RawBuilder } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import type { DialectName } from '../dialect.js';
 import type { PropertyGroup } from './filter-tree.js';
 import type { MaterializedColumns } from './materialized.js';
+
+/** The SQL dialect of an events store: a row store's (SQLite, PostgreSQL), or ClickHouse's (./clickhouse/). */
+export type EventsDialectName = DialectName | 'clickhouse';
 
 /** SQL as the store writes it: a Kysely raw builder whose values are all bound parameters. */
 export type Sql = RawBuilder<unknown>;
@@ -140,7 +143,10 @@ export interface EventDefinitionQuery extends EventDefinitionFilters {
 /** The events of one database. Throws the driver's errors. */
 export interface EventsStore {
   /** the SQL dialect of the store's database (HogQL picks its own dialect by it) */
-  readonly dialect: DialectName;
+  readonly dialect: EventsDialectName;
+  /** the database that holds the events: what HogQL's compiled queries run on */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the row store's or ClickHouse's tables
+  readonly db: Kysely<any>;
   /** The materialized property columns, now (one small query): what `table` and the filters read instead of the JSON. */
   materializedColumns(): Promise<MaterializedColumns>;
   /** The events table as HogQL reads it, with these materialized columns (none when absent). */
@@ -178,7 +184,7 @@ export interface EventsStore {
  * `properties`. `event`, `distinct_id` and `team_id` are plain columns of that name.
  */
 export interface EventsTable {
-  readonly dialect: DialectName;
+  readonly dialect: EventsDialectName;
   /** `uuid`, as text in the API's form */
   readonly uuid: Sql;
   /** `timestamp`, as text in the stored form (`2024-11-20T14:03:10.871123Z`) */
@@ -204,6 +210,19 @@ export interface EventsTable {
    * store's choice of index; no answer depends on them.
    */
   readonly hints: readonly Sql[];
+  /**
+   * A JOIN (SQL beginning with a space) that the compiler adds after `FROM events` when the query
+   * reads the event's person (`personColumn`), given the team id's SQL: for a store whose
+   * `personColumn` reads a joined table rather than a subquery of its own (ClickHouse, which has
+   * no fast correlated subquery). Undefined: `personColumn` needs no join.
+   */
+  personJoin?(teamId: Sql): Sql;
+  /**
+   * The table expression `FROM persons` reads (the compiler aliases it `persons`), given the team
+   * id's SQL: its columns `uuid` (text), `created_at`, `is_identified`, `properties`, `team_id` and
+   * the persons' materialized columns. Undefined: the relational table `persons` itself.
+   */
+  personsSource?(teamId: Sql): Sql;
   /** how the store keeps `uuid` when not as its text (undefined: as its text) */
   readonly storedUuid?: StoredUuid;
   /** how the store keeps `timestamp` when not as its text (undefined: as its text) */
