@@ -22,7 +22,7 @@ import { redisClientOptions } from './http/rate-limit.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
-import { keepEventPartitions, openClickHouseEvents } from './storage/events/index.js';
+import { clickhouseEventsOf, keepEventPartitions, openClickHouseEvents, useClickHouseEvents } from './storage/events/index.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -123,10 +123,11 @@ export async function startServer(
   if (config.clickhouse) {
     // the events on ClickHouse (storage/events/clickhouse/): embedded chDB or a server
     try {
-      store.clickhouse = await openClickHouseEvents(
+      const events = await openClickHouseEvents(
         { url: config.clickhouse.url, dataDir: config.dataDir, memoryLimitBytes: config.clickhouse.memoryLimitBytes },
         { budgetMs: config.queryTimeoutMs, maxQueries: config.clickhouse.maxQueries },
       );
+      useClickHouseEvents(store, events);
     } catch (err) {
       await store.close();
       throw err;
@@ -185,7 +186,7 @@ export async function startServer(
       await connections.drain(onStopAccepting);
       await eventsReads.close();
       await partitions.stop();
-      await store.clickhouse?.close();
+      await clickhouseEventsOf(store)?.close();
       await store.close();
       // quit() would wait behind a reconnect while Redis is down; a client that is not ready just disconnects
       if (redis) await (redis.status === 'ready' ? redis.quit().catch(() => redis.disconnect()) : redis.disconnect());
@@ -209,7 +210,7 @@ export async function main(config: ServerConfig = readConfig()): Promise<void> {
 
 /** The start line's part on the events store when it is not the configuration store: `events: clickhouse <where>; `. */
 function eventsLine(store: Store): string {
-  const ch = store.clickhouse?.connection;
+  const ch = clickhouseEventsOf(store)?.connection;
   return ch ? `events: clickhouse ${ch.kind === 'embedded' ? `(embedded chDB) ${ch.shown}` : ch.shown}; ` : '';
 }
 

@@ -18,6 +18,7 @@
  * request's failure reaches that request only.
  */
 import type { Store } from '../storage/db.js';
+import { clickhouseEventsOf } from '../storage/events/index.js';
 import { isTransientStoreError } from '../storage/errors.js';
 import { writeEventRows, type NormalizedEventRow } from '../ingest/write-events.js';
 import { CaptureError } from './errors.js';
@@ -163,7 +164,7 @@ export class GroupCommitQueue {
     const write = (lookUp: boolean) =>
       this.store.db.transaction().execute(async (trx) => {
         for (const [teamId, rows] of byTeam) {
-          if ((await writeEventRows(trx, teamId, rows, lookUp, this.store.clickhouse?.writer)).aborted) throw MET_STORED_UUID;
+          if ((await writeEventRows(trx, teamId, rows, lookUp, clickhouseEventsOf(this.store)?.writer)).aborted) throw MET_STORED_UUID;
         }
       });
     try {

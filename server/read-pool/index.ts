@@ -47,6 +47,7 @@ import type { QueryInput } from '../domain/query.js';
 import { ApiError } from '../domain/errors.js';
 import { JsonText } from '../domain/json-text.js';
 import type { Store } from '../storage/db.js';
+import { clickhouseEventsOf } from '../storage/events/index.js';
 import { QueryTimeoutError, ReadPoolBusyError } from './errors.js';
 import { workerExecArgv } from '../storage/worker-threads.js';
 import type { ReadOutcome, ReadTask, WorkerSetup } from './worker.js';
@@ -138,7 +139,8 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
   const threads = options.threads ?? defaultReadThreads();
   // ClickHouse's reads stay on the main thread: chDB must be called from it (storage/clickhouse/connection.ts),
   // its calls are asynchronous, and ClickHouse bounds and times them itself (storage/clickhouse/kysely-dialect.ts)
-  if (threads <= 0 || store.clickhouse || (store.dialect === 'sqlite' && store.config.inMemory)) return inProcessEventsReads(store);
+  if (threads <= 0 || clickhouseEventsOf(store) || (store.dialect === 'sqlite' && store.config.inMemory))
+    return inProcessEventsReads(store);
   const inline = new EventsService(store);
   const budgetMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;

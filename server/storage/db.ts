@@ -13,7 +13,6 @@
  * batch, another server process) is retried asynchronously until `lockTimeoutMs`, then fails with
  * `StoreBusyError` (the API answers 503 with `Retry-After`). See `LockWaitingSqliteDriver`.
  */
-import type { ClickHouseEvents } from './events/clickhouse/open.js';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -157,13 +156,6 @@ export interface Store {
    * Throws when the statement could write. Undefined on PostgreSQL.
    */
   readRows?: (query: CompiledQuery) => unknown[][] | undefined;
-  /**
-   * The ClickHouse events store, when the events live there (`EVENTS_STORE=clickhouse`; opened and
-   * set by the server or the CLI command, ./events/clickhouse/open.ts): the events reads, HogQL and
-   * the events writes go to it, the persons stay here. Undefined: the events are rows of this store.
-   * Closed by whoever set it.
-   */
-  clickhouse?: ClickHouseEvents | undefined;
   close(): Promise<void>;
 }
 

@@ -12,7 +12,7 @@ import { createApp, type AppDeps } from '../../server/app.js';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
 import { createEventsReads, type ReadPoolOptions } from '../../server/read-pool/index.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
-import { openClickHouseEvents } from '../../server/storage/events/index.js';
+import { clickhouseEventsOf, openClickHouseEvents, useClickHouseEvents } from '../../server/storage/events/index.js';
 import {
   AccountsRepository,
   OrganizationLevel,
@@ -89,7 +89,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     : openStore({ dataDir: dir });
   await migrateToLatest(store);
   if ((opts.eventsStore ?? (process.env.TEST_EVENTS_STORE === 'clickhouse' ? 'clickhouse' : 'row')) === 'clickhouse') {
-    store.clickhouse = await openClickHouseEvents({ dataDir: dir }, { budgetMs: 30_000 });
+    useClickHouseEvents(store, await openClickHouseEvents({ dataDir: dir }, { budgetMs: 30_000 }));
   }
   const b = await bootstrap(store);
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
@@ -175,7 +175,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         server.closeAllConnections();
       });
       await eventsReads.close();
-      await store.clickhouse?.close();
+      await clickhouseEventsOf(store)?.close();
       await store.close();
       await pgSchema?.drop();
       fs.rmSync(dir, { recursive: true, force: true });

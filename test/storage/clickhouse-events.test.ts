@@ -8,6 +8,7 @@
  * `chdb` cannot be loaded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clickhouseEventsOf } from '../../server/storage/events/index.js';
 import { capture, listEvents, type ListedEvent } from '../capture/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { reportSkip } from '../helpers/skips.js';
@@ -165,7 +166,7 @@ describe.runIf(chdb)('the events store on ClickHouse (embedded chDB)', () => {
   });
 
   it('keeps the person mirror in ClickHouse: the latest version of each person and distinct id', async () => {
-    const ch = t.store.clickhouse!.connection.client;
+    const ch = clickhouseEventsOf(t.store)!.connection.client;
     const rows = (await (
       await ch.query({
         query:

@@ -9,7 +9,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Store } from '../../storage/db.js';
 import { isStoreBusy } from '../../storage/errors.js';
 import { AccountsRepository } from '../../storage/repositories/accounts.js';
-import { EventsWriteRepository } from '../../storage/events/index.js';
+import { clickhouseEventsOf, EventsWriteRepository } from '../../storage/events/index.js';
 import { writeEventRows, type NormalizedEventRow } from '../write-events.js';
 import { normalizeEventRow, toImportError, type NumberedRow, type RawEventRow } from './normalize.js';
 
@@ -119,7 +119,7 @@ async function writeBatch(
 ): Promise<void> {
   const write = (lookUp: boolean) =>
     store.db.transaction().execute(async (trx) => {
-      const outcome = await writeEventRows(trx, teamId, batch, lookUp, store.clickhouse?.writer);
+      const outcome = await writeEventRows(trx, teamId, batch, lookUp, clickhouseEventsOf(store)?.writer);
       if (outcome.aborted) throw new StoredUuidsMet();
       return outcome;
     });

@@ -18,6 +18,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Store } from '../db.js';
 import type { Database } from '../schema.js';
+import type { ClickHouseEvents } from './clickhouse/open.js';
 import { RowEventsStore } from './row-store.js';
 import type { EventsStore } from './store.js';
 
@@ -70,7 +71,25 @@ export function eventsStore(db: Kysely<Database>, readRows?: (query: CompiledQue
   return new RowEventsStore(db, readRows);
 }
 
-/** The events store of `store`: ClickHouse's when the events live there (`Store.clickhouse`), else the row store of its database. */
+/**
+ * The ClickHouse events store of each store whose events live there, set by whoever opened it
+ * (server/main.ts, the CLI, the tests) and closed by them. Kept beside the store rather than in
+ * it, so that the store's module (../db.ts) knows nothing of the events stores.
+ */
+const clickhouseStores = new WeakMap<Store, ClickHouseEvents>();
+
+/** From now on the events of `store` are `events` (`EVENTS_STORE=clickhouse`); undefined: back to the row store. */
+export function useClickHouseEvents(store: Store, events: ClickHouseEvents | undefined): void {
+  if (events) clickhouseStores.set(store, events);
+  else clickhouseStores.delete(store);
+}
+
+/** The ClickHouse events store of `store`, or undefined when its events are rows of its own database. */
+export function clickhouseEventsOf(store: Store): ClickHouseEvents | undefined {
+  return clickhouseStores.get(store);
+}
+
+/** The events store of `store`: ClickHouse's when the events live there (`useClickHouseEvents`), else the row store of its database. */
 export function eventsStoreOf(store: Store): EventsStore {
-  return store.clickhouse ? store.clickhouse.store(store.db) : new RowEventsStore(store.db, store.readRows);
+  return clickhouseStores.get(store)?.store(store.db) ?? new RowEventsStore(store.db, store.readRows);
 }
