@@ -16,6 +16,7 @@ import type { Redis as RedisClient } from 'ioredis';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { createEventsReads } from './read-pool/index.js';
+import { CLICKHOUSE_HOGQL_SETTINGS } from './hogql/index.js';
 import { trackConnections, type DrainStart } from './http/drain.js';
 import { defaultLogger, flushLogs } from './http/logging.js';
 import { redisClientOptions } from './http/rate-limit.js';
@@ -125,7 +126,7 @@ export async function startServer(
     try {
       const events = await openClickHouseEvents(
         { url: config.clickhouse.url, dataDir: config.dataDir, memoryLimitBytes: config.clickhouse.memoryLimitBytes },
-        { budgetMs: config.queryTimeoutMs, maxQueries: config.clickhouse.maxQueries },
+        { budgetMs: config.queryTimeoutMs, maxQueries: config.clickhouse.maxQueries, settings: CLICKHOUSE_HOGQL_SETTINGS },
       );
       useClickHouseEvents(store, events);
     } catch (err) {

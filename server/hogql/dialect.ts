@@ -4,7 +4,7 @@
  * the SQL text only ever holds what these functions write. Types are held as `./types.ts` says.
  */
 import type { RawBuilder } from 'kysely';
-import type { DialectName } from '../storage/dialect.js';
+import type { EventsDialectName } from '../storage/events/index.js';
 import type { Interval } from './types.js';
 
 /** Raw SQL as the compiler composes it. */
@@ -12,7 +12,7 @@ export type Sql = RawBuilder<unknown>;
 
 /** The SQL a store needs for HogQL's subset. */
 export interface HogQLDialect {
-  name: DialectName;
+  name: EventsDialectName;
   /** a string value (bound) */
   str(value: string): Sql;
   /** an integer value (bound) */
@@ -70,6 +70,18 @@ export interface HogQLDialect {
    * in `raw` must read a column (see `Compiled.unbound`).
    */
   checkInt(raw: Sql): Sql;
+  /**
+   * `a op b` of Ints that fails with the Int64 overflow itself, for a store whose integers wrap
+   * around (ClickHouse): each operation is checked, and `checkInt` is not used. Undefined: the
+   * compiler checks a tree of `+ - *` once, at its root, with `checkInt`.
+   */
+  intOp?(op: '+' | '-' | '*', a: Sql, b: Sql): Sql;
+  /**
+   * An unsigned count (count(), uniq(), length()) as the store's Int, for a store that cannot mix
+   * unsigned and signed integers in one expression (ClickHouse has no common type of UInt64 and
+   * Int64). Undefined: as it is.
+   */
+  unsigned?(value: Sql): Sql;
   /**
    * `a op b` of Floats (or a Float and an Int), failing with the Float range error as PostgreSQL's
    * float8 arithmetic does (SQLSTATE 22003): a result beyond ±1.7976931348623157e308 (overflow),

@@ -334,6 +334,8 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
       // Int64 overflow fails on both stores (400, ./run.ts), checked once per tree of + - *:
       // SQLite keeps an overflowed value as a REAL through the tree, so its root is what is checked
       // (SQLite binds the value in a subquery: its aggregates must read a column, see `bindable`)
+      // a store whose arithmetic checks each operation itself (ClickHouse: HogQLDialect.intOp)
+      if (d.intOp) return make(d.intOp(op, a, b), 'Int', nullable, key, [l, r], { canFail: true });
       const bind = (c: Compiled, at: unknown) => (d.bindsChecked ? bindable(scope, c, at as AstNode, compileExpr) : c);
       const [bl, br] = [bind(l, node.left), bind(r, node.right)];
       const raw = sql`(${bl.unchecked ?? asValue(scope, bl)} ${sql.raw(op)} ${br.unchecked ?? asValue(scope, br)})`;

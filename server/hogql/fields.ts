@@ -61,6 +61,12 @@ export function rowColumn(scope: Scope): Sql {
   return sql.raw(`t.${col.name}`);
 }
 
+/** A column of the event's person (`EventsTable.personColumn`), noting that the query reads one (`Scope.readsPerson`). */
+function personOf(scope: Scope, column: 'uuid' | 'created_at' | 'properties'): Sql {
+  scope.readsPerson = true;
+  return scope.events.personColumn(column);
+}
+
 /** A property key as written after `properties.` (one identifier) or in brackets (a string constant). */
 export function propertyKey(scope: Scope, node: AstNode, rest: readonly string[]): string {
   if (rest.length !== 1) fail(scope, node, `Nested property access (${rest.join('.')}) is not supported: name one top-level key`);
@@ -116,7 +122,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
             () => d.jsonCanonical(events.properties),
           );
         case 'person_id':
-          return column(scope, 'events.person_id', () => scope.events.personColumn('uuid'), 'UUID', true);
+          return column(scope, 'events.person_id', () => personOf(scope, 'uuid'), 'UUID', true);
       }
     }
     if (head === 'properties') {
@@ -136,22 +142,15 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
     }
     if (head === 'person' && rest.length >= 1) {
       const [sub, ...more] = rest;
-      if (sub === 'id' && more.length === 0)
-        return column(scope, 'events.person_id', () => scope.events.personColumn('uuid'), 'UUID', true);
+      if (sub === 'id' && more.length === 0) return column(scope, 'events.person_id', () => personOf(scope, 'uuid'), 'UUID', true);
       if (sub === 'created_at' && more.length === 0)
-        return column(
-          scope,
-          'events.person.created_at',
-          () => d.timestampColumn(scope.events.personColumn('created_at')),
-          'DateTime64',
-          true,
-        );
+        return column(scope, 'events.person.created_at', () => d.timestampColumn(personOf(scope, 'created_at')), 'DateTime64', true);
       if (sub === 'properties' && more.length >= 1) {
         const key = propertyKey(scope, node, more);
         return column(
           scope,
           `events.person.properties.${JSON.stringify(key)}`,
-          () => d.jsonText(scope.events.personColumn('properties'), key),
+          () => d.jsonText(personOf(scope, 'properties'), key),
           'String',
           true,
         );

@@ -99,6 +99,8 @@ function branch(scope: Scope, c: Compiled, type: HogType): typeof c.sql {
 /** Compiles a `Call` node. Throws `HogQLError` for functions outside the subset or wrong arguments. */
 export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExpr): Compiled {
   const d = scope.dialect;
+  // counts as the store's Int where it cannot mix signed and unsigned integers (HogQLDialect.unsigned)
+  const u = (count: Sql): Sql => (d.unsigned ? d.unsigned(count) : count);
   const name = nameOf(String(node.name));
   const argNodes = (node.args as AstNode[] | undefined) ?? [];
   if (node.params) return fail(scope, node, `Parametric functions (${name}(…)(…)) are not supported`);
@@ -118,8 +120,8 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       (argNodes[0]!.chain as unknown[]).join('.') === '*';
     if (star)
       return scope.bindAggregates
-        ? make(sql`count(${rowColumn(scope)})`, 'UInt', false, 'count()', [], { agg: true, fields: [] })
-        : make(sql`count(*)`, 'UInt', false, 'count()', [], { agg: true, fields: [], unbound: true });
+        ? make(u(sql`count(${rowColumn(scope)})`), 'UInt', false, 'count()', [], { agg: true, fields: [] })
+        : make(u(sql`count(*)`), 'UInt', false, 'count()', [], { agg: true, fields: [], unbound: true });
     scope.inAgg = true;
     let args: Compiled[];
     try {
@@ -135,7 +137,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
     const onRow = (v: Sql) => (row ? sql`(case when ${row} = 1 then ${v} end)` : v);
     const value = (a: Compiled) => onRow(asValue(scope, a));
     const agg = (sqlText: Sql, type: HogType, nullable: boolean) =>
-      make(sqlText, type, nullable, key, [], {
+      make(type === 'UInt' ? u(sqlText) : sqlText, type, nullable, key, [], {
         agg: true,
         fields: [],
         ...(unbound && !row ? { unbound } : {}),

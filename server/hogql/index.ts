@@ -15,7 +15,7 @@
  * How: `./parser.ts` runs PostHog's own parser (`@posthog/hogql-parser`, WASM) to PostHog's AST;
  * `./select.ts`, `./expr.ts`, `./functions.ts`, `./patterns.ts`, `./fields.ts` compile that AST to one
  * parameterized SQL statement through the store's dialect (`./dialect-sqlite.ts`,
- * `./dialect-postgres.ts`, with `./text-forms.ts` for the texts both must write alike: a Float's
+ * `./dialect-postgres.ts`, `./dialect-clickhouse.ts`, with `./text-forms.ts` for the texts both must write alike: a Float's
  * `toString`, JSON numbers); `./run.ts` runs it and reads values back by HogQL type. Both stores
  * answer every query alike (test/hogql/property.test.ts). The team filter
  * is added by the compiler; every value of the query is a bound parameter; a WHERE comparison of a
@@ -28,6 +28,7 @@
 import type { Kysely } from 'kysely';
 import type { EventsDialectName, EventsTable } from '../storage/events/index.js';
 import type { HogQLDialect, Sql } from './dialect.js';
+import { clickhouseDialect } from './dialect-clickhouse.js';
 import { postgresDialect } from './dialect-postgres.js';
 import { sqliteDialect } from './dialect-sqlite.js';
 import { compileEventsQuery, compileEventsWhere, foldStar, type EventsQueryParts } from './events-query.js';
@@ -36,6 +37,7 @@ import { runCompiled, type HogQLResult } from './run.js';
 import { compileSelect, DEFAULT_LIMIT, MAX_LIMIT } from './select.js';
 
 export { HogQLError } from './errors.js';
+export { CLICKHOUSE_HOGQL_SETTINGS } from './dialect-clickhouse.js';
 export type { HogQLResult } from './run.js';
 export type { EventsQueryParts } from './events-query.js';
 export { DEFAULT_LIMIT, MAX_LIMIT };
@@ -47,7 +49,7 @@ export interface HogQLAnswer extends HogQLResult {
 
 /** The HogQL dialect of a store. */
 export function hogqlDialect(name: EventsDialectName): HogQLDialect {
-  if (name === 'clickhouse') throw new Error('HogQL on ClickHouse: not yet');
+  if (name === 'clickhouse') return clickhouseDialect;
   return name === 'postgres' ? postgresDialect : sqliteDialect;
 }
 

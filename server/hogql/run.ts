@@ -10,11 +10,16 @@
  * SQLITE_RANGE, SQLITE_TOOBIG) is answered as a `HogQLError` (400), never a 500; an Int64 overflow
  * with one detail on both stores (`INTEGER_OVERFLOW_DETAIL`). PostgreSQL's
  * statement timeout (57014, the server's QUERY_TIMEOUT_MS) is a `HogQLError` of kind `timeout`
- * (504 `query_timeout`, ./errors.ts). Other errors (lost connections) are thrown as they are.
+ * (504 `query_timeout`, ./errors.ts). ClickHouse: the codes of `CLICKHOUSE_DATA_ERRORS` are 400s, its
+ * Int64 and Float range checks (./dialect-clickhouse.ts, `throwIf`) the same 400s as the other
+ * stores'; its timeout arrives as the store's `QueryTimeoutError` (504), thrown as it is. Values
+ * come back as JSONEachRow writes them (64-bit integers as strings), read alike. Other errors
+ * (lost connections) are thrown as they are.
  */
 import type { Kysely } from 'kysely';
 import { StoreRangeError } from '../storage/sqlite-functions.js';
 import { setOwn } from '../storage/values.js';
+import { CLICKHOUSE_FLOAT_RANGE, CLICKHOUSE_INT_OVERFLOW } from './dialect-clickhouse.js';
 import { HogQLError } from './errors.js';
 import type { CompiledSelect } from './select.js';
 import type { HogType } from './types.js';
@@ -31,6 +36,21 @@ export interface HogQLResult {
 
 const SQLITE_DATA_ERRORS = new Set(['SQLITE_ERROR', 'SQLITE_MISMATCH', 'SQLITE_RANGE', 'SQLITE_TOOBIG']);
 
+/**
+ * ClickHouse's codes for a statement refused for its data or types: CANNOT_PARSE_TEXT (6),
+ * CANNOT_PARSE_INPUT_ASSERTION_FAILED (27), CANNOT_PARSE_DATE (38), CANNOT_PARSE_DATETIME (41),
+ * ILLEGAL_TYPE_OF_ARGUMENT (43), TYPE_MISMATCH (53), ARGUMENT_OUT_OF_BOUND (69),
+ * CANNOT_CONVERT_TYPE (70), CANNOT_PARSE_NUMBER (72), ILLEGAL_DIVISION (153), NOT_AN_AGGREGATE
+ * (215), NO_COMMON_TYPE (386), FUNCTION_THROW_IF_VALUE_IS_NON_ZERO (395), DECIMAL_OVERFLOW (407).
+ */
+const CLICKHOUSE_DATA_ERRORS = new Set(['6', '27', '38', '41', '43', '53', '69', '70', '72', '153', '215', '386', '395', '407']);
+
+/** The ClickHouse error code (`@clickhouse/client`'s `ClickHouseError.code`, a numeric string), if `err` is one. */
+function clickhouseCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; type?: unknown } | null;
+  return typeof e?.code === 'string' && /^[0-9]+$/.test(e.code) && typeof e.type === 'string' ? e.code : undefined;
+}
+
 /** The detail both stores answer for an Int64 overflow (the same 400 on both: see `isIntegerOverflow`). */
 export const INTEGER_OVERFLOW_DETAIL =
   'Integer overflow: a result of +, -, * or sum() is outside Int64 (-9223372036854775808 to 9223372036854775807). Convert with toFloat() to compute with larger numbers.';
@@ -44,6 +64,7 @@ export const INTEGER_OVERFLOW_DETAIL =
 export function isIntegerOverflow(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   if (typeof e?.message !== 'string') return false;
+  if (clickhouseCode(err) === '395') return e.message.includes(CLICKHOUSE_INT_OVERFLOW);
   if (e.code === '22003') return /^(bigint|integer|smallint) out of range$/.test(e.message);
   return e.code === 'SQLITE_ERROR' && e.message === 'integer overflow';
 }
@@ -61,6 +82,7 @@ export const FLOAT_RANGE_DETAIL =
 export function isFloatOutOfRange(err: unknown): boolean {
   if (err instanceof StoreRangeError) return err.kind !== 'integer overflow';
   const e = err as { code?: unknown; message?: unknown } | null;
+  if (clickhouseCode(err) === '395' && typeof e?.message === 'string') return e.message.includes(CLICKHOUSE_FLOAT_RANGE);
   if (e?.code !== '22003' || typeof e.message !== 'string') return false;
   return /^value out of range: (overflow|underflow)$/.test(e.message) || /is out of range for type double precision$/.test(e.message);
 }
@@ -70,6 +92,8 @@ export function isQueryRefused(err: unknown): err is Error & { code: string } {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
   if (SQLITE_DATA_ERRORS.has(code)) return true;
+  const ch = clickhouseCode(err);
+  if (ch !== undefined) return CLICKHOUSE_DATA_ERRORS.has(ch);
   const severity = (err as { severity?: unknown }).severity;
   return typeof severity === 'string' && (code.startsWith('22') || code.startsWith('42') || code === '2201B');
 }

@@ -47,6 +47,8 @@ export interface Scope {
   bindAggregates?: boolean;
   /** compiling WHERE, where a comparison may read a materialized column instead of its property */
   inWhere?: boolean;
+  /** the query reads a column of the event's person (the store's `EventsTable.personJoin` is then added) */
+  readsPerson?: boolean;
 }
 
 /**

@@ -273,7 +273,15 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
     const inner = fieldCols.length > 0 ? sql.join(fieldCols.map((c) => sql`${c.sql} as ${sql.ref(c.name)}`)) : sql`1 as f_`;
     const hints = scope.table === 'events' ? scope.events.hints : [];
     const tableWhere = [sql`${table}.team_id = ${d.int(options.teamId)}`, ...hints, ...(options.tableWhere ?? [])];
-    fromSql = sql` from (select ${inner} from ${table} where ${sql.join(tableWhere, sql` and `)}) as t`;
+    // the store's own source of `persons`, and the join of the event's person (EventsTable.personsSource, personJoin)
+    const events = scope.events;
+    const source =
+      scope.table === 'persons' && events.personsSource
+        ? sql`${events.personsSource(d.int(options.teamId))} as persons`
+        : scope.table === 'events' && scope.readsPerson && events.personJoin
+          ? sql`${table}${events.personJoin(d.int(options.teamId))}`
+          : table;
+    fromSql = sql` from (select ${inner} from ${source} where ${sql.join(tableWhere, sql` and `)}) as t`;
   } else if (scope.columns.size > 0) {
     // only the row column (fields without FROM fail earlier): a one-row table
     fromSql = sql` from (select ${sql.join([...scope.columns.values()].map((c) => sql`${c.sql} as ${sql.ref(c.name)}`))}) as t`;

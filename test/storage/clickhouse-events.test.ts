@@ -165,6 +165,21 @@ describe.runIf(chdb)('the events store on ClickHouse (embedded chDB)', () => {
     expect(defs.count).toBe(4);
   });
 
+  it('answers HogQL on ClickHouse through the query endpoint, with the team guard and persons', async () => {
+    const rows = await t.hogql(1, "select event, count() from events where timestamp < '2025-01-01' group by event order by event");
+    expect(rows).toEqual([
+      ['$identify', 1],
+      ['$pageview', 2],
+      ['signup', 2],
+    ]);
+    const people = await t.hogql(1, "select person.properties.email as email, count() from events where timestamp < '2025-01-01' group by email order by email");
+    expect(people).toEqual([
+      ['alice@example.com', 3],
+      ['bob@example.com', 1],
+      [null, 1],
+    ]);
+  });
+
   it('keeps the person mirror in ClickHouse: the latest version of each person and distinct id', async () => {
     const ch = clickhouseEventsOf(t.store)!.connection.client;
     const rows = (await (

@@ -149,6 +149,13 @@ class ClickHouseConnection implements DatabaseConnection {
         const result = await client.query({ query, query_params, format: 'JSONEachRow' });
         return { rows: (await result.json()) as R[] };
       } catch (err) {
+        // chDB 3.4 hands what a failed query had written to the next query of the session (seen
+        // after an Int64 overflow: `select 7 % 3` answered three rows); a throwaway read takes it,
+        // before the next statement in the queue runs
+        await client
+          .query({ query: 'SELECT 1', format: 'JSONEachRow' })
+          .then((r) => r.text())
+          .catch(() => undefined);
         if (isClickHouseTimeout(err)) throw new QueryTimeoutError(budgetMs, { cause: err });
         throw err;
       }

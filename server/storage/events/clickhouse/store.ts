@@ -37,6 +37,7 @@ import type {
 } from '../store.js';
 import { chTime } from '../../clickhouse/kysely-dialect.js';
 import { compilePropertyGroup, personIs, propertyTextSql } from './filters.js';
+import { clickhouseEventsTable } from './table.js';
 
 /** `timestamp` (a DateTime64(6, 'UTC') expression) as stored-form text. */
 export function timeText(expr: Sql): Sql {
@@ -129,8 +130,7 @@ export class ClickHouseEventsStore implements EventsStore {
   }
 
   table(materialized?: MaterializedColumns): EventsTable {
-    void materialized;
-    throw new Error('TEMP: HogQL table on ClickHouse not wired');
+    return clickhouseEventsTable(materialized);
   }
 
   /** The integer id of a relational person as its uuid (none: a uuid no person has). */
