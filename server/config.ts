@@ -82,7 +82,11 @@ export function parseBytes(name: string, value: string): number {
   return n;
 }
 
-function clickhouseConfig(env: NodeJS.ProcessEnv): ClickHouseConfig | undefined {
+/**
+ * The ClickHouse events store `env` asks for (`EVENTS_STORE=clickhouse`, `CLICKHOUSE_*`), or
+ * undefined when the events stay beside the configuration. Throws with the variable's name.
+ */
+export function readClickHouseConfig(env: NodeJS.ProcessEnv = process.env): ClickHouseConfig | undefined {
   const store = (env.EVENTS_STORE ?? '').trim().toLowerCase();
   const dbStore = env.DATABASE_URL ? 'postgres' : 'sqlite';
   if (store === '' || store === dbStore) {
@@ -147,7 +151,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     eventsReadThreads: int('EVENTS_READ_THREADS', env.EVENTS_READ_THREADS, defaultReadThreads()),
     lockTimeoutMs: positive('DATABASE_LOCK_TIMEOUT_MS', env.DATABASE_LOCK_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS),
     captureMaxQueuedEvents: positive('CAPTURE_MAX_QUEUED_EVENTS', env.CAPTURE_MAX_QUEUED_EVENTS, DEFAULT_MAX_QUEUED_EVENTS),
-    clickhouse: clickhouseConfig(env),
+    clickhouse: readClickHouseConfig(env),
   };
 }
 

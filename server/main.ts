@@ -16,7 +16,6 @@ import type { Redis as RedisClient } from 'ioredis';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { createEventsReads } from './read-pool/index.js';
-import { CLICKHOUSE_HOGQL_SETTINGS } from './hogql/index.js';
 import { trackConnections, type DrainStart } from './http/drain.js';
 import { defaultLogger, flushLogs } from './http/logging.js';
 import { redisClientOptions } from './http/rate-limit.js';
@@ -120,13 +119,14 @@ export async function startServer(
 ): Promise<RunningServer> {
   const logger = defaultLogger(config.logLevel);
   const store = openConfiguredStore(config, logger);
-  const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
+  // opened before the first start's bootstrap, so that a ClickHouse that cannot be opened stops
+  // the start before anything is created or a key is printed
   if (config.clickhouse) {
     // the events on ClickHouse (storage/events/clickhouse/): embedded chDB or a server
     try {
       const events = await openClickHouseEvents(
         { url: config.clickhouse.url, dataDir: config.dataDir, memoryLimitBytes: config.clickhouse.memoryLimitBytes },
-        { budgetMs: config.queryTimeoutMs, maxQueries: config.clickhouse.maxQueries, settings: CLICKHOUSE_HOGQL_SETTINGS },
+        { budgetMs: config.queryTimeoutMs, maxQueries: config.clickhouse.maxQueries },
       );
       useClickHouseEvents(store, events);
     } catch (err) {
@@ -134,6 +134,7 @@ export async function startServer(
       throw err;
     }
   }
+  const boot = opts.worker ? undefined : await migrateAndBootstrap(store, print);
   // PostgreSQL: the monthly partitions of events, created ahead now and about daily (storage/events/partitions.ts)
   const partitions = keepEventPartitions(store.db, logger);
   await partitions.first;

@@ -105,6 +105,7 @@ async function runImport(
       report(summary);
     },
     IMPORT_LOCK_WAIT_MS,
+    { events: true },
   );
 }
 

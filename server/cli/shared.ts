@@ -172,15 +172,51 @@ export async function openCliStore(program: Command, lockTimeoutMs?: number): Pr
 /**
  * Opens and migrates the store named by the global options, runs `fn`, closes the store.
  * `lockTimeoutMs`: the store's bound on one wait for SQLite's write lock (`StorageConfig`).
+ * `events`: the command reads or writes events, so with `EVENTS_STORE=clickhouse` the ClickHouse
+ * events store is opened too (embedded chDB in the data directory, or `CLICKHOUSE_URL`) and closed
+ * after; a chDB that another process holds (a running server) fails with `CliError` saying so.
  */
-export async function withStore<T>(program: Command, fn: (store: Store) => Promise<T>, lockTimeoutMs?: number): Promise<T> {
+export async function withStore<T>(
+  program: Command,
+  fn: (store: Store) => Promise<T>,
+  lockTimeoutMs?: number,
+  opts: { events?: boolean } = {},
+): Promise<T> {
   const { migrateToLatest } = await import('../storage/db.js');
+  const clickhouse = opts.events ? await readClickHouseConfigOrFail() : undefined;
   const store = await openCliStore(program, lockTimeoutMs);
+  let events: { close(): Promise<void> } | undefined;
   try {
+    if (clickhouse) {
+      const { openClickHouseEvents, useClickHouseEvents } = await import('../storage/events/index.js');
+      const { ClickHouseUnavailableError } = await import('../storage/clickhouse/connection.js');
+      try {
+        const opened = await openClickHouseEvents(
+          { url: clickhouse.url, dataDir: storeLocation(program).dataDir, memoryLimitBytes: clickhouse.memoryLimitBytes },
+          { budgetMs: 300_000, maxQueries: clickhouse.maxQueries },
+        );
+        events = opened;
+        useClickHouseEvents(store, opened);
+      } catch (err) {
+        if (err instanceof ClickHouseUnavailableError) throw new CliError(err.message);
+        throw err;
+      }
+    }
     await migrateToLatest(store);
     return await fn(store);
   } finally {
+    await events?.close();
     await store.close();
+  }
+}
+
+/** `readClickHouseConfig` (../config.ts, loaded here only) of the environment, its error as a `CliError`. */
+async function readClickHouseConfigOrFail(): Promise<import('../config.js').ClickHouseConfig | undefined> {
+  const { readClickHouseConfig } = await import('../config.js');
+  try {
+    return readClickHouseConfig(process.env);
+  } catch (err) {
+    throw new CliError((err as Error).message);
   }
 }
 

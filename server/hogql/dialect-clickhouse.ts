@@ -9,7 +9,8 @@
  *   condition as its argument, never in an `if` branch: lambdas evaluate every branch.
  * - Float sums add the exact decimals of each value's shortest text (`toString`), as integers
  *   (Int256) scaled to the group's largest value (70 digits below its first), rounded to a double
- *   once by parsing the decimal (`precise_float_parsing`, `CLICKHOUSE_HOGQL_SETTINGS`).
+ *   once by parsing the decimal (`precise_float_parsing`, set on every read: `READ_SETTINGS` of
+ *   ../storage/clickhouse/kysely-dialect.ts).
  * - A Float's text: ClickHouse's `toString` writes JavaScript's shortest digits and notation but
  *   for the `+` of a positive exponent (`1e21`), which is added. (Beyond 1e21 and below 1e-6 the other
  *   stores' ./text-forms.ts may differ from JavaScript in the 17th digit; ClickHouse does not.)
@@ -27,15 +28,6 @@ import { sql } from 'kysely';
 import { chParam } from '../storage/clickhouse/kysely-dialect.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import type { Interval } from './types.js';
-
-/** Settings HogQL's answers rely on, for every read of the ClickHouse store (clickhouseKysely's `settings`). */
-export const CLICKHOUSE_HOGQL_SETTINGS: Readonly<Record<string, number>> = {
-  // the exact sums parse their decimal total: correctly rounded
-  precise_float_parsing: 1,
-  // a mix of types without a common one is an error (400), not a Variant column
-  use_variant_as_common_type: 0,
-  enable_positional_arguments: 1,
-};
 
 /** The messages `./run.ts` maps to the other stores' 400s. */
 export const CLICKHOUSE_INT_OVERFLOW = 'envapi: integer overflow';

@@ -37,7 +37,6 @@ import { runCompiled, type HogQLResult } from './run.js';
 import { compileSelect, DEFAULT_LIMIT, MAX_LIMIT } from './select.js';
 
 export { HogQLError } from './errors.js';
-export { CLICKHOUSE_HOGQL_SETTINGS } from './dialect-clickhouse.js';
 export type { HogQLResult } from './run.js';
 export type { EventsQueryParts } from './events-query.js';
 export { DEFAULT_LIMIT, MAX_LIMIT };

@@ -9,7 +9,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp, type AppDeps } from '../../server/app.js';
-import { CLICKHOUSE_HOGQL_SETTINGS } from '../../server/hogql/index.js';
 import { bootstrap, type BootstrapResult } from '../../server/bootstrap.js';
 import { createEventsReads, type ReadPoolOptions } from '../../server/read-pool/index.js';
 import { migrateToLatest, openStore, type Store } from '../../server/storage/db.js';
@@ -90,7 +89,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     : openStore({ dataDir: dir });
   await migrateToLatest(store);
   if ((opts.eventsStore ?? (process.env.TEST_EVENTS_STORE === 'clickhouse' ? 'clickhouse' : 'row')) === 'clickhouse') {
-    useClickHouseEvents(store, await openClickHouseEvents({ dataDir: dir }, { budgetMs: 30_000, settings: CLICKHOUSE_HOGQL_SETTINGS }));
+    useClickHouseEvents(store, await openClickHouseEvents({ dataDir: dir }, { budgetMs: 30_000 }));
   }
   const b = await bootstrap(store);
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLICKHOUSE_HOGQL_SETTINGS, HogQLError, runHogQLQuery } from '../../server/hogql/index.js';
+import { HogQLError, runHogQLQuery } from '../../server/hogql/index.js';
 import { openClickHouse, type ClickHouseConnection } from '../../server/storage/clickhouse/connection.js';
 import { clickhouseKysely } from '../../server/storage/clickhouse/kysely-dialect.js';
 import { clickhouseSchema, materializedColumnDdl, materializedColumnName } from '../../server/storage/clickhouse/schema.js';
@@ -58,7 +58,7 @@ beforeAll(async () => {
   }
   materialized = { event, person: new Map() };
   await seedClickHouseDataset(ch.client, teams.p, teams.q);
-  chDb = clickhouseKysely({ client: ch.client, maxQueries: 1, budgetMs: 60_000, settings: CLICKHOUSE_HOGQL_SETTINGS });
+  chDb = clickhouseKysely({ client: ch.client, maxQueries: 1, budgetMs: 60_000 });
 }, 120_000);
 
 afterAll(async () => {

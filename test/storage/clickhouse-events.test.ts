@@ -172,7 +172,10 @@ describe.runIf(chdb)('the events store on ClickHouse (embedded chDB)', () => {
       ['$pageview', 2],
       ['signup', 2],
     ]);
-    const people = await t.hogql(1, "select person.properties.email as email, count() from events where timestamp < '2025-01-01' group by email order by email");
+    const people = await t.hogql(
+      1,
+      "select person.properties.email as email, count() from events where timestamp < '2025-01-01' group by email order by email",
+    );
     expect(people).toEqual([
       ['alice@example.com', 3],
       ['bob@example.com', 1],

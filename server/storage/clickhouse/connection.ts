@@ -28,7 +28,7 @@
  * Errors: `ClickHouseUnavailableError` when chDB is not installed or has no build for this
  * platform, or the server does not answer, with what to do.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
@@ -91,6 +91,16 @@ interface ChdbModules {
   createChdbConnection: (options: { path: string }) => unknown;
 }
 
+/** The messages of `err` and of its causes, on one line (chDB puts the engine's reason in a cause or after a newline). */
+function errorText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    parts.push(e instanceof Error ? e.message : String(e));
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return parts.join(': ').replace(/\s*\n\s*/g, ' ');
+}
+
 /** chDB's two entry points, or `ClickHouseUnavailableError` naming what is missing. */
 async function loadChdb(): Promise<ChdbModules> {
   try {
@@ -149,14 +159,17 @@ export async function openClickHouse(target: ClickHouseTarget, maxOpenConnection
   try {
     session = new chdb.Session(path, { connectionArgs: [`--max_server_memory_usage=${limit}`] });
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    const held = /lock|already running|only one active/i.test(why);
+    const why = errorText(err);
+    // chDB writes the engine's reason (CANNOT_OPEN_FILE: "Cannot lock file …/status") to stderr, not into the error
+    const holder = ownerOf(target.dataDir);
+    const held = holder !== undefined || /cannot lock|already running|only one active/i.test(why);
     throw new ClickHouseUnavailableError(
       held
-        ? `The embedded ClickHouse in ${path} is open in another process (chDB lets one process hold a data directory): stop it, or send events to it over HTTP, or use a ClickHouse server (CLICKHOUSE_URL). ${why}`
+        ? `The embedded ClickHouse in ${path} is open in another process${holder ? ` (pid ${holder.pid}${holder.url ? `, a server at ${holder.url}` : ''})` : ''}: chDB lets one process hold a data directory. Stop it first, or use a ClickHouse server (CLICKHOUSE_URL) to share the events between processes.`
         : `The embedded ClickHouse in ${path} could not be opened: ${why}`,
     );
   }
+  writeOwner(target.dataDir, { pid: process.pid });
   const client = createClient({
     connection: chdb.createChdbConnection({ path }) as ClientConnection,
     clickhouse_settings: CLIENT_SETTINGS,
@@ -172,6 +185,50 @@ export async function openClickHouse(target: ClickHouseTarget, maxOpenConnection
       closed = true;
       await client.close();
       session.close();
+      removeOwner(target.dataDir);
     },
   };
+}
+
+/** Who holds embedded chDB: the process, and the URL it serves on when it is a server. */
+export interface ClickHouseOwner {
+  pid: number;
+  url?: string | undefined;
+}
+
+/** The file beside `<dataDir>/clickhouse/` that names the process holding it (chDB's own lock says only that one does). */
+function ownerFile(dataDir: string): string {
+  return join(dataDir, 'clickhouse.owner.json');
+}
+
+/** Records `owner` as the holder of `<dataDir>/clickhouse/` (the server adds its URL once it listens). */
+export function writeOwner(dataDir: string, owner: ClickHouseOwner): void {
+  writeFileSync(ownerFile(dataDir), `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+}
+
+/** The live process that holds `<dataDir>/clickhouse/`, or undefined (no record, or its process is gone). */
+export function ownerOf(dataDir: string): ClickHouseOwner | undefined {
+  let owner: ClickHouseOwner;
+  try {
+    owner = JSON.parse(readFileSync(ownerFile(dataDir), 'utf8')) as ClickHouseOwner;
+  } catch {
+    return undefined;
+  }
+  if (!Number.isInteger(owner.pid) || owner.pid === process.pid) return undefined;
+  try {
+    process.kill(owner.pid, 0);
+    return owner;
+  } catch (err) {
+    // EPERM: the process exists but belongs to another user
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? owner : undefined;
+  }
+}
+
+function removeOwner(dataDir: string): void {
+  try {
+    const owner = JSON.parse(readFileSync(ownerFile(dataDir), 'utf8')) as ClickHouseOwner;
+    if (owner.pid === process.pid) rmSync(ownerFile(dataDir), { force: true });
+  } catch {
+    // no record, or not ours
+  }
 }

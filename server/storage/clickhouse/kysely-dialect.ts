@@ -12,8 +12,7 @@
  *   element's type; `chParam(value, type)` names the type itself (`DateTime64(6, 'UTC')`, `UUID`).
  * - String literals (`sql.lit`) escape `\` as well as `'`: ClickHouse reads backslash escapes.
  * - Every SELECT runs with a `SETTINGS` tail: the time left of its budget as `max_execution_time`
- *   (seconds), `readonly=2` for reads, and the dialect's `settings` (PostHog's HogQL settings:
- *   ../../hogql/dialect-clickhouse.ts). In the SQL, not as `clickhouse_settings`: on chDB those
+ *   (seconds), `readonly=2` for reads, and `READ_SETTINGS` (which HogQL's answers rely on). In the SQL, not as `clickhouse_settings`: on chDB those
  *   are `SET` on the shared session and stay (./connection.ts).
  * - At most `maxQueries` statements are in flight; the others wait in order. The wait counts
  *   against the budget (`budgetMs`, `QUERY_TIMEOUT_MS`): past it the statement is not run and
@@ -58,7 +57,12 @@ export function chParam(value: unknown, type: string): ChParam {
  * ClickHouse parses a parameter of that type only without the `T` and `Z`.
  */
 export function chTime(iso: string): ChParam {
-  return new ChParam(iso.replace('T', ' ').replace(/Z$/, ''), "DateTime64(6, 'UTC')");
+  return new ChParam(clickhouseDateTime(iso), "DateTime64(6, 'UTC')");
+}
+
+/** A stored-form timestamp (`…T…Z`, UTC) as ClickHouse reads a DateTime64 value: `2024-11-20 14:03:10.871123` (parameters, JSONEachRow inserts). */
+export function clickhouseDateTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/Z$/, '');
 }
 
 /** The ClickHouse type of a bound value (see the module doc). */
@@ -92,6 +96,18 @@ class ClickHouseQueryCompiler extends DefaultQueryCompiler {
   }
 }
 
+/**
+ * Settings every read runs with, which HogQL's answers on ClickHouse rely on
+ * (server/hogql/dialect-clickhouse.ts): the exact Float sums parse their decimal total correctly
+ * rounded (`precise_float_parsing`); a mix of types without a common one is an error (a 400),
+ * not a Variant column; GROUP BY / ORDER BY by position.
+ */
+export const READ_SETTINGS: Readonly<Record<string, number>> = {
+  precise_float_parsing: 1,
+  use_variant_as_common_type: 0,
+  enable_positional_arguments: 1,
+};
+
 /** How the dialect runs statements. */
 export interface ClickHouseDialectOptions {
   client: ClickHouseClient;
@@ -99,7 +115,7 @@ export interface ClickHouseDialectOptions {
   maxQueries: number;
   /** a read's time budget, ms, its wait included */
   budgetMs: number;
-  /** settings added to every SELECT's `SETTINGS` tail (name → number or string) */
+  /** settings added to every SELECT's `SETTINGS` tail (name → number or string); default `READ_SETTINGS` */
   settings?: Readonly<Record<string, number | string>>;
 }
 
@@ -124,7 +140,7 @@ export function isClickHouseTimeout(err: unknown): boolean {
   return String(e?.code) === '159' || e?.type === 'TIMEOUT_EXCEEDED';
 }
 
-class ClickHouseConnection implements DatabaseConnection {
+class ClickHouseKyselyConnection implements DatabaseConnection {
   constructor(
     private readonly options: ClickHouseDialectOptions,
     private readonly limit: LimitFunction,
@@ -144,7 +160,7 @@ class ClickHouseConnection implements DatabaseConnection {
       }
       const left = budgetMs - (performance.now() - enqueued);
       if (left <= 0) throw new QueryTimeoutError(budgetMs);
-      const query = compiled.sql + settingsTail(Math.max(1, Math.ceil(left / 1000)), this.options.settings ?? {});
+      const query = compiled.sql + settingsTail(Math.max(1, Math.ceil(left / 1000)), this.options.settings ?? READ_SETTINGS);
       try {
         const result = await client.query({ query, query_params, format: 'JSONEachRow' });
         return { rows: (await result.json()) as R[] };
@@ -184,10 +200,10 @@ class ClickHouseAdapter extends DialectAdapterBase {
 }
 
 class ClickHouseDriver implements Driver {
-  private readonly connection: ClickHouseConnection;
+  private readonly connection: ClickHouseKyselyConnection;
 
   constructor(options: ClickHouseDialectOptions) {
-    this.connection = new ClickHouseConnection(options, pLimit(Math.max(1, options.maxQueries)));
+    this.connection = new ClickHouseKyselyConnection(options, pLimit(Math.max(1, options.maxQueries)));
   }
 
   async init(): Promise<void> {}

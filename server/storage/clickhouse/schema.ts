@@ -96,43 +96,53 @@ function engine(o: SchemaOptions, db: string, table: string, version: string, sc
   return `ReplicatedReplacingMergeTree('/clickhouse/tables/${shard}/${db}.${table}', '${replica}', ${version})`;
 }
 
+/** `CREATE TABLE IF NOT EXISTS <db>.<name> [ON CLUSTER …] (<columns>)` followed by the `clauses` (engine, keys), one per line. */
+function createTable(o: SchemaOptions, db: string, name: string, columns: readonly string[], clauses: readonly string[]): string {
+  return [`CREATE TABLE IF NOT EXISTS ${db}.${name}${onCluster(o)}`, '(', columns.map((c) => `    ${c}`).join(',\n'), ')', ...clauses].join(
+    '\n',
+  );
+}
+
 /** The data table of events (`events` on one server, `sharded_events` on a cluster). */
 function eventsDataTable(o: SchemaOptions, db: string, name: string): string {
-  const materialized = EVENTS_DEFAULT_MATERIALIZED.flatMap((p) => [
-    `\`${p}\` String MATERIALIZED ${trimQuotesExpr('properties', p)} COMMENT 'column_materializer::${p}'`,
-  ]);
+  const materialized = EVENTS_DEFAULT_MATERIALIZED.map(
+    (p) => `\`${p}\` String MATERIALIZED ${trimQuotesExpr('properties', p)} COMMENT 'column_materializer::${p}'`,
+  );
   const indexes = [
     ...EVENTS_DEFAULT_MATERIALIZED.map((p) => `INDEX \`minmax_${p}\` \`${p}\` TYPE minmax GRANULARITY 1`),
     'INDEX kafka_timestamp_minmax_events _timestamp TYPE minmax GRANULARITY 3',
   ];
-  return [
-    `CREATE TABLE IF NOT EXISTS ${db}.${name}${onCluster(o)}`,
-    `(`,
-    [...EVENTS_COLUMNS, ...materialized, ...EVENTS_BOOKKEEPING, ...indexes].map((c) => `    ${c}`).join(',\n'),
-    `)`,
-    `ENGINE = ${engine(o, db, 'events', '_timestamp', 'sharded')}`,
-    'PARTITION BY toYYYYMM(timestamp)',
-    'ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))',
-    'SAMPLE BY cityHash64(distinct_id)',
-  ].join('\n');
+  return createTable(
+    o,
+    db,
+    name,
+    [...EVENTS_COLUMNS, ...materialized, ...EVENTS_BOOKKEEPING, ...indexes],
+    [
+      `ENGINE = ${engine(o, db, 'events', '_timestamp', 'sharded')}`,
+      'PARTITION BY toYYYYMM(timestamp)',
+      'ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))',
+      'SAMPLE BY cityHash64(distinct_id)',
+    ],
+  );
 }
 
 /** The Distributed `events` of a cluster, over `sharded_events`, sharded by `sipHash64(distinct_id)`. */
 function eventsDistributedTable(o: SchemaOptions, db: string): string {
   const materialized = EVENTS_DEFAULT_MATERIALIZED.map((p) => `\`${p}\` String COMMENT 'column_materializer::${p}'`);
-  return [
-    `CREATE TABLE IF NOT EXISTS ${db}.events${onCluster(o)}`,
-    `(`,
-    [...EVENTS_COLUMNS, ...materialized, ...EVENTS_BOOKKEEPING].map((c) => `    ${c}`).join(',\n'),
-    `)`,
-    `ENGINE = Distributed('${o.cluster}', '${db}', 'sharded_events', sipHash64(distinct_id))`,
-  ].join('\n');
+  return createTable(
+    o,
+    db,
+    'events',
+    [...EVENTS_COLUMNS, ...materialized, ...EVENTS_BOOKKEEPING],
+    [`ENGINE = Distributed('${o.cluster}', '${db}', 'sharded_events', sipHash64(distinct_id))`],
+  );
 }
 
 function personTable(o: SchemaOptions, db: string): string {
-  return [
-    `CREATE TABLE IF NOT EXISTS ${db}.person${onCluster(o)}`,
-    `(`,
+  return createTable(
+    o,
+    db,
+    'person',
     [
       '`id` UUID',
       "`created_at` DateTime64(3, 'UTC')",
@@ -143,19 +153,16 @@ function personTable(o: SchemaOptions, db: string): string {
       '`version` UInt64',
       '`_timestamp` DateTime',
       '`_offset` UInt64',
-    ]
-      .map((c) => `    ${c}`)
-      .join(',\n'),
-    `)`,
-    `ENGINE = ${engine(o, db, 'person', 'version', 'replicated')}`,
-    'ORDER BY (team_id, id)',
-  ].join('\n');
+    ],
+    [`ENGINE = ${engine(o, db, 'person', 'version', 'replicated')}`, 'ORDER BY (team_id, id)'],
+  );
 }
 
 function personDistinctIdTable(o: SchemaOptions, db: string): string {
-  return [
-    `CREATE TABLE IF NOT EXISTS ${db}.person_distinct_id2${onCluster(o)}`,
-    `(`,
+  return createTable(
+    o,
+    db,
+    'person_distinct_id2',
     [
       '`team_id` Int64',
       '`distinct_id` String',
@@ -165,14 +172,13 @@ function personDistinctIdTable(o: SchemaOptions, db: string): string {
       '`_timestamp` DateTime',
       '`_offset` UInt64',
       '`_partition` UInt64',
-    ]
-      .map((c) => `    ${c}`)
-      .join(',\n'),
-    `)`,
-    `ENGINE = ${engine(o, db, 'person_distinct_id2', 'version', 'replicated')}`,
-    'ORDER BY (team_id, distinct_id)',
-    'SETTINGS index_granularity = 512',
-  ].join('\n');
+    ],
+    [
+      `ENGINE = ${engine(o, db, 'person_distinct_id2', 'version', 'replicated')}`,
+      'ORDER BY (team_id, distinct_id)',
+      'SETTINGS index_granularity = 512',
+    ],
+  );
 }
 
 /**

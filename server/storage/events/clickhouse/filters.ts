@@ -4,8 +4,8 @@
  * text is its string unquoted or its JSON text, NULL when missing or JSON null; a negative
  * operator holds where the property is missing.
  *
- * A person's properties come from the mirror (`person`, `person_distinct_id2`: the latest version
- * of each row, not deleted, as PostHog reads them, posthog/models/person/sql.py). ClickHouse has no
+ * A person's properties come from the mirror (`person`, `person_distinct_id2`, read as ./mirror.ts
+ * says). ClickHouse has no
  * correlated subqueries, so a person filter is written as membership: the event's distinct id is
  * one whose person matches, or the event has no person and the filter holds of no properties
  * (`{}`), as the row store's NULL person reads.
@@ -15,6 +15,12 @@ import type { PropertyFilter, PropertyGroup } from '../filter-tree.js';
 import type { MaterializedColumns } from '../materialized.js';
 import { NO_MATERIALIZED_COLUMNS } from '../materialized.js';
 import type { Sql } from '../store.js';
+import { latestDistinctIds, latestPersons } from './mirror.js';
+
+/** The team id as bound SQL. */
+function team(teamId: number): Sql {
+  return sql`${teamId}`;
+}
 
 /**
  * The text of property `key` of JSON text `json`: a string unquoted, any other value its JSON text,
@@ -26,24 +32,14 @@ export function propertyTextSql(json: Sql, key: string): RawBuilder<string | nul
   >`if(JSONType(${json}, ${key}) = 'String', JSONExtractString(${json}, ${key}), nullIf(nullIf(JSONExtractRaw(${json}, ${key}), ''), 'null'))`;
 }
 
-/** The team's distinct ids with their person now: the latest row of each, not deleted. */
-export function latestDistinctIds(teamId: number): Sql {
-  return sql`(select distinct_id, argMax(person_id, version) as person_id from person_distinct_id2 where team_id = ${teamId} group by distinct_id having argMax(is_deleted, version) = 0)`;
-}
-
-/** The team's persons now: the latest version of each, not deleted (`id`, `properties`, `is_identified`, `created_at`). */
-export function latestPersons(teamId: number): Sql {
-  return sql`(select id, argMax(properties, version) as properties, argMax(is_identified, version) as is_identified, argMax(created_at, version) as created_at from person where team_id = ${teamId} group by id having argMax(is_deleted, version) = 0)`;
-}
-
 /** `events.distinct_id` is one of the team's whose person now satisfies `cond(properties)` (`properties` the person's JSON text). */
 function personHas(teamId: number, cond: (properties: Sql) => Sql): Sql {
-  return sql`events.distinct_id in (select pdi.distinct_id from ${latestDistinctIds(teamId)} as pdi inner join ${latestPersons(teamId)} as p on p.id = pdi.person_id where ${cond(sql`p.properties`)})`;
+  return sql`events.distinct_id in (select pdi.distinct_id from ${latestDistinctIds(team(teamId))} as pdi inner join ${latestPersons(team(teamId))} as p on p.p_id = pdi.person_id where ${cond(sql`p.p_properties`)})`;
 }
 
 /** `cond` of the event's person, or of `{}` when it has none. */
 function personCondition(teamId: number, cond: (properties: Sql) => Sql): Sql {
-  return sql`(${personHas(teamId, cond)} or (${cond(sql`'{}'`)} and events.distinct_id not in (select distinct_id from ${latestDistinctIds(teamId)})))`;
+  return sql`(${personHas(teamId, cond)} or (${cond(sql`'{}'`)} and events.distinct_id not in (select distinct_id from ${latestDistinctIds(team(teamId))})))`;
 }
 
 /** One filter's condition on the property's `text` (and its `json`, for set-ness). */
@@ -111,5 +107,5 @@ export function compilePropertyGroup(teamId: number, g: PropertyGroup, columns: 
 
 /** `events.distinct_id` is one of the person's (its uuid), now. */
 export function personIs(teamId: number, personUuid: string): Sql {
-  return sql`events.distinct_id in (select distinct_id from ${latestDistinctIds(teamId)} where person_id = toUUID(${personUuid}))`;
+  return sql`events.distinct_id in (select distinct_id from ${latestDistinctIds(team(teamId))} where person_id = toUUID(${personUuid}))`;
 }

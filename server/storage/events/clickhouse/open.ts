@@ -36,8 +36,6 @@ export interface ClickHouseEventsOptions {
   budgetMs: number;
   /** statements in flight at most (`CLICKHOUSE_MAX_QUERIES`; default per connection kind) */
   maxQueries?: number | undefined;
-  /** settings of every read (HogQL's: server/hogql/ `CLICKHOUSE_HOGQL_SETTINGS`, which its answers depend on) */
-  settings?: Readonly<Record<string, number | string>> | undefined;
 }
 
 /**
@@ -59,7 +57,7 @@ export async function openClickHouseEvents(target: ClickHouseTarget, options: Cl
     await connection.close();
     throw err;
   }
-  const db = clickhouseKysely({ client: connection.client, maxQueries, budgetMs: options.budgetMs, settings: options.settings });
+  const db = clickhouseKysely({ client: connection.client, maxQueries, budgetMs: options.budgetMs });
   const writer = new ClickHouseEventsWriter(connection.client, db);
   return {
     connection,

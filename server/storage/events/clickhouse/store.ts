@@ -17,9 +17,9 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../schema.js';
-import { fromJson, toBool } from '../../values.js';
+import { fromJson } from '../../values.js';
 import type { MaterializedColumns } from '../materialized.js';
-import { listWindowStart } from '../row-store.js';
+import { listWindowStart, RowEventsStore } from '../row-store.js';
 import type {
   DefinitionOrder,
   EventDefinitionFilters,
@@ -37,41 +37,12 @@ import type {
 } from '../store.js';
 import { chTime } from '../../clickhouse/kysely-dialect.js';
 import { compilePropertyGroup, personIs, propertyTextSql } from './filters.js';
+import { clickhouseTimeText } from './mirror.js';
 import { clickhouseEventsTable } from './table.js';
-
-/** `timestamp` (a DateTime64(6, 'UTC') expression) as stored-form text. */
-export function timeText(expr: Sql): Sql {
-  return sql`formatDateTime(${expr}, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')`;
-}
 
 /** A stored-form timestamp as a DateTime64(6, 'UTC') value. */
 function time(iso: string): Sql {
   return sql`${chTime(iso)}`;
-}
-
-interface ChRow {
-  uuid: string;
-  event: string;
-  distinct_id: string;
-  properties: string;
-  timestamp: string;
-  elements_chain: string;
-}
-
-function toRow(r: ChRow): ListedEventRow {
-  let decoded: Record<string, unknown> | undefined;
-  const stored = r.properties;
-  return {
-    uuid: r.uuid,
-    event: r.event,
-    distinct_id: r.distinct_id,
-    get properties() {
-      return (decoded ??= fromJson<Record<string, unknown>>(stored) ?? {});
-    },
-    propertiesText: stored,
-    timestamp: r.timestamp,
-    elements_chain: r.elements_chain,
-  };
 }
 
 /**
@@ -79,9 +50,10 @@ function toRow(r: ChRow): ListedEventRow {
  * name in WHERE and ORDER BY to a SELECT alias first, so `toString(uuid) AS uuid` would turn
  * `uuid IN (…)` into a comparison of text.
  */
-const ROW_COLUMNS = sql`toString(events.uuid) as r_uuid, events.event as r_event, events.distinct_id as r_distinct_id, events.properties as r_properties, ${timeText(sql`events.timestamp`)} as r_timestamp, events.elements_chain as r_elements_chain`;
+const ROW_COLUMNS = sql`toString(events.uuid) as r_uuid, events.event as r_event, events.distinct_id as r_distinct_id, events.properties as r_properties, ${clickhouseTimeText(sql`events.timestamp`)} as r_timestamp, events.elements_chain as r_elements_chain`;
 
-interface ChListed {
+/** A row of `ROW_COLUMNS`. */
+interface ChRow {
   r_uuid: string;
   r_event: string;
   r_distinct_id: string;
@@ -90,15 +62,20 @@ interface ChListed {
   r_elements_chain: string;
 }
 
-function fromListed(r: ChListed): ListedEventRow {
-  return toRow({
+/** A row as listed: `properties` decoded on first read, its stored JSON text kept. */
+function toRow(r: ChRow): ListedEventRow {
+  let decoded: Record<string, unknown> | undefined;
+  return {
     uuid: r.r_uuid,
     event: r.r_event,
     distinct_id: r.r_distinct_id,
-    properties: r.r_properties,
+    get properties() {
+      return (decoded ??= fromJson<Record<string, unknown>>(r.r_properties) ?? {});
+    },
+    propertiesText: r.r_properties,
     timestamp: r.r_timestamp,
     elements_chain: r.r_elements_chain,
-  });
+  };
 }
 
 /** The events of one ClickHouse database; `rel` the relational store (persons, their integer ids). */
@@ -106,10 +83,15 @@ export class ClickHouseEventsStore implements EventsStore {
   readonly dialect = 'clickhouse' as const;
 
   /** `db`: the ClickHouse database (what HogQL runs on); `rel`: the relational store. */
+  /** the row store of `rel`, for the persons of a page (relational) */
+  private readonly persons: RowEventsStore;
+
   constructor(
     readonly db: Kysely<unknown>,
     private readonly rel: Kysely<Database>,
-  ) {}
+  ) {
+    this.persons = new RowEventsStore(rel);
+  }
 
   /** The `mat_*` columns of `events` (PostHog's `column_materializer::properties::<property>` comment says which property). */
   async materializedColumns(): Promise<MaterializedColumns> {
@@ -174,41 +156,24 @@ export class ClickHouseEventsStore implements EventsStore {
       );
     }
     const rows =
-      await sql<ChListed>`select ${ROW_COLUMNS} from events where ${sql.join(where, sql` and `)} order by events.timestamp desc, toString(events.uuid) desc limit ${q.limit} offset ${q.offset}`.execute(
+      await sql<ChRow>`select ${ROW_COLUMNS} from events where ${sql.join(where, sql` and `)} order by events.timestamp desc, toString(events.uuid) desc limit ${q.limit} offset ${q.offset}`.execute(
         this.db,
       );
-    return rows.rows.map(fromListed);
+    return rows.rows.map(toRow);
   }
 
   async findByUuid(teamId: number, uuid: string): Promise<EventRow | undefined> {
     const rows =
-      await sql<ChListed>`select ${ROW_COLUMNS} from events where events.team_id = ${teamId} and events.uuid = toUUIDOrZero(${uuid}) limit 1`.execute(
+      await sql<ChRow>`select ${ROW_COLUMNS} from events where events.team_id = ${teamId} and events.uuid = toUUIDOrZero(${uuid}) limit 1`.execute(
         this.db,
       );
     const r = rows.rows[0];
-    return r && fromListed(r);
+    return r && toRow(r);
   }
 
-  /** From the relational store, the persons' source of truth: the same answer as the row store. */
-  async personsByDistinctId(teamId: number, distinctIds: readonly string[]): Promise<Map<string, EventPerson>> {
-    const out = new Map<string, EventPerson>();
-    const unique = [...new Set(distinctIds)];
-    for (let i = 0; i < unique.length; i += 500) {
-      const rows = await this.rel
-        .selectFrom('person_distinct_ids as pdi')
-        .innerJoin('persons as p', 'p.id', 'pdi.person_id')
-        .select(['pdi.distinct_id', 'p.properties', 'p.is_identified'])
-        .where('pdi.team_id', '=', teamId)
-        .where('pdi.distinct_id', 'in', unique.slice(i, i + 500))
-        .execute();
-      for (const r of rows) {
-        out.set(r.distinct_id, {
-          is_identified: toBool(r.is_identified),
-          properties: fromJson<Record<string, unknown>>(r.properties) ?? {},
-        });
-      }
-    }
-    return out;
+  /** From the relational store, the persons' source of truth: the row store's read, so the same answer. */
+  personsByDistinctId(teamId: number, distinctIds: readonly string[]): Promise<Map<string, EventPerson>> {
+    return this.persons.personsByDistinctId(teamId, distinctIds);
   }
 
   async values(input: EventValuesQuery): Promise<{ value: string; count: number }[]> {
@@ -251,7 +216,7 @@ export class ClickHouseEventsStore implements EventsStore {
   }
 
   async eventDefinitions(q: EventDefinitionQuery): Promise<EventDefinitionRow[]> {
-    const lastSeen = timeText(sql`max(events.timestamp)`);
+    const lastSeen = clickhouseTimeText(sql`max(events.timestamp)`);
     const sortExpr = (o: DefinitionOrder): Sql =>
       o.key === 'name' ? sql`name` : o.key === 'last_seen_at' ? sql`last_seen` : sql`substring(last_seen, 1, 10)`;
     const order = q.order.map((o) => sql`${sortExpr(o)} ${sql.raw(o.desc ? 'desc' : 'asc')}`);
@@ -261,7 +226,7 @@ export class ClickHouseEventsStore implements EventsStore {
       first_seen: string;
       last_seen: string;
       volume: string;
-    }>`select events.event as name, ${timeText(sql`min(events.timestamp)`)} as first_seen, ${lastSeen} as last_seen, countIf(events.timestamp >= ${time(q.since)}) as volume from events where ${sql.join(this.definitionWhere(q), sql` and `)} group by events.event order by ${sql.join(order)} limit ${q.limit} offset ${q.offset}`.execute(
+    }>`select events.event as name, ${clickhouseTimeText(sql`min(events.timestamp)`)} as first_seen, ${lastSeen} as last_seen, countIf(events.timestamp >= ${time(q.since)}) as volume from events where ${sql.join(this.definitionWhere(q), sql` and `)} group by events.event order by ${sql.join(order)} limit ${q.limit} offset ${q.offset}`.execute(
       this.db,
     );
     return rows.rows.map((r) => ({ name: r.name, first_seen: r.first_seen, last_seen: r.last_seen, volume: Number(r.volume) }));

@@ -19,27 +19,11 @@
  */
 import { sql } from 'kysely';
 import { NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../materialized.js';
-import type { EventsTable, Sql } from '../store.js';
-
-/** A DateTime64 column as text in the stored form (`2024-11-20T14:03:10.871123Z`). */
-export function clickhouseTimeText(column: Sql): Sql {
-  return sql`formatDateTime(${column}, '%Y-%m-%dT%H:%i:%S.%fZ')`;
-}
+import type { EventsTable } from '../store.js';
+import { clickhouseTimeText, latestDistinctIds, latestPersons } from './mirror.js';
 
 /** The alias of the event's person in the derived table (`personJoin`). */
 const PERSON = sql.raw('events__person');
-
-/**
- * The latest version of each person of team `teamId` that is not deleted, as columns `p_id`
- * (UUID), `p_created_at`, `p_is_identified`, `p_properties` (plus `extra` columns, as `argMax`
- * of the stored column); aliases differ from the columns so that no aggregate reads an alias.
- */
-function latestPersons(teamId: Sql, extra: readonly string[] = []): Sql {
-  const more = extra.map((c) => sql`, argMax(${sql.ref(c)}, version) as ${sql.ref(`p_${c}`)}`);
-  return sql`(select id as p_id, argMax(created_at, version) as p_created_at, argMax(is_identified, version) as p_is_identified,
-    argMax(properties, version) as p_properties${sql.join(more, sql``)}
-    from person where team_id = ${teamId} group by id having argMax(is_deleted, version) = 0)`;
-}
 
 /** The events table on ClickHouse, reading `materialized`'s columns (module doc). */
 export function clickhouseEventsTable(materialized: MaterializedColumns = NO_MATERIALIZED_COLUMNS): EventsTable {
@@ -60,8 +44,7 @@ export function clickhouseEventsTable(materialized: MaterializedColumns = NO_MAT
     personJoin: (teamId) =>
       sql` left join (select pdi.distinct_id as distinct_id, toNullable(toString(p.p_id)) as uuid, toNullable(p.p_created_at) as created_at,
         toNullable(p.p_properties) as properties
-        from (select distinct_id, argMax(person_id, version) as person_id from person_distinct_id2 where team_id = ${teamId}
-          group by distinct_id having argMax(is_deleted, version) = 0) as pdi
+        from ${latestDistinctIds(teamId)} as pdi
         inner join ${latestPersons(teamId)} as p on p.p_id = pdi.person_id) as ${PERSON} on ${PERSON}.distinct_id = events.distinct_id`,
     personsSource: (teamId) => {
       const more = personMaterialized.map((c) => sql`, ${sql.ref(`p_${c}`)} as ${sql.ref(c)}`);

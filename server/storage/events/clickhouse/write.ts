@@ -26,6 +26,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../schema.js';
 import { chunks } from '../../chunks.js';
 import { jsonValue } from '../../values.js';
+import { clickhouseDateTime } from '../../clickhouse/kysely-dialect.js';
 import type { EventInput } from '../write.js';
 
 /** A person as the mirror holds it. */
@@ -45,11 +46,6 @@ let lastVersion = 0;
 function nextVersion(): number {
   lastVersion = Math.max(Date.now() * 1000, lastVersion + 1);
   return lastVersion;
-}
-
-/** A stored-form timestamp (`…T…Z`, ISO 8601 UTC) in the form ClickHouse reads for DateTime64. */
-function chTimeText(iso: string): string {
-  return iso.replace('T', ' ').replace(/Z$/, '');
 }
 
 /** Writes events and the person mirror of one ClickHouse database. */
@@ -83,7 +79,7 @@ export class ClickHouseEventsWriter {
   async insertEvents(teamId: number, events: readonly EventInput[], persons: PersonsOf): Promise<void> {
     if (events.length === 0) return;
     const now = new Date();
-    const nowText = chTimeText(now.toISOString());
+    const nowText = clickhouseDateTime(now.toISOString());
     const seconds = Math.floor(now.getTime() / 1000);
     const values = events.map((e) => {
       const person = persons.get(e.distinct_id);
@@ -91,13 +87,13 @@ export class ClickHouseEventsWriter {
         uuid: e.uuid,
         event: e.event,
         properties: jsonValue(e.properties),
-        timestamp: chTimeText(e.timestamp),
+        timestamp: clickhouseDateTime(e.timestamp),
         team_id: teamId,
         distinct_id: e.distinct_id,
         elements_chain: e.elements_chain,
         created_at: nowText,
         person_id: person?.uuid ?? '00000000-0000-0000-0000-000000000000',
-        person_created_at: person ? chTimeText(person.createdAt) : '1970-01-01 00:00:00',
+        person_created_at: person ? clickhouseDateTime(person.createdAt) : '1970-01-01 00:00:00',
         person_properties: person?.properties ?? '',
         person_mode: person ? 'full' : 'propertyless',
         _timestamp: seconds,
@@ -151,7 +147,7 @@ export class ClickHouseEventsWriter {
     }
     const personRows = [...persons.values()].map((p) => ({
       id: p.uuid,
-      created_at: chTimeText(p.createdAt),
+      created_at: clickhouseDateTime(p.createdAt),
       team_id: teamId,
       properties: p.properties,
       is_identified: p.isIdentified ? 1 : 0,
@@ -169,7 +165,7 @@ export class ClickHouseEventsWriter {
         const p = previous.get(uuid)!;
         personRows.push({
           id: uuid,
-          created_at: chTimeText(p.createdAt),
+          created_at: clickhouseDateTime(p.createdAt),
           team_id: teamId,
           properties: p.properties,
           is_identified: 0,
