@@ -26,7 +26,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../schema.js';
 import { chunks } from '../../chunks.js';
 import { jsonValue } from '../../values.js';
-import { clickhouseDateTime } from '../../clickhouse/kysely-dialect.js';
+import { chParam, clickhouseDateTime } from '../../clickhouse/kysely-dialect.js';
 import type { EventInput } from '../write.js';
 
 /** A person as the mirror holds it. */
@@ -64,10 +64,12 @@ export class ClickHouseEventsWriter {
       events.map((e) => e.uuid),
       5_000,
     )) {
-      // the alias is not `uuid`: ClickHouse would read `uuid` in WHERE as the alias (store.ts)
+      // the alias is not `uuid`: ClickHouse would read `uuid` in WHERE as the alias (store.ts). The
+      // uuids are one Array(UUID) parameter: as one toUUID(parameter) each, a batch of 2,000 took
+      // about 5× as long (the engine analyses every one; docs/performance.md, issue 39)
       const rows = await sql<{
         stored: string;
-      }>`select toString(events.uuid) as stored from events where events.team_id = ${teamId} and toDate(events.timestamp) in (${sql.join(days.map((d) => sql`toDate(${d})`))}) and events.uuid in (${sql.join(slice.map((u) => sql`toUUID(${u})`))})`.execute(
+      }>`select toString(events.uuid) as stored from events where events.team_id = ${teamId} and toDate(events.timestamp) in (${sql.join(days.map((d) => sql`toDate(${d})`))}) and events.uuid in ${chParam(slice, 'Array(UUID)')}`.execute(
         this.ch,
       );
       for (const r of rows.rows) found.add(r.stored);
