@@ -5,6 +5,12 @@
  *
  *   npm run bench:events -- [--events 1000000] [--runs 50] [--seed 42] [--keep DIR] [--materialize | --materialize-first]
  *   npm run bench:events -- --db postgres [--database-url URL] [--keep [SCHEMA]] [...]
+ *   npm run bench:events -- --store clickhouse [--events 1000000] [--runs 20] [--sqlite-events N] [--sqlite-runs 3] [--no-sqlite] [--no-file-load] [--keep DIR]
+ *
+ * `--store clickhouse` (issue 39) runs scripts/bench-events-clickhouse.ts instead: the events on
+ * embedded chDB, imported through `importEvents`, the HogQL shapes over HTTP beside the same
+ * questions as raw ClickHouse SQL, and the SQLite store's times for the same shapes (its docstring
+ * says what it measures and in which process).
  *
  * On PostgreSQL (default URL postgres://postgres@127.0.0.1:5432/test) the run gets a schema of its
  * own, `envapi_bench_<ms since epoch>`, reached through the URL's `options=-c search_path=<schema>`
@@ -47,6 +53,7 @@ import { eventsStore } from '../server/storage/events/index.js';
 import { listMaterializedColumns, materializeProperty } from '../server/storage/events/materialized.js';
 import { readEventProperty } from '../server/storage/events/property-sets.js';
 import { DEMO_HOT_PROPERTIES } from '../server/cli/materialize.js';
+import { benchClickHouse } from './bench-events-clickhouse.js';
 
 interface Stat {
   name: string;
@@ -231,9 +238,14 @@ async function storeSize(store: Store, target: Target): Promise<string> {
 const program = new Command('bench-events')
   .description('benchmark the events API on a fresh store of demo events (SQLite or PostgreSQL)')
   .option('--db <kind>', 'sqlite or postgres', 'sqlite')
+  .option('--store <kind>', 'where the events live: rows of --db (default), or clickhouse (embedded chDB, issue 39)')
+  .option('--sqlite-events <n>', '--store clickhouse: events in the SQLite store it is compared with (default --events)', (v) => Number(v))
+  .option('--sqlite-runs <n>', '--store clickhouse: timed runs per shape on SQLite', (v) => Number(v), 3)
+  .option('--no-sqlite', '--store clickhouse: no SQLite comparison')
+  .option('--no-file-load', '--store clickhouse: skip the engine-alone load of the same events from a JSONEachRow file')
   .option('--database-url <url>', 'PostgreSQL server (with --db postgres)', 'postgres://postgres@127.0.0.1:5432/test')
   .option('--events <n>', 'demo events in the store (split over 2 projects)', (v) => Number(v), 1_000_000)
-  .option('--runs <n>', 'timed runs per query shape', (v) => Number(v), 50)
+  .option('--runs <n>', 'timed runs per query shape (default 50; 20 with --store clickhouse)', (v) => Number(v))
   .option('--seed <n>', 'demo seed', (v) => Number(v), 42)
   .option('--port <n>', 'server port', (v) => Number(v), 18_000 + Math.floor(Math.random() * 1000))
   .option(
@@ -250,13 +262,26 @@ const program = new Command('bench-events')
       db: string;
       databaseUrl: string;
       events: number;
-      runs: number;
+      runs?: number;
       seed: number;
       port: number;
       keep?: string | true;
       materialize?: boolean;
       materializeFirst?: boolean;
+      store?: string;
+      sqliteEvents?: number;
+      sqliteRuns: number;
+      sqlite: boolean;
+      fileLoad: boolean;
     }) => {
+      if (o.store === 'clickhouse') {
+        if (o.db !== 'sqlite' || o.keep === true)
+          throw new Error('--store clickhouse takes a SQLite configuration store and --keep DIR only');
+        const keep = typeof o.keep === 'string' ? o.keep : undefined;
+        return benchClickHouse({ ...o, runs: o.runs ?? 20, keep });
+      }
+      if (o.store !== undefined) throw new Error(`--store must be clickhouse (or left out), got ${JSON.stringify(o.store)}`);
+      const runs = o.runs ?? 50;
       if (o.materialize && o.materializeFirst) throw new Error('--materialize and --materialize-first exclude each other');
       if (o.db !== 'sqlite' && o.db !== 'postgres') throw new Error(`--db must be sqlite or postgres, got ${JSON.stringify(o.db)}`);
       let target: Target;
@@ -381,7 +406,7 @@ const program = new Command('bench-events')
         const time = async (name: string, url: string, note?: string) => {
           await warmUp(() => get(url));
           const samples: number[] = [];
-          for (let i = 0; i < o.runs; i++) samples.push((await get(url)).ms);
+          for (let i = 0; i < runs; i++) samples.push((await get(url)).ms);
           return summarize(name, samples, note);
         };
         const post = (url: string, body: unknown) =>
@@ -413,7 +438,7 @@ const program = new Command('bench-events')
           let rows = 0;
           await warmUp(async () => (rows = (JSON.parse((await post(url, body)).body) as { results: unknown[] }).results.length));
           const samples: number[] = [];
-          for (let i = 0; i < o.runs; i++) samples.push((await post(url, body)).ms);
+          for (let i = 0; i < runs; i++) samples.push((await post(url, body)).ms);
           return summarize(name, samples, `${rows} rows`);
         };
         const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
@@ -445,7 +470,7 @@ const program = new Command('bench-events')
           // Paging through 10,000 rows by following next (100 per page): one sample = one whole walk.
           const walks: number[] = [];
           const perPage: number[] = [];
-          for (let w = 0; w < Math.max(5, Math.floor(o.runs / 10)); w++) {
+          for (let w = 0; w < Math.max(5, Math.floor(runs / 10)); w++) {
             let url: string | null = `${base}/events/?limit=100`;
             let rows = 0;
             const started = performance.now();
