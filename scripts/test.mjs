@@ -12,7 +12,10 @@
  * FAST_SUITES (`--fast`).
  * The whole run then runs 7. the PostgreSQL pass (scripts/test-postgres.mjs: every suite with a
  * store again, TEST_STORE=postgres) when a PostgreSQL answers: TEST_DATABASE_URL, or else the
- * machine's default address (scripts/test-targets.mjs) — no variable needed.
+ * machine's default address (scripts/test-targets.mjs) — no variable needed; and 8. the ClickHouse
+ * pass (scripts/test-clickhouse.mjs: the events, persons, HogQL, capture and import suites with
+ * the events on embedded chDB, TEST_EVENTS_STORE=clickhouse), skipped with its reason when the
+ * optional package chdb cannot be loaded.
  *
  * At the end it prints one line for each suite that skipped for want of something, with the reason
  * and the command that would run it (`… skipped: no Chromium at /usr/bin/chromium — apt-get install
@@ -70,7 +73,8 @@ const USAGE = `usage: npm test            (node scripts/test.mjs)
 Lints the spec and the code, checks generated/, type-checks, builds, then runs vitest:
   npm test         every suite on SQLite, then the PostgreSQL pass when a PostgreSQL answers
                    (TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test;
-                   TEST_POSTGRES=off turns the pass off)
+                   TEST_POSTGRES=off turns the pass off), then the ClickHouse pass (the events
+                   suites on embedded chDB; npm run test:clickhouse runs it alone)
   --fast           the suites that start no process or browser, on SQLite (before a commit)
 Ends with one line for each suite skipped for want of something, and how to run it.`;
 
@@ -175,6 +179,9 @@ async function main() {
     } else {
       extra.push({ suite: 'the PostgreSQL pass', reason: pgTarget.reason, fix: pgTarget.fix });
     }
+  }
+  if (status === 0 && !fast) {
+    status = step('the events suites on ClickHouse (embedded chDB)', process.execPath, ['scripts/test-clickhouse.mjs'], env);
   }
   const skips = [...readSkips(skipsFile), ...extra];
   fs.rmSync(path.dirname(skipsFile), { recursive: true, force: true });

@@ -11,10 +11,12 @@
  * uuids are always looked up first (ClickHouse cannot skip them at insert), the person updates are
  * applied to the relational persons in the transaction, and then the events (with their persons)
  * and what changed of the persons go to ClickHouse, before the caller commits: a failed ClickHouse
- * write fails the transaction, and nothing of the persons lands.
+ * write fails the transaction, and nothing of the persons lands. The project's `ingested_event` is
+ * set in the same transaction (the relational store, which answers it, holds no event then).
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.js';
+import { boolValue } from '../storage/values.js';
 import { EventsWriteRepository, type ClickHouseEventsWriter, type EventInput, type PersonUpdate } from '../storage/events/index.js';
 
 /** A row the write path can store: the event and what it does to its person (none: PostHog's `$process_person_profile: false`). */
@@ -151,5 +153,13 @@ async function writeToClickHouse(
     after,
   );
   if (before) await clickhouse.mirrorPersons(trx, teamId, before, after);
+  // the relational store holds no event of the team: `ingested_event` is its record (migration 0014)
+  if (fresh.length)
+    await trx
+      .updateTable('teams')
+      .set({ ingested_event: boolValue(true) })
+      .where('id', '=', teamId)
+      .where('ingested_event', '=', boolValue(false))
+      .execute();
   return { inserted: fresh.length, personsCreated, skipped, metStored: stored.size > 0, aborted: false };
 }

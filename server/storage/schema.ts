@@ -70,6 +70,8 @@ export interface TeamTable {
   timezone: string;
   access_control: BoolColumn;
   created_at: TimestampColumn;
+  /** set by the write path once an event of the team is written (migration 0014; PostHog's `Team.ingested_event`) */
+  ingested_event: Generated<BoolColumn>;
 }
 
 /** A `personal_api_keys` row: one user's personal API key, stored hashed (posthog/models/personal_api_key.py `PersonalAPIKey`). */

@@ -89,3 +89,49 @@ export function timestampColumnText(dialect: DialectName, column: RawBuilder<unk
   if (dialect === 'postgres') return sql<string>`(to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') collate "C")`;
   return sql<string>`(substr(${column}, 1, 23) || '000Z')`;
 }
+
+/**
+ * ClickHouse: `textToNumber`'s rule (the module doc) as a Float64 or NULL. ClickHouse reads
+ * `1e400` as inf, so a number that is not finite is NULL, as on the other stores.
+ */
+export function clickhouseTextToNumber(text: RawBuilder<unknown>): RawBuilder<number | null> {
+  const x = sql`if(length(${text}) <= 1000 and match(${text}, ${NUMBER}), toFloat64OrNull(trimBoth(${text})), NULL)`;
+  return sql<number | null>`if(isFinite(ifNull(${x}, 0)), ${x}, NULL)`;
+}
+
+/** Milliseconds since the epoch of a UTC instant that `textToTimestamp` would give as `YYYY-MM-DDTHH:MM:SS.mmm` (years 0001–9999). */
+export function timestampMillis(isoUtc: string): number {
+  return Date.parse(isoUtc.endsWith('Z') ? isoUtc : `${isoUtc}Z`);
+}
+
+/** The first and last millisecond `textToTimestamp` reads: 0001-01-01T00:00:00.000Z … 9999-12-31T23:59:59.999Z. */
+const FIRST_MS = timestampMillis('0001-01-01T00:00:00.000');
+const LAST_MS = timestampMillis('9999-12-31T23:59:59.999');
+
+/**
+ * ClickHouse: `textToTimestamp`'s rule (the module doc) as Int64 milliseconds since the epoch
+ * (UTC), or NULL. The instant is computed from the text's fields (days from the civil date, then
+ * the clock and the offset) rather than by ClickHouse's date types, whose range is 1900–2299.
+ * Fractions are cut to milliseconds, as the other stores compare them.
+ */
+export function clickhouseTextToMillis(text: RawBuilder<unknown>): RawBuilder<number | null> {
+  const t = text;
+  const y = sql`toInt64OrZero(substr(${t}, 1, 4))`;
+  const m = sql`toInt64OrZero(substr(${t}, 6, 2))`;
+  const d = sql`toInt64OrZero(substr(${t}, 9, 2))`;
+  const leap = sql`(${y} % 4 = 0 and (${y} % 100 != 0 or ${y} % 400 = 0))`;
+  const monthLength = sql`if(${m} = 2, 28 + ${leap}, 30 + (${m} + intDiv(${m}, 8)) % 2)`;
+  const exists = sql`(match(${t}, ${DATE_TIME}) and ${y} >= 1 and ${d} <= ${monthLength})`;
+  // days from 1970-01-01 of the proleptic Gregorian date (Howard Hinnant's days_from_civil)
+  const y2 = sql`(${y} - (${m} <= 2))`;
+  const era = sql`intDiv(${y2}, 400)`;
+  const yoe = sql`(${y2} - ${era} * 400)`;
+  const doy = sql`(intDiv(153 * ((${m} + 9) % 12) + 2, 5) + ${d} - 1)`;
+  const days = sql`(${era} * 146097 + ${yoe} * 365 + intDiv(${yoe}, 4) - intDiv(${yoe}, 100) + ${doy} - 719468)`;
+  const clock = sql`extract(${t}, '^.{10}[T ]([0-9:.]+)')`;
+  const off = sql`extract(substr(${t}, 11), '(Z|[+-][0-9]{2}:?[0-9]{2})$')`;
+  const offMinutes = sql`if(${off} in ('', 'Z'), 0, if(startsWith(${off}, '-'), -1, 1) * (toInt64OrZero(substr(${off}, 2, 2)) * 60 + toInt64OrZero(right(${off}, 2))))`;
+  const seconds = sql`(${days} * 86400 + toInt64OrZero(substr(${clock}, 1, 2)) * 3600 + toInt64OrZero(substr(${clock}, 4, 2)) * 60 + toInt64OrZero(substr(${clock}, 7, 2)) - ${offMinutes} * 60)`;
+  const ms = sql`(${seconds} * 1000 + toInt64OrZero(substr(concat(extract(substr(${clock}, 9), '^[0-9]*'), '000'), 1, 3)))`;
+  return sql<number | null>`if(${exists} and ${ms} between ${sql.lit(FIRST_MS)} and ${sql.lit(LAST_MS)}, ${ms}, NULL)`;
+}

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient, EnvApiError, paginate, unwrap } from '../../client/index.js';
-import { EventsWriteRepository } from '../../server/storage/events/write.js';
+import { insertEvents } from '../helpers/events-store.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -268,9 +268,7 @@ describe('text answers', () => {
       timestamp: new Date().toISOString(),
       elements_chain: '',
     };
-    await t.store.db.transaction().execute(async (trx) => {
-      await new EventsWriteRepository(trx).insertEvents(team.id, [event]);
-    });
+    await insertEvents(t.store, team.id, [event]);
     return String(team.id);
   }
 

@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestServer } from '../helpers/server.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
+import type { EventInput } from '../../server/storage/events/write.js';
+import { applyPersonUpdates, insertEvents } from '../helpers/events-store.js';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
 
 /** The seeded test server: its keys, projects, plugins, and the ids of each project's objects. */
@@ -90,14 +91,12 @@ async function seedEvents(
     timestamp: formatTimestamp(new Date(now - i * 60_000)),
     elements_chain: i % 3 === 2 ? 'a.btn:attr__href="/x"nth-child="1"nth-of-type="1"text="Go"' : '',
   }));
-  await t.store.db.transaction().execute(async (trx) => {
-    const w = new EventsWriteRepository(trx);
-    await w.insertEvents(teamId, inputs);
-    await w.applyPersonUpdates(
-      teamId,
-      distinctIds.map((d, i) => ({ distinct_id: d, set: { email: `${prefix}-${i}@example.com`, name: `${prefix} person ${i}` } })),
-    );
-  });
+  await insertEvents(t.store, teamId, inputs);
+  await applyPersonUpdates(
+    t.store,
+    teamId,
+    distinctIds.map((d, i) => ({ distinct_id: d, set: { email: `${prefix}-${i}@example.com`, name: `${prefix} person ${i}` } })),
+  );
   return { uuids: inputs.map((e) => e.uuid), distinctIds };
 }
 

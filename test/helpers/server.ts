@@ -23,9 +23,10 @@ import {
 import { ApiKeysRepository } from '../../server/storage/repositories/api-keys.js';
 import { pino, type Logger } from 'pino';
 import { createClient, type EnvApiClient } from '../../client/index.js';
+import { testClickHouseDatabase, testEventsStore, usesClickHouse } from './clickhouse.js';
 import { createTestPgSchema, usesPostgres, type TestPgSchema } from './pg.js';
 
-export { usesPostgres };
+export { usesClickHouse, usesPostgres };
 
 /** A running test server and what its bootstrap created. */
 export interface TestServer {
@@ -88,9 +89,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     ? openStore({ databaseUrl: pgSchema.url }, { onConnectionError: opts.onConnectionError })
     : openStore({ dataDir: dir });
   await migrateToLatest(store);
-  if ((opts.eventsStore ?? (process.env.TEST_EVENTS_STORE === 'clickhouse' ? 'clickhouse' : 'row')) === 'clickhouse') {
-    useClickHouseEvents(store, await openClickHouseEvents({ dataDir: dir }, { budgetMs: 30_000 }));
-  }
+  const chDatabase = (opts.eventsStore ?? testEventsStore()) === 'clickhouse' ? await testClickHouseDatabase() : undefined;
+  if (chDatabase) useClickHouseEvents(store, await openClickHouseEvents(chDatabase.target, { budgetMs: 30_000 }));
   const b = await bootstrap(store);
   if (!b.created || !b.organization || !b.team || !b.user || !b.key || !b.plugins) throw new Error('bootstrap did not run');
   const boot = { organization: b.organization, team: b.team, user: b.user, key: b.key, plugins: b.plugins };
@@ -176,6 +176,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       });
       await eventsReads.close();
       await clickhouseEventsOf(store)?.close();
+      await chDatabase?.drop();
       await store.close();
       await pgSchema?.drop();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -11,6 +11,7 @@ import { Migrator, sql } from 'kysely';
 import { openStore, type Store } from '../../server/storage/db.js';
 import { migrationProvider } from '../../server/storage/migrations/index.js';
 import type { Database } from '../../server/storage/schema.js';
+import { usesClickHouse } from './clickhouse.js';
 import { createTestPgSchema, usesPostgres, type TestPgSchema } from './pg.js';
 
 /** Where one test's (or test file's) store lives. */
@@ -36,14 +37,16 @@ export interface TestStoreLocation {
 export async function createTestStoreLocation(prefix = 'envapi-test-'): Promise<TestStoreLocation> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const pg = usesPostgres() ? await createTestPgSchema() : undefined;
-  const env: Record<string, string> = pg ? { DATABASE_URL: pg.url } : { DATA_DIR: dir };
+  // in the ClickHouse pass the processes keep their events on embedded chDB in DATA_DIR/clickhouse/
+  const events: Record<string, string> = usesClickHouse() ? { EVENTS_STORE: 'clickhouse' } : {};
+  const env: Record<string, string> = pg ? { DATABASE_URL: pg.url, ...events } : { DATA_DIR: dir, ...events };
   return {
     dialect: pg ? 'postgres' : 'sqlite',
     dir,
     pg,
     env,
     cliArgs: pg ? [] : ['--data-dir', dir],
-    cliEnv: pg ? { DATABASE_URL: pg.url } : {},
+    cliEnv: pg ? { DATABASE_URL: pg.url, ...events } : events,
     open: () => (pg ? openStore({ databaseUrl: pg.url, poolSize: 2 }) : openStore({ dataDir: dir })),
     async cleanup() {
       await pg?.drop();

@@ -14,7 +14,8 @@ import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, usesPostgres, type TestServer } from '../helpers/server.js';
 import { RowEventsStore, listWindowStart } from '../../server/storage/events/row-store.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
+import type { EventInput } from '../../server/storage/events/write.js';
+import { insertEvents } from '../helpers/events-store.js';
 
 const TIMES = [
   // 2026-03-10: 5 events, two on the day's first microsecond
@@ -73,7 +74,7 @@ beforeAll(async () => {
     timestamp,
     elements_chain: '',
   }));
-  await t.store.db.transaction().execute((trx) => new EventsWriteRepository(trx).insertEvents(team, rows));
+  await insertEvents(t.store, team, rows);
   all = order(rows);
 });
 

@@ -4,7 +4,7 @@
  * and for query strings sent as PostHog users write them (`event=$pageview` unencoded). Each
  * assertion follows the operation's description in openapi.yaml and issue 3.
  *
- * Events and persons are seeded straight into the store (EventsWriteRepository), each data set in
+ * Events and persons are seeded straight into the store (test/helpers/events-store.ts), each data set in
  * its own project of the bootstrap organization so the cases do not see each other's rows;
  * project 1 holds only the events of the isolation cases. Timestamps are relative to now (the
  * list's default upper bound is now + 5 s) unless a case needs fixed instants.
@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterBulkSeed, applyPersonUpdates, insertEvents } from '../helpers/events-store.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type ErrorBody, missingScope, projectNotAllowed } from '../helpers/errors.js';
 import { paginate, type components, type operations } from '../../client/index.js';
@@ -60,11 +61,9 @@ async function seed(teamId: number, rows: SeedEvent[]): Promise<EventInput[]> {
     timestamp: r.timestamp,
     elements_chain: r.elements_chain ?? '',
   }));
-  await t.store.db.transaction().execute(async (trx) => {
-    await new EventsWriteRepository(trx).insertEvents(teamId, inputs);
-  });
+  await insertEvents(t.store, teamId, inputs);
   // as `envapi import` does after a bulk write (and autovacuum would, later)
-  await new EventsWriteRepository(t.store.db).vacuumAfterBulkWrite();
+  await afterBulkSeed(t.store);
   rows.forEach((r, i) => {
     const input = inputs[i];
     if (r.name && input) labels.set(input.uuid, r.name);
@@ -73,9 +72,7 @@ async function seed(teamId: number, rows: SeedEvent[]): Promise<EventInput[]> {
 }
 
 async function persons(teamId: number, updates: PersonUpdate[]): Promise<void> {
-  await t.store.db.transaction().execute(async (trx) => {
-    await new EventsWriteRepository(trx).applyPersonUpdates(teamId, updates);
-  });
+  await applyPersonUpdates(t.store, teamId, updates);
 }
 
 /** The person (id, uuid) behind a distinct id. */
@@ -1698,12 +1695,8 @@ describe('GET /api/environments/{project_id}/events/ — production mode (the pa
         [prod, prod.boot.team.id],
         [t, devProject],
       ] as const) {
-        await server.store.db.transaction().execute(async (trx) => {
-          await new EventsWriteRepository(trx).insertEvents(teamId, inputs);
-          await new EventsWriteRepository(trx).applyPersonUpdates(teamId, [
-            { distinct_id: 'zoë', set: { name: 'Zoë Ñuñez' }, identify: {} },
-          ]);
-        });
+        await insertEvents(server.store, teamId, inputs);
+        await applyPersonUpdates(server.store, teamId, [{ distinct_id: 'zoë', set: { name: 'Zoë Ñuñez' }, identify: {} }]);
         const res = await server.fetch(`/api/environments/${teamId}/events/`);
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);

@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '../../client/index.js';
 import { OrganizationLevel } from '../../server/storage/repositories/accounts.js';
-import { EventsWriteRepository } from '../../server/storage/events/write.js';
 import { ExplicitMembersRepository } from '../../server/storage/repositories/explicit-members.js';
+import { insertEvents } from '../helpers/events-store.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { forbidden, invalid, missingScope, NOT_AUTHENTICATED, NOT_FOUND, projectNotAllowed, type ErrorBody } from '../helpers/errors.js';
 
@@ -38,7 +38,7 @@ beforeAll(async () => {
   t = await startTestServer();
   privateId = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Private', access_control: true })).id;
   openId = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Open', timezone: 'Europe/London' })).id;
-  await new EventsWriteRepository(t.store.db).insertEvents(t.boot.team.id, [
+  await insertEvents(t.store, t.boot.team.id, [
     {
       uuid: randomUUID(),
       event: '$pageview',

@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp } from '../../server/storage/timestamps.js';
-import { EventsWriteRepository, type EventInput } from '../../server/storage/events/write.js';
+import type { EventInput } from '../../server/storage/events/write.js';
+import { insertEvents } from '../helpers/events-store.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -39,9 +40,7 @@ beforeAll(async () => {
     timestamp: formatTimestamp(new Date(now - (i + 1) * 60_000)),
     elements_chain: '',
   }));
-  await t.store.db.transaction().execute(async (trx) => {
-    await new EventsWriteRepository(trx).insertEvents(pid, events);
-  });
+  await insertEvents(t.store, pid, events);
 });
 
 afterAll(async () => {

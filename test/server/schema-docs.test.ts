@@ -25,7 +25,7 @@ import { negotiate, prefersHtml } from '../../server/http/negotiate.js';
 import { listCaptureOperations, listOperations, loadSpec, SPEC_PATH, type OpenApiDocument } from '../../server/http/spec.js';
 import { readConfig } from '../../server/config.js';
 import { startServer } from '../../server/main.js';
-import { EventsWriteRepository } from '../../server/storage/events/write.js';
+import { insertEvents } from '../helpers/events-store.js';
 import { silentLogger, startTestServer, type TestServer } from '../helpers/server.js';
 import { environmentsTwin, projectsCopies } from '../helpers/spec.js';
 
@@ -34,18 +34,16 @@ const EVENT_ID = randomUUID();
 
 beforeAll(async () => {
   t = await startTestServer();
-  await t.store.db.transaction().execute(async (trx) => {
-    await new EventsWriteRepository(trx).insertEvents(t.boot.team.id, [
-      {
-        uuid: EVENT_ID,
-        event: '$pageview',
-        distinct_id: 'user-1',
-        properties: { $browser: 'Firefox', $current_url: 'https://hedgebox.net/' },
-        timestamp: new Date().toISOString(),
-        elements_chain: '',
-      },
-    ]);
-  });
+  await insertEvents(t.store, t.boot.team.id, [
+    {
+      uuid: EVENT_ID,
+      event: '$pageview',
+      distinct_id: 'user-1',
+      properties: { $browser: 'Firefox', $current_url: 'https://hedgebox.net/' },
+      timestamp: new Date().toISOString(),
+      elements_chain: '',
+    },
+  ]);
 });
 
 afterAll(async () => {

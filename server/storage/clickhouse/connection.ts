@@ -32,6 +32,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { checkIdentifier } from './schema.js';
 
 /** Settings every query of the store runs with (safe to keep on a shared chDB session: see the module doc). */
 export const CLIENT_SETTINGS = { output_format_json_quote_64bit_integers: 1 } as const;
@@ -44,6 +45,12 @@ export interface ClickHouseTarget {
   dataDir: string;
   /** embedded: the engine's memory cap, bytes (`CLICKHOUSE_MEMORY_LIMIT`; default `defaultMemoryLimit()`) */
   memoryLimitBytes?: number | undefined;
+  /**
+   * embedded: the database the tables go in (created when missing; default `default`). The
+   * tests' ClickHouse pass gives each test server its own database in one chDB per process,
+   * since a process holds one data directory at a time. A server's database is in its URL.
+   */
+  database?: string | undefined;
 }
 
 /** An open connection. */
@@ -174,11 +181,23 @@ export async function openClickHouse(target: ClickHouseTarget, maxOpenConnection
     connection: chdb.createChdbConnection({ path }) as ClientConnection,
     clickhouse_settings: CLIENT_SETTINGS,
   });
+  const database = target.database ?? 'default';
+  if (database !== 'default') {
+    try {
+      // each chDB connection keeps its own current database, so USE scopes this client only
+      await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${checkIdentifier('The database', database)}` });
+      await client.command({ query: `USE ${database}` });
+    } catch (err) {
+      await client.close();
+      session.close();
+      throw err;
+    }
+  }
   let closed = false;
   return {
     client,
     kind: 'embedded',
-    database: 'default',
+    database,
     shown: path,
     close: async () => {
       if (closed) return;

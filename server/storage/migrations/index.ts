@@ -16,6 +16,7 @@ import { migration0010 } from './0010_element_groups.js';
 import { migration0011 } from './0011_property_sets.js';
 import { migration0012 } from './0012_event_uuid_bytes.js';
 import { migration0013 } from './0013_event_times_integer.js';
+import { migration0014 } from './0014_team_ingested_event.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0011_property_sets': migration0011,
   '0012_event_uuid_bytes': migration0012,
   '0013_event_times_integer': migration0013,
+  '0014_team_ingested_event': migration0014,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */

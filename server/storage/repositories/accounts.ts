@@ -422,7 +422,12 @@ export class AccountsReads {
       .select((eb) => [
         'm.level as m_level',
         'e.level as e_level',
-        eb.exists(eb.selectFrom('events as ev').select('ev.team_id').whereRef('ev.team_id', '=', 't.id')).as('has_events'),
+        eb
+          .or([
+            eb('t.ingested_event', '=', boolValue(true)),
+            eb.exists(eb.selectFrom('events as ev').select('ev.team_id').whereRef('ev.team_id', '=', 't.id')),
+          ])
+          .as('has_events'),
       ]);
     if (where.organizationIds)
       q = where.organizationIds.length ? q.where('t.organization_id', 'in', where.organizationIds) : q.where((eb) => eb.val(1), '=', 0);

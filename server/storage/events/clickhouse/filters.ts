@@ -15,6 +15,7 @@ import type { PropertyFilter, PropertyGroup } from '../filter-tree.js';
 import type { MaterializedColumns } from '../materialized.js';
 import { NO_MATERIALIZED_COLUMNS } from '../materialized.js';
 import type { Sql } from '../store.js';
+import { clickhouseTextToMillis, clickhouseTextToNumber, timestampMillis } from '../../text-values.js';
 import { latestDistinctIds, latestPersons } from './mirror.js';
 
 /** The team id as bound SQL. */
@@ -58,33 +59,28 @@ function filterCondition(f: PropertyFilter, text: Sql, json: Sql): Sql {
     case 'not_regex':
       return sql`(${text} is null or not match(${text}, ${f.pattern}))`;
     case 'gt':
-      return sql`ifNull(toFloat64OrNull(${text}) > ${f.number}, 0)`;
+      return sql`ifNull(${clickhouseTextToNumber(text)} > ${f.number}, 0)`;
     case 'gte':
-      return sql`ifNull(toFloat64OrNull(${text}) >= ${f.number}, 0)`;
+      return sql`ifNull(${clickhouseTextToNumber(text)} >= ${f.number}, 0)`;
     case 'lt':
-      return sql`ifNull(toFloat64OrNull(${text}) < ${f.number}, 0)`;
+      return sql`ifNull(${clickhouseTextToNumber(text)} < ${f.number}, 0)`;
     case 'lte':
-      return sql`ifNull(toFloat64OrNull(${text}) <= ${f.number}, 0)`;
+      return sql`ifNull(${clickhouseTextToNumber(text)} <= ${f.number}, 0)`;
     case 'is_set':
       return sql`JSONHas(${json}, ${f.key})`;
     case 'is_not_set':
       return sql`(not JSONHas(${json}, ${f.key}))`;
     case 'is_date_exact': {
-      const d = sql`parseDateTime64BestEffortOrNull(${text}, 6, 'UTC')`;
-      return f.dayEnd
-        ? sql`ifNull(${d} >= ${dateParam(f.date)} and ${d} < ${dateParam(f.dayEnd)}, 0)`
-        : sql`ifNull(toStartOfSecond(${d}) = toStartOfSecond(${dateParam(f.date)}), 0)`;
+      const d = clickhouseTextToMillis(text);
+      if (f.dayEnd) return sql`ifNull(${d} >= ${timestampMillis(f.date)} and ${d} < ${timestampMillis(f.dayEnd)}, 0)`;
+      const second = timestampMillis(f.date.slice(0, 19));
+      return sql`ifNull(${d} >= ${second} and ${d} < ${second + 1000}, 0)`;
     }
     case 'is_date_after':
-      return sql`ifNull(parseDateTime64BestEffortOrNull(${text}, 6, 'UTC') > ${dateParam(f.date)}, 0)`;
+      return sql`ifNull(${clickhouseTextToMillis(text)} > ${timestampMillis(f.date)}, 0)`;
     case 'is_date_before':
-      return sql`ifNull(parseDateTime64BestEffortOrNull(${text}, 6, 'UTC') < ${dateParam(f.date)}, 0)`;
+      return sql`ifNull(${clickhouseTextToMillis(text)} < ${timestampMillis(f.date)}, 0)`;
   }
-}
-
-/** A filter's date (`YYYY-MM-DDTHH:MM:SS.mmm`, UTC) as a DateTime64. */
-function dateParam(date: string): Sql {
-  return sql`parseDateTime64BestEffort(${date}, 6, 'UTC')`;
 }
 
 function compileFilter(teamId: number, f: PropertyFilter, columns: MaterializedColumns): Sql {
