@@ -23,6 +23,7 @@ import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import { readConfig, type ServerConfig } from './config.js';
 import { migrateToLatest, openStore, type Store } from './storage/db.js';
 import { clickhouseEventsOf, keepEventPartitions, openClickHouseEvents, useClickHouseEvents } from './storage/events/index.js';
+import { writeOwner } from './storage/clickhouse/connection.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -170,6 +171,11 @@ export async function startServer(
   const address = server.address() as AddressInfo;
   const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
   if (boot) printFirstStart(boot, print, url);
+  if (clickhouseEventsOf(store)?.connection.kind === 'embedded') {
+    // `envapi import` / `envapi demo` of this data directory then send their events here (server/cli/events.ts)
+    const any = address.address === '0.0.0.0' || address.address === '::';
+    writeOwner(config.dataDir, { pid: process.pid, url: any ? `http://127.0.0.1:${address.port}` : url });
+  }
   const limits = config.rateLimit ? (redis ? 'rate limits: redis' : 'rate limits: per process') : 'rate limits: off';
   if (opts.worker) print(`envapi worker ${process.pid} listening on ${url}`);
   else {

@@ -15,9 +15,9 @@ import fs from 'node:fs';
 import { once } from 'node:events';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseIsoTimestamp } from '../storage/timestamps.js';
-import type { ImportFormat, ImportSummary, LockWaitCallback, ProgressCallback } from '../ingest/import.js';
+import type { BatchSink, ImportFormat, ImportSummary, LockWaitCallback, ProgressCallback } from '../ingest/import.js';
 import type { Store } from '../storage/db.js';
-import { out, parseInteger, parsePositive, requireProjects, withStore } from './shared.js';
+import { CliError, clickhouseHolder, out, parseInteger, parsePositive, requireProjects, withStore } from './shared.js';
 import { DEMO_HOT_PROPERTIES, materializeAll } from './materialize.js';
 import { importProgress, type ProgressReporter } from './progress.js';
 
@@ -57,6 +57,11 @@ function lockWaitLines(): LockWaitCallback {
 /** The human summary of an import: counts, skip reasons, persons created, duration and rate. */
 function summaryLines(s: ImportSummary, projectId: number): string[] {
   const reasons = Object.entries(s.skipped_reasons).map(([reason, count]) => `${reason}: ${n(count)}`);
+  if (s.sent_to)
+    return [
+      `Sent ${s.source} to project ${projectId} through the server at ${s.sent_to}: ${n(s.rows_read)} rows read and accepted (the server skips uuids it stores already).`,
+      `${(s.duration_ms / 1000).toFixed(1)} s, ${n(s.events_per_second)} events/s.`,
+    ];
   return [
     `Imported ${s.source} into project ${projectId}: ${n(s.rows_read)} rows read, ${n(s.inserted)} inserted, ${n(s.skipped)} skipped${reasons.length ? ` (${reasons.join(', ')})` : ''}.`,
     `${n(s.persons_created)} persons created; ${(s.duration_ms / 1000).toFixed(1)} s, ${n(s.events_per_second)} events/s.`,
@@ -70,16 +75,21 @@ function parseBatchSize(value: string): number {
   return size;
 }
 
-/** The hooks an import runs with (progress lines, lock-wait lines). */
+/** The hooks an import runs with (progress lines, lock-wait lines, and where the batches go). */
 interface ImportHooks {
   onProgress: ProgressCallback | undefined;
   onLockWait: LockWaitCallback;
+  /** set when a running server holds the embedded ClickHouse store: the batches go to it */
+  sink: BatchSink | undefined;
 }
 
 /**
  * Runs one import into project `projectId` on the store of the global options (its write-lock
  * wait bounded by `IMPORT_LOCK_WAIT_MS`), with progress lines unless `json`, then hands the
- * summary to `report`. CliError (`requireProjects`) when the project does not exist, before
+ * summary to `report`. When a running server holds the embedded ClickHouse events store (chDB
+ * lets one process hold it), the rows go to that server's `/batch/` with `historical_migration`
+ * instead (../ingest/import/http-sink.ts), said on stderr; `before` (demo's `--materialize`) then
+ * cannot run and is refused. CliError (`requireProjects`) when the project does not exist, before
  * `before` and the import run.
  */
 async function runImport(
@@ -90,22 +100,37 @@ async function runImport(
   report: (summary: ImportSummary) => void,
   before?: (store: Store) => Promise<void>,
 ): Promise<void> {
+  const holder = await clickhouseHolder(program);
+  if (holder && before)
+    throw new CliError(
+      `The server (pid ${holder.pid}, ${holder.url}) holds the embedded ClickHouse events store: stop it to materialize columns, or import without --materialize.`,
+    );
   await withStore(
     program,
     async (store) => {
       await requireProjects(store, [projectId]);
+      let sink: BatchSink | undefined;
+      if (holder) {
+        const { httpBatchSink } = await import('../ingest/import/http-sink.js');
+        const team = await store.db.selectFrom('teams').select('api_token').where('id', '=', projectId).executeTakeFirstOrThrow();
+        sink = httpBatchSink(holder.url, team.api_token);
+        if (!json)
+          console.error(
+            `envapi: the server (pid ${holder.pid}) holds the embedded ClickHouse events store: sending the events to it at ${holder.url} (/batch/, historical_migration)`,
+          );
+      }
       await before?.(store);
       const progress = importProgress(json);
       let summary: ImportSummary;
       try {
-        summary = await run(store, { onProgress: progress.onProgress, onLockWait: lockWaitLines() });
+        summary = await run(store, { onProgress: progress.onProgress, onLockWait: lockWaitLines(), sink });
       } finally {
         progress.stop();
       }
       report(summary);
     },
     IMPORT_LOCK_WAIT_MS,
-    { events: true },
+    { events: !holder },
   );
 }
 

@@ -210,6 +210,21 @@ export async function withStore<T>(
   }
 }
 
+/**
+ * The running server that holds the embedded ClickHouse events store of the global options' data
+ * directory (`EVENTS_STORE=clickhouse` without `CLICKHOUSE_URL`), from the owner record the
+ * server writes once it listens (../storage/clickhouse/connection.ts `ownerOf`): its pid and
+ * URL; undefined when the events are elsewhere or no live server holds them. CliError on a bad
+ * ClickHouse configuration.
+ */
+export async function clickhouseHolder(program: Command): Promise<{ pid: number; url: string } | undefined> {
+  const clickhouse = await readClickHouseConfigOrFail();
+  if (!clickhouse || clickhouse.url) return undefined;
+  const { ownerOf } = await import('../storage/clickhouse/connection.js');
+  const owner = ownerOf(storeLocation(program).dataDir);
+  return owner?.url ? { pid: owner.pid, url: owner.url } : undefined;
+}
+
 /** `readClickHouseConfig` (../config.ts, loaded here only) of the environment, its error as a `CliError`. */
 async function readClickHouseConfigOrFail(): Promise<import('../config.js').ClickHouseConfig | undefined> {
   const { readClickHouseConfig } = await import('../config.js');

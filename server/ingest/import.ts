@@ -41,6 +41,7 @@ import {
   batchSizeOf,
   requireProject,
   writeRows,
+  type BatchSink,
   type ImportSummary,
   type LockWaitCallback,
   type ProgressCallback,
@@ -48,6 +49,7 @@ import {
 
 export {
   DEFAULT_BATCH_SIZE,
+  type BatchSink,
   type ImportPhase,
   type ImportSummary,
   type LockWait,
@@ -74,6 +76,8 @@ export interface ImportOptions {
   /** the expected number of rows, passed on to `onProgress` */
   total?: number | undefined;
   onLockWait?: LockWaitCallback | undefined;
+  /** send the batches to a running server instead of writing them to the store (./import/write.ts) */
+  sink?: BatchSink | undefined;
 }
 
 /** Options of `importEventsFile`. */
@@ -83,6 +87,7 @@ export interface ImportFileOptions {
   batchSize?: number | undefined;
   onProgress?: ProgressCallback | undefined;
   onLockWait?: LockWaitCallback | undefined;
+  sink?: BatchSink | undefined;
 }
 
 const VALIDATE_PROGRESS_EVERY = 10_000;
@@ -125,6 +130,7 @@ export async function importEvents(
     onProgress: opts.onProgress,
     total: opts.total,
     onLockWait: opts.onLockWait,
+    sink: opts.sink,
   });
 }
 
@@ -183,6 +189,7 @@ export async function importEventsFile(store: Store, teamId: number, file: strin
     onProgress: opts.onProgress,
     total,
     onLockWait: opts.onLockWait,
+    sink: opts.sink,
   });
   const durationMs = Math.round(performance.now() - started);
   return {

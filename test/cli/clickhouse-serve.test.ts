@@ -146,25 +146,48 @@ describe.runIf(chdb)('EVENTS_STORE=clickhouse npm start (embedded chDB)', () => 
       // a second process on the same data directory: refused with what to do, the first keeps serving
       const second = await node([BIN, 'serve'], env());
       expect(second.code).toBe(1);
-      expect(second.stderr).toMatch(/open in another process \(pid \d+\).*CLICKHOUSE_URL/);
+      expect(second.stderr).toMatch(/open in another process \(pid \d+, a server at http:[^)]+\).*CLICKHOUSE_URL/);
       expect(await listed(server.url)).toEqual([uuid]);
 
-      // envapi import opens the store itself: refused while the server holds it, then imported into ClickHouse
+      // envapi import while the server holds chDB: the rows go to its /batch/ (historical_migration),
+      // with the elements chain and the person's $set; sent again, nothing is stored twice
       const file = path.join(dataDir, 'import.jsonl');
       const imported = '01934e70-0000-7000-8000-00000000c002';
+      const chain = 'a.btn:attr__href="/x"nth-child="1"nth-of-type="1"text="Go"';
       fs.writeFileSync(
         file,
-        `${JSON.stringify({ uuid: imported, event: 'clicked', distinct_id: 'u2', timestamp: new Date().toISOString(), properties: {} })}\n`,
+        `${JSON.stringify({ uuid: imported, event: 'clicked', distinct_id: 'u2', timestamp: new Date().toISOString(), properties: { $set: { plan: 'team' } }, elements_chain: chain })}\n`,
       );
-      const held = await node([BIN, 'import', 'events', file, '--project', '1'], env());
-      expect(held.code).toBe(1);
-      expect(held.stderr).toMatch(/open in another process/);
+      for (let i = 0; i < 2; i++) {
+        const sent = await node([BIN, 'import', 'events', file, '--project', '1'], env());
+        expect(sent.code, sent.stderr).toBe(0);
+        expect(sent.stderr).toMatch(
+          /holds the embedded ClickHouse events store: sending the events to it at http:\/\/127\.0\.0\.1:\d+ \(\/batch\/, historical_migration\)/,
+        );
+        expect(sent.stdout).toMatch(/through the server at http:\/\/127\.0\.0\.1:\d+: 1 rows read and accepted/);
+      }
+      expect(await listed(server.url)).toEqual([imported, uuid]);
+      const one = (await (await api(server.url, key, `/api/environments/1/events/${imported}/`)).json()) as {
+        elements_chain: string;
+        person: { properties: Record<string, unknown> } | null;
+      };
+      expect(one.elements_chain).toBe(chain);
+      // demo --materialize needs the store itself: refused while the server holds it
+      const materialize = await node([BIN, 'demo', '--project', '1', '--events', '10', '--materialize'], env());
+      expect(materialize.code).toBe(1);
+      expect(materialize.stderr).toMatch(/holds the embedded ClickHouse events store: stop it to materialize columns/);
+      const demo = await node([BIN, 'demo', '--project', '1', '--events', '50', '--seed', '7', '--json'], env());
+      expect(demo.code, demo.stderr).toBe(0);
+      expect(JSON.parse(demo.stdout)).toMatchObject({ rows_read: 50, inserted: 50, sent_to: expect.stringMatching(/^http:/) });
 
+      // with the server stopped, the import opens the store itself: the rows sent are there, nothing twice
       expect((await server.stop()).code).toBe(0);
       const run = await node([BIN, 'import', 'events', file, '--project', '1', '--json'], env());
       expect(run.code, run.stderr).toBe(0);
-      expect(JSON.parse(run.stdout)).toMatchObject({ inserted: 1 });
+      expect(JSON.parse(run.stdout)).toMatchObject({ inserted: 0, skipped: 1 });
       server = await start();
+      const all = ((await (await api(server.url, key, '/api/environments/1/events/?limit=1000')).json()) as { results: unknown[] }).results;
+      expect(all).toHaveLength(52);
       expect(await listed(server.url)).toEqual([imported, uuid]);
     },
     T,

@@ -62,6 +62,22 @@ export interface ImportSummary {
   duration_ms: number;
   /** `rows_read` per second of `duration_ms`, rounded */
   events_per_second: number;
+  /**
+   * set when the rows went to a running server (a `BatchSink`): its address. The server then
+   * skips uuids stored already without saying how many, so `inserted` counts the rows it
+   * accepted and `persons_created` is 0 (not known here).
+   */
+  sent_to?: string;
+}
+
+/**
+ * Where an import's batches go instead of the store it opened: `send` takes one batch of
+ * normalised rows and resolves once they are stored (a server's `/batch/`, ./http-sink.ts), or
+ * throws, which stops the import. `via` (the server's address) is told in the summary.
+ */
+export interface BatchSink {
+  via: string;
+  send(batch: readonly NormalizedEventRow[]): Promise<void>;
 }
 
 /** Default rows per batch. */
@@ -178,6 +194,8 @@ export async function writeRows(
     onProgress?: ProgressCallback | undefined;
     total?: number | undefined;
     onLockWait?: LockWaitCallback | undefined;
+    /** send the batches there instead of writing them to `store` */
+    sink?: BatchSink | undefined;
   },
 ): Promise<ImportSummary> {
   const started = performance.now();
@@ -193,8 +211,14 @@ export async function writeRows(
     }
     return batch.length >= opts.batchSize;
   };
+  const write = async (): Promise<void> => {
+    if (!opts.sink) return writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
+    await opts.sink.send(batch);
+    totals.rows += batch.length;
+    totals.inserted += batch.length;
+  };
   const flush = async (): Promise<void> => {
-    await writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
+    await write();
     batch = [];
     opts.onProgress?.(totals.rows, opts.total, 'importing');
     // SQLite's statements are synchronous and a batch's promises settle as microtasks: without a
@@ -209,9 +233,10 @@ export async function writeRows(
     for (const { line, row } of rows) if (add(line, row)) await flush();
   }
   if (batch.length) {
-    await writeBatch(store, teamId, batch, totals, state, opts.onLockWait);
+    await write();
     opts.onProgress?.(totals.rows, opts.total, 'importing');
   }
+  if (opts.sink) return { ...summarize(source, totals, started), sent_to: opts.sink.via };
   if (totals.inserted > 0) {
     await new EventsWriteRepository(store.db).vacuumAfterBulkWrite(() => opts.onProgress?.(totals.rows, opts.total, 'vacuuming'));
   }
