@@ -64,10 +64,10 @@ export type MaterializedKind = 'event' | 'person';
 export interface MaterializedColumn {
   kind: MaterializedKind;
   property: string;
-  /** the column's name in `events` (kind `event`) or `persons` (kind `person`) */
+  /** the column's name in `events` (kind `event`) or `persons` (kind `person`; on ClickHouse the person mirror `person`) */
   column: string;
-  /** when it was added, ISO 8601 UTC */
-  createdAt: string;
+  /** when it was added, ISO 8601 UTC; absent in the list of the ClickHouse store, which keeps no column's creation time */
+  createdAt?: string;
 }
 
 /** Property → column name, per kind: what the read paths look a property up in. */
