@@ -26,6 +26,8 @@ import {
   materializeProperty,
   type MaterializeStep,
 } from '../../server/storage/events/index.js';
+import { materializedColumnDdl, materializedColumnName } from '../../server/storage/clickhouse/schema.js';
+import { MAX_MATERIALIZED_COLUMNS } from '../../server/storage/events/materialized.js';
 import { capture } from '../capture/helpers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { reportSkip } from '../helpers/skips.js';
@@ -268,12 +270,23 @@ describe.runIf(chdb)('materialized columns on the ClickHouse events store (embed
     expect(page.results.map((r) => r.id)).toEqual([uuidOf(99)]);
   });
 
-  it('refuses a property materialized already, a key no column holds, and a ::disabled name, changing nothing', async () => {
+  it('refuses a property materialized already, a key no column holds, a ::disabled name and one past the limit, changing nothing', async () => {
     await expect(materializeProperty(t.store, 'event', '$browser')).rejects.toThrow(/materialized already/);
     await expect(materializeProperty(t.store, 'person', 'plan')).rejects.toThrow(MaterializeError);
     await expect(materializeProperty(t.store, 'event', 'a"b')).rejects.toThrow(/cannot be materialized/);
     await expect(materializeProperty(t.store, 'event', '')).rejects.toThrow(/the property name is empty/);
     await expect(materializeProperty(t.store, 'event', 'x::disabled')).rejects.toThrow(MaterializeError);
+    // up to MAX_MATERIALIZED_COLUMNS event columns (added here by their DDL alone, without a backfill), then refused
+    const client = clickhouseEventsOf(t.store)!.connection.client;
+    const filler = Array.from({ length: MAX_MATERIALIZED_COLUMNS - 1 }, (_, i) => `filler_${i}`);
+    for (const p of filler)
+      for (const query of materializedColumnDdl('events', p, materializedColumnName('events', p))) await client.command({ query });
+    await expect(materializeProperty(t.store, 'event', 'one_too_many')).rejects.toThrow(
+      `at most ${MAX_MATERIALIZED_COLUMNS} event properties can be materialized; dematerialize one first`,
+    );
+    await client.command({
+      query: `ALTER TABLE events ${filler.map((p) => `DROP COLUMN \`${materializedColumnName('events', p)}\``).join(', ')}`,
+    });
     expect(await listMaterializedColumns(t.store)).toHaveLength(2);
   });
 
