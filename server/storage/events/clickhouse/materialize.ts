@@ -29,19 +29,20 @@
  * property).
  *
  * Errors: `MaterializeError` (the command line prints it) for a key no column expression holds
- * (../materialized.ts `whyNotMaterializable`, the row stores' rule), a property already
- * materialized, past `MAX_MATERIALIZED_COLUMNS` of a kind, a property ending in `::disabled`
- * (PostHog's comment would read it as a disabled column), and a cluster (`events` a Distributed
- * table: not supported yet); the engine's error when the DDL fails.
+ * (../materialized.ts `whyNotMaterializable`), a property already materialized and past
+ * `MAX_MATERIALIZED_COLUMNS` of a kind (`refuseNewColumn`): the row stores' rules and messages;
+ * besides, a property ending in `::disabled` (PostHog's comment would read it as a disabled
+ * column) and a cluster (`events` a Distributed table: not supported yet). The engine's error
+ * when the DDL fails.
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { checkIdentifier, materializedColumnDdl, materializedColumnName, stringLiteral } from '../../clickhouse/schema.js';
 import { nowIso } from '../../values.js';
 import {
-  MAX_MATERIALIZED_COLUMNS,
   MaterializeError,
   NO_MATERIALIZED_COLUMNS,
+  refuseNewColumn,
   whyNotMaterializable,
   type MaterializedColumn,
   type MaterializedColumns,
@@ -236,11 +237,8 @@ export async function materializeClickHouseProperty(
       `the property ${JSON.stringify(property)} cannot be materialized on ClickHouse: PostHog's column comment reads a name ending in ${DISABLED} as a disabled column`,
     );
   await refuseCluster(events.db);
-  const existing = (await readableColumns(events.db)).filter((c) => c.kind === kind);
-  if (existing.some((c) => c.property === property))
-    throw new MaterializeError(`the ${kind} property ${JSON.stringify(property)} is materialized already`);
-  if (existing.length >= MAX_MATERIALIZED_COLUMNS)
-    throw new MaterializeError(`at most ${MAX_MATERIALIZED_COLUMNS} ${kind} properties can be materialized; dematerialize one first`);
+  const existing = (await readableColumns(events.db)).filter((c) => c.kind === kind).map((c) => c.property);
+  refuseNewColumn(kind, property, existing);
   const table = CLICKHOUSE_TABLE_OF[kind];
   const column = await freeColumnName(events.db, table, property);
   const database = events.connection.database;
