@@ -1,9 +1,13 @@
 /**
- * `envapi events materialize | materialized | dematerialize`: materialized property columns
- * (server/storage/events/materialized.ts), chosen by an operator as PostHog's are. One step line per
- * step on stderr (not with `--json`), with its time: the column, the index (which computes the
- * value of every stored row: the long step), the record, for an event property the time index
- * built again with the column (as long again), and on PostgreSQL the vacuum of the rewritten table.
+ * `envapi events materialize | materialized | dematerialize`: materialized property columns,
+ * chosen by an operator as PostHog's are, where the events are (`EVENTS_STORE`): the row store's
+ * (server/storage/events/materialized.ts) or ClickHouse's (server/storage/events/clickhouse/
+ * materialize.ts), through the dispatch of server/storage/events/index.ts. One step line per step
+ * on stderr (not with `--json`), with its time. Row store: the column, the index (which computes
+ * the value of every stored row: the long step), the record, for an event property the time index
+ * built again with the column (as long again), and on PostgreSQL the vacuum of the rewritten
+ * table. ClickHouse: the column, its minmax index, and the backfill of the stored parts (a
+ * mutation: the long step).
  */
 import type { Command } from 'commander';
 import type { Store } from '../storage/db.js';
@@ -25,8 +29,15 @@ const STEP_LINES: Record<MaterializeStep, string> = {
   vacuum: 'vacuuming and analyzing the rewritten table (PostgreSQL)',
 };
 
+/** The steps' lines on ClickHouse (server/storage/events/clickhouse/materialize.ts). */
+const CLICKHOUSE_STEP_LINES: Partial<Record<MaterializeStep, string>> = {
+  column: 'adding the column',
+  index: 'adding its minmax index',
+  backfill: 'writing it into every stored part (MATERIALIZE COLUMN, then INDEX)',
+};
+
 /** A step reporter on stderr: `  <step>… ` then the step's time when the next one starts. */
-function stepReporter(quiet: boolean): { onStep(step: MaterializeStep): void; done(): void } {
+function stepReporter(quiet: boolean, onClickHouse: boolean): { onStep(step: MaterializeStep): void; done(): void } {
   let started: number | undefined;
   const finish = () => {
     if (started !== undefined) process.stderr.write(`${((performance.now() - started) / 1000).toFixed(1)} s\n`);
@@ -35,7 +46,7 @@ function stepReporter(quiet: boolean): { onStep(step: MaterializeStep): void; do
     onStep(step) {
       if (quiet) return;
       finish();
-      process.stderr.write(`  ${STEP_LINES[step]}… `);
+      process.stderr.write(`  ${(onClickHouse && CLICKHOUSE_STEP_LINES[step]) || STEP_LINES[step]}… `);
       started = performance.now();
     },
     done() {
@@ -47,8 +58,9 @@ function stepReporter(quiet: boolean): { onStep(step: MaterializeStep): void; do
 
 /**
  * Materializes each of `properties` of `kind` not materialized yet (the others are left and
- * named); progress on stderr unless `quiet`. Returns the new columns. Used by `events materialize`
- * and `demo --materialize`.
+ * named), where the events of `store` are (ClickHouse when the store has its ClickHouse events:
+ * `withStore(…, { events: true })`); progress on stderr unless `quiet`. Returns the new columns.
+ * Used by `events materialize` and `demo --materialize`.
  */
 export async function materializeAll(
   store: Store,
@@ -56,12 +68,13 @@ export async function materializeAll(
   properties: readonly string[],
   quiet: boolean,
 ): Promise<MaterializedColumn[]> {
-  const { listMaterializedColumns, materializeProperty, MaterializeError, whyNotMaterializable } =
+  const { clickhouseEventsOf, listMaterializedColumns, materializeProperty, MaterializeError, whyNotMaterializable } =
     await import('../storage/events/index.js');
   // every name is checked before any column is added
   const refused = properties.map(whyNotMaterializable).filter((why) => why !== undefined);
   if (refused.length) throw new CliError(refused.join('; '));
-  const existing = new Set((await listMaterializedColumns(store.db)).filter((c) => c.kind === kind).map((c) => c.property));
+  const existing = new Set((await listMaterializedColumns(store)).filter((c) => c.kind === kind).map((c) => c.property));
+  const onClickHouse = clickhouseEventsOf(store) !== undefined;
   const added: MaterializedColumn[] = [];
   for (const property of properties) {
     if (existing.has(property)) {
@@ -69,7 +82,7 @@ export async function materializeAll(
       continue;
     }
     if (!quiet) process.stderr.write(`Materializing ${kind} property ${property}:\n`);
-    const steps = stepReporter(quiet);
+    const steps = stepReporter(quiet, onClickHouse);
     try {
       added.push(await materializeProperty(store, kind, property, steps.onStep));
     } catch (err) {
@@ -83,8 +96,16 @@ export async function materializeAll(
   return added;
 }
 
-function columnLine(c: MaterializedColumn): string {
-  return `${c.kind.padEnd(6)}  ${c.property}  → ${c.kind === 'event' ? 'events' : 'persons'}.${c.column}  (since ${c.createdAt})`;
+/** One column as listed: kind, property, table.column (ClickHouse's person mirror is `person`), and since when when known. */
+function columnLine(c: MaterializedColumn, onClickHouse: boolean): string {
+  const table = c.kind === 'event' ? 'events' : onClickHouse ? 'person' : 'persons';
+  return `${c.kind.padEnd(6)}  ${c.property}  → ${table}.${c.column}${c.createdAt ? `  (since ${c.createdAt})` : ''}`;
+}
+
+/** Whether the events of `store` are on ClickHouse. */
+async function onClickHouse(store: Store): Promise<boolean> {
+  const { clickhouseEventsOf } = await import('../storage/events/index.js');
+  return clickhouseEventsOf(store) !== undefined;
 }
 
 /** Registers `events materialize | materialized | dematerialize`. */
@@ -94,13 +115,17 @@ export function registerMaterializeCommands(program: Command): void {
     .command('materialize')
     .description(
       "copy a property into a real, indexed column (PostHog's materialized columns): the events filters, values and HogQL " +
-        'then read the column instead of the JSON, with the same answers. Adds a generated column (SQLite: virtual; ' +
-        'PostgreSQL: stored, which rewrites the events table) and an index on (team_id, column, timestamp, uuid) in one ' +
-        "transaction; the index computes every stored event's value, so writes wait while it runs (docs/deploy.md). " +
-        'Every write of an event then updates the index too: materialize the properties that filters read most.',
+        'then read the column instead of the JSON, with the same answers. Acts where the events are (EVENTS_STORE). ' +
+        'SQLite and PostgreSQL: adds a generated column (SQLite: virtual; PostgreSQL: stored, which rewrites the events ' +
+        'table) and an index on (team_id, column, timestamp, uuid) in one transaction; the index computes every stored ' +
+        "event's value, so writes wait while it runs (docs/deploy.md). Every write of an event then updates the index " +
+        "too: materialize the properties that filters read most. ClickHouse: adds PostHog's nullable mat_<property> " +
+        'column (pmat_ on person with --person) with its column_materializer comment and minmax index, then writes it ' +
+        'into every stored part (a mutation, waited for; reads and writes go on meanwhile). With embedded chDB, stop the ' +
+        'server first: one process holds its data directory (docs/deploy.md, "Materialized property columns").',
     )
     .argument('<property...>', 'property names, e.g. $browser')
-    .option('--person', 'a person property (a column of persons, indexed by team_id and column)')
+    .option('--person', 'a person property (a column of persons, indexed by team_id and column; on ClickHouse of the person mirror)')
     .option('--json', 'print the new columns as JSON')
     .action(async (properties: string[], o: { person?: boolean; json?: boolean }) => {
       const kind: MaterializedKind = o.person ? 'person' : 'event';
@@ -108,27 +133,40 @@ export function registerMaterializeCommands(program: Command): void {
         program,
         async (store) => {
           const added = await materializeAll(store, kind, properties, !!o.json);
-          out(!!o.json, added, () => added.map((c) => `Materialized ${columnLine(c)}`));
+          const clickhouse = await onClickHouse(store);
+          out(!!o.json, added, () => added.map((c) => `Materialized ${columnLine(c, clickhouse)}`));
         },
         DDL_LOCK_WAIT_MS,
+        { events: true },
       );
     });
   events
     .command('materialized')
-    .description('list the materialized property columns')
+    .description('list the materialized property columns (where the events are: EVENTS_STORE)')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      await withStore(program, async (store) => {
-        const { listMaterializedColumns } = await import('../storage/events/index.js');
-        const list = await listMaterializedColumns(store.db);
-        out(!!o.json, list, () =>
-          list.length ? list.map(columnLine) : ['No materialized columns: add one with envapi events materialize PROPERTY'],
-        );
-      });
+      await withStore(
+        program,
+        async (store) => {
+          const { listMaterializedColumns } = await import('../storage/events/index.js');
+          const list = await listMaterializedColumns(store);
+          const clickhouse = await onClickHouse(store);
+          out(!!o.json, list, () =>
+            list.length
+              ? list.map((c) => columnLine(c, clickhouse))
+              : ['No materialized columns: add one with envapi events materialize PROPERTY'],
+          );
+        },
+        undefined,
+        { events: true },
+      );
     });
   events
     .command('dematerialize')
-    .description('drop the materialized column of a property, with its index; reads take the property out of the JSON again')
+    .description(
+      'drop the materialized column of a property, with its index (where the events are: EVENTS_STORE); reads take the ' +
+        'property out of the JSON again',
+    )
     .argument('<property>', 'property name')
     .option('--person', 'a person property')
     .action(async (property: string, o: { person?: boolean }) => {
@@ -136,12 +174,19 @@ export function registerMaterializeCommands(program: Command): void {
       await withStore(
         program,
         async (store) => {
-          const { dematerializeProperty } = await import('../storage/events/index.js');
-          if (!(await dematerializeProperty(store, kind, property)))
-            throw new CliError(`The ${kind} property ${property} is not materialized (see envapi events materialized)`);
+          const { dematerializeProperty, MaterializeError } = await import('../storage/events/index.js');
+          let dropped: boolean;
+          try {
+            dropped = await dematerializeProperty(store, kind, property);
+          } catch (err) {
+            if (err instanceof MaterializeError) throw new CliError(err.message);
+            throw err;
+          }
+          if (!dropped) throw new CliError(`The ${kind} property ${property} is not materialized (see envapi events materialized)`);
           console.log(`Dematerialized ${kind} property ${property}`);
         },
         DDL_LOCK_WAIT_MS,
+        { events: true },
       );
     });
 }

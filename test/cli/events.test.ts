@@ -183,3 +183,60 @@ describe('events materialize, materialized, dematerialize', () => {
     3 * T,
   );
 });
+
+const chdb = await import('chdb').then(
+  () => true,
+  () => false,
+);
+
+describe.runIf(chdb && !usesPostgres())('events materialize, materialized, dematerialize on ClickHouse (EVENTS_STORE=clickhouse)', () => {
+  const CH = { EVENTS_STORE: 'clickhouse' };
+  let store: TestStoreLocation;
+  /** `envapi <args>` on ClickHouse, expecting exit 0. */
+  async function chOk(args: string[]) {
+    const r = await cli(args, store, CH);
+    expect(r.code, `envapi ${args.join(' ')}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`).toBe(0);
+    return r;
+  }
+  beforeAll(async () => {
+    store = await newStore();
+    await ok(['bootstrap'], store);
+  }, T);
+
+  it(
+    "demo --materialize adds the hot properties as PostHog's mat_ columns; a later one is written into the stored parts; list and drop",
+    async () => {
+      const demo = await chOk(['demo', '--project', '1', '--events', '200', '--seed', '7', '--materialize']);
+      expect(demo.stderr).toMatch(/^Materializing event property \$browser:$/m);
+      const listed = await cliJson<{ kind: string; property: string; column: string }[]>(store, ['events', 'materialized']);
+      // without EVENTS_STORE the row store's list: none there
+      expect(listed).toEqual([]);
+      const onClickHouse = JSON.parse((await chOk(['events', 'materialized', '--json'])).stdout) as { property: string; column: string }[];
+      expect(onClickHouse.map((c) => `${c.property} ${c.column}`)).toEqual([
+        '$browser mat_$browser',
+        '$current_url mat_$current_url',
+        '$device_type mat_$device_type',
+        '$os mat_$os',
+        '$pathname mat_$pathname',
+      ]);
+      const added = await chOk(['events', 'materialize', '$lib', 'plan', '--person']);
+      expect(added.stderr).toMatch(/^ {2}adding the column… [\d.]+ s$/m);
+      expect(added.stderr).toMatch(/^ {2}writing it into every stored part \(MATERIALIZE COLUMN, then INDEX\)… [\d.]+ s$/m);
+      expect(added.stdout).toMatch(/^Materialized person {2}\$lib {2}→ person\.pmat_\$lib {2}\(since /m);
+      const again = await cli(['events', 'materialize', '$lib', '--person'], store, CH);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain('person property $lib is materialized already');
+      const refused = await cli(['events', 'materialize', 'a"b'], store, CH);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('the property "a\\"b" cannot be materialized');
+      await chOk(['events', 'dematerialize', '$browser']);
+      const gone = await cli(['events', 'dematerialize', '$browser'], store, CH);
+      expect(gone.code).toBe(1);
+      expect(gone.stderr).toContain('The event property $browser is not materialized');
+      const left = (await chOk(['events', 'materialized'])).stdout;
+      expect(left).not.toContain('$browser');
+      expect(left).toMatch(/^person {2}plan {2}→ person\.pmat_plan$/m);
+    },
+    3 * T,
+  );
+});

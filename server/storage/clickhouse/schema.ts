@@ -24,9 +24,10 @@
  *   `{replica}-{shard}`) across the whole cluster, as PostHog keeps them whole on every node.
  *   Every statement carries `ON CLUSTER`.
  *
- * Materialized property columns (`envapi events materialize`) are added later, by
- * `materializedColumnDdl`: PostHog's `mat_<property>` (`pmat_` on `person`), a String column
- * `DEFAULT` the property's text, with PostHog's `column_materializer::` comment.
+ * Materialized property columns (`envapi events materialize`, ../events/clickhouse/materialize.ts)
+ * are added later, by `materializedColumnDdl`: PostHog's `mat_<property>` (`pmat_` on `person`),
+ * in PostHog's nullable form (a `Nullable(String)` column of the property's text, NULL when missing
+ * or JSON null), with PostHog's `column_materializer::properties::<property>` comment.
  */
 
 /** Where the DDL goes: one server (or embedded chDB), or every node of a cluster. */
@@ -207,22 +208,41 @@ export function materializedColumnName(table: 'events' | 'person', property: str
 }
 
 /**
- * The DDL that materializes `property` as `column` (PostHog's form: `ADD COLUMN IF NOT EXISTS
- * <column> String DEFAULT <the property's text>` with its `column_materializer::` comment; the
- * column is computed for the rows written before it when read, and `MATERIALIZE COLUMN` writes it
- * into their parts). On a cluster the data table gets the expression and the Distributed `events`
- * the bare column.
+ * PostHog's expression of a nullable materialized column (ee/clickhouse/materialized_columns/
+ * columns.py, `MaterializedColumn.get_expression_and_parameters` with `is_nullable`): property
+ * `key` of JSON text `source` as `Nullable(String)`: a string unquoted and unescaped, any other
+ * value its JSON text (as ClickHouse writes it again), NULL when the key is missing or JSON null —
+ * the text the events store's reads take out of the JSON (../events/clickhouse/filters.ts
+ * `propertyTextSql`), value for value.
+ */
+export function nullablePropertyExpr(source: string, key: string): string {
+  return `JSONExtract(${source}, ${stringLiteral(key)}, 'Nullable(String)')`;
+}
+
+/** PostHog's comment on the materialized column of event or person property `property` (`MaterializedColumnDetails.as_column_comment`). */
+export function materializedColumnComment(property: string): string {
+  return `column_materializer::properties::${property}`;
+}
+
+/**
+ * The DDL that materializes `property` as `column`: `ADD COLUMN IF NOT EXISTS <column>
+ * Nullable(String) MATERIALIZED <nullablePropertyExpr> COMMENT '<materializedColumnComment>'`.
+ * PostHog's nullable column, but `MATERIALIZED` where PostHog's data nodes say `DEFAULT` (which
+ * its `ALTER … UPDATE col = col` backfill needs): no insert can write another value into it,
+ * `SELECT *` leaves it out, and `ALTER … MATERIALIZE COLUMN` writes it into the parts stored
+ * before it (a part without it computes it when read). On a cluster the data table gets the
+ * expression and the Distributed `events` the bare column with the comment.
  */
 export function materializedColumnDdl(table: 'events' | 'person', property: string, column: string, options: SchemaOptions = {}): string[] {
   const db = checkIdentifier('The database', options.database ?? 'default');
-  const comment = stringLiteral(`column_materializer::properties::${property}`);
-  const expr = trimQuotesExpr('properties', property);
+  const comment = stringLiteral(materializedColumnComment(property));
+  const type = 'Nullable(String)';
   const data = options.cluster && table === 'events' ? 'sharded_events' : table;
   const out = [
-    `ALTER TABLE ${db}.${data}${onCluster(options)} ADD COLUMN IF NOT EXISTS \`${column}\` String DEFAULT ${expr} COMMENT ${comment}`,
+    `ALTER TABLE ${db}.${data}${onCluster(options)} ADD COLUMN IF NOT EXISTS \`${column}\` ${type} MATERIALIZED ${nullablePropertyExpr('properties', property)} COMMENT ${comment}`,
   ];
   if (options.cluster && table === 'events') {
-    out.push(`ALTER TABLE ${db}.events${onCluster(options)} ADD COLUMN IF NOT EXISTS \`${column}\` String COMMENT ${comment}`);
+    out.push(`ALTER TABLE ${db}.events${onCluster(options)} ADD COLUMN IF NOT EXISTS \`${column}\` ${type} COMMENT ${comment}`);
   }
   return out;
 }

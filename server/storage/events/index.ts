@@ -18,7 +18,14 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Store } from '../db.js';
 import type { Database } from '../schema.js';
+import {
+  dematerializeClickHouseProperty,
+  listClickHouseMaterializedColumns,
+  materializeClickHouseProperty,
+} from './clickhouse/materialize.js';
 import type { ClickHouseEvents } from './clickhouse/open.js';
+import * as rowMaterialized from './materialized.js';
+import type { MaterializedColumn, MaterializedKind, MaterializeStep } from './materialized.js';
 import { RowEventsStore } from './row-store.js';
 import type { EventsStore } from './store.js';
 
@@ -42,10 +49,7 @@ export type {
 } from './store.js';
 export { PROPERTY_OPERATORS, type PropertyFilter, type PropertyGroup, type PropertyOperator } from './filter-tree.js';
 export {
-  dematerializeProperty,
-  listMaterializedColumns,
   MaterializeError,
-  materializeProperty,
   whyNotMaterializable,
   type MaterializedColumn,
   type MaterializedColumns,
@@ -92,4 +96,42 @@ export function clickhouseEventsOf(store: Store): ClickHouseEvents | undefined {
 /** The events store of `store`: ClickHouse's when the events live there (`useClickHouseEvents`), else the row store of its database. */
 export function eventsStoreOf(store: Store): EventsStore {
   return clickhouseStores.get(store)?.store(store.db) ?? new RowEventsStore(store.db, store.readRows);
+}
+
+/**
+ * Materializes `property` of `kind` where the events of `store` are: on ClickHouse
+ * (./clickhouse/materialize.ts: PostHog's `mat_`/`pmat_` columns, a mutation writes the stored
+ * parts) when `clickhouseEventsOf(store)` is set, else on the row store's database
+ * (./materialized.ts: a generated column and its index, in one transaction). Returns the new
+ * column; `onStep` is told when each step starts. Throws `MaterializeError` for a key no column
+ * expression holds, a property already materialized, past `MAX_MATERIALIZED_COLUMNS` of a kind
+ * (and on ClickHouse what its module doc adds); the store's own error when the DDL fails.
+ */
+export function materializeProperty(
+  store: Store,
+  kind: MaterializedKind,
+  property: string,
+  onStep?: (step: MaterializeStep) => void,
+): Promise<MaterializedColumn> {
+  const clickhouse = clickhouseStores.get(store);
+  return clickhouse
+    ? materializeClickHouseProperty(clickhouse, kind, property, onStep)
+    : rowMaterialized.materializeProperty(store, kind, property, onStep);
+}
+
+/** Every materialized column where the events of `store` are (ClickHouse's or the row store's, as `materializeProperty`), by kind then property. */
+export function listMaterializedColumns(store: Store): Promise<MaterializedColumn[]> {
+  const clickhouse = clickhouseStores.get(store);
+  return clickhouse ? listClickHouseMaterializedColumns(clickhouse) : rowMaterialized.listMaterializedColumns(store.db);
+}
+
+/**
+ * Drops the materialized column of `property` of `kind` where the events of `store` are (as
+ * `materializeProperty`); the reads go back to the JSON. Returns false when it is not materialized.
+ */
+export function dematerializeProperty(store: Store, kind: MaterializedKind, property: string): Promise<boolean> {
+  const clickhouse = clickhouseStores.get(store);
+  return clickhouse
+    ? dematerializeClickHouseProperty(clickhouse, kind, property)
+    : rowMaterialized.dematerializeProperty(store, kind, property);
 }

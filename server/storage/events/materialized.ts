@@ -64,10 +64,10 @@ export type MaterializedKind = 'event' | 'person';
 export interface MaterializedColumn {
   kind: MaterializedKind;
   property: string;
-  /** the column's name in `events` (kind `event`) or `persons` (kind `person`) */
+  /** the column's name in `events` (kind `event`) or `persons` (kind `person`; on ClickHouse the person mirror `person`) */
   column: string;
-  /** when it was added, ISO 8601 UTC */
-  createdAt: string;
+  /** when it was added, ISO 8601 UTC; absent in the list of the ClickHouse store, which keeps no column's creation time */
+  createdAt?: string;
 }
 
 /** Property → column name, per kind: what the read paths look a property up in. */
@@ -170,6 +170,17 @@ export function whyNotMaterializable(property: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Throws `MaterializeError` when `property` of `kind` may not get a column beside `existing` (the
+ * properties of that kind materialized now): it is one of them, or there are
+ * `MAX_MATERIALIZED_COLUMNS` already. The rule of every store (here and ./clickhouse/materialize.ts).
+ */
+export function refuseNewColumn(kind: MaterializedKind, property: string, existing: readonly string[]): void {
+  if (existing.includes(property)) throw new MaterializeError(`the ${kind} property ${JSON.stringify(property)} is materialized already`);
+  if (existing.length >= MAX_MATERIALIZED_COLUMNS)
+    throw new MaterializeError(`at most ${MAX_MATERIALIZED_COLUMNS} ${kind} properties can be materialized; dematerialize one first`);
+}
+
 /** The steps of `materializeProperty`, in order, for progress lines. */
 export type MaterializeStep = 'column' | 'backfill' | 'index' | 'record' | 'time index' | 'vacuum';
 
@@ -228,11 +239,12 @@ export async function materializeProperty(
   const table = TABLE_OF[kind];
   const createdAt = nowIso();
   await store.db.transaction().execute(async (trx) => {
-    const existing = await trx.selectFrom('materialized_columns').select(['kind', 'property']).where('kind', '=', kind).execute();
-    if (existing.some((r) => r.property === property))
-      throw new MaterializeError(`the ${kind} property ${JSON.stringify(property)} is materialized already`);
-    if (existing.length >= MAX_MATERIALIZED_COLUMNS)
-      throw new MaterializeError(`at most ${MAX_MATERIALIZED_COLUMNS} ${kind} properties can be materialized; dematerialize one first`);
+    const existing = await trx.selectFrom('materialized_columns').select('property').where('kind', '=', kind).execute();
+    refuseNewColumn(
+      kind,
+      property,
+      existing.map((r) => r.property),
+    );
     onStep?.('column');
     if (isStoredColumn(store.dialect, kind, property)) {
       await sql`alter table events add column ${sql.ref(column)} text`.execute(trx);

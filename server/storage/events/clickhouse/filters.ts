@@ -86,10 +86,10 @@ function filterCondition(f: PropertyFilter, text: Sql, json: Sql): Sql {
 function compileFilter(teamId: number, f: PropertyFilter, columns: MaterializedColumns): Sql {
   if (f.type === 'person') return personCondition(teamId, (props) => filterCondition(f, propertyTextSql(props, f.key), props));
   const column = columns.event.get(f.key);
-  // a materialized column holds the property's text, '' when missing or null (PostHog's form)
+  // a materialized column holds the property's text, NULL when missing or null (PostHog's nullable form: ./materialize.ts)
   const text =
     column !== undefined && f.operator !== 'is_set' && f.operator !== 'is_not_set'
-      ? sql`nullIf(nullIf(events.${sql.ref(column)}, ''), 'null')`
+      ? sql`events.${sql.ref(column)}`
       : propertyTextSql(sql`events.properties`, f.key);
   return filterCondition(f, text, sql`events.properties`);
 }

@@ -10,8 +10,11 @@
  * - Times cross as stored-form text (`2024-11-20T14:03:10.871123Z`), uuids as text with dashes.
  * - The persons behind a page are read from the relational store (the persons' source of truth);
  *   person filters read the ClickHouse mirror (./filters.ts).
- * - Materialized columns are `mat_*` columns of `events` (`system.columns`, PostHog's
- *   `column_materializer::` comment), read by the filters and by HogQL.
+ * - Materialized columns are PostHog's nullable `mat_*` columns of `events` and `pmat_*` of the
+ *   person mirror `person` (./materialize.ts, listed from `system.columns` by PostHog's
+ *   `column_materializer::` comments on every call, so a new one is read without a restart), read
+ *   by the filters, the values and HogQL bare, as PostHog's printer reads a nullable column: their
+ *   value is the property's text, NULL when missing or JSON null, as the JSON reads give it.
  * - Every uuid is stored once (the write path looks it up first: ./write.ts), so no read needs
  *   `FINAL` or a de-duplication of its own.
  */
@@ -37,6 +40,7 @@ import type {
 } from '../store.js';
 import { chTime } from '../../clickhouse/kysely-dialect.js';
 import { compilePropertyGroup, personIs, propertyTextSql } from './filters.js';
+import { clickhouseMaterializedColumns } from './materialize.js';
 import { clickhouseTimeText } from './mirror.js';
 import { clickhouseEventsTable } from './table.js';
 
@@ -93,26 +97,26 @@ export class ClickHouseEventsStore implements EventsStore {
     this.persons = new RowEventsStore(rel);
   }
 
-  /** The `mat_*` columns of `events` (PostHog's `column_materializer::properties::<property>` comment says which property). */
-  async materializedColumns(): Promise<MaterializedColumns> {
-    const rows = await sql<{
-      name: string;
-      comment: string;
-    }>`select name, comment from system.columns where database = currentDatabase() and table = 'events' and comment like 'column_materializer::%'`.execute(
-      this.db,
-    );
-    const event = new Map<string, string>();
-    for (const r of rows.rows) {
-      const parts = r.comment.split('::');
-      // `column_materializer::<property>` (PostHog's older form) or `column_materializer::properties::<property>`
-      const property = parts.length >= 3 ? (parts[1] === 'properties' ? parts.slice(2).join('::') : undefined) : parts[1];
-      if (property !== undefined && r.name.startsWith('mat_')) event.set(property, r.name);
-    }
-    return { event, person: new Map() };
+  /** The materialized columns now (`system.columns`: ./materialize.ts `clickhouseMaterializedColumns`). */
+  materializedColumns(): Promise<MaterializedColumns> {
+    return clickhouseMaterializedColumns(this.db);
   }
 
+  /**
+   * HogQL's events table (./table.ts), its materialized columns read bare (module doc): the
+   * nullable columns hold the very text the JSON read gives, `''` and `'null'` included, which
+   * `nullIf(nullIf(…))`, the read of PostHog's older `String` form, would turn into NULL.
+   */
   table(materialized?: MaterializedColumns): EventsTable {
-    return clickhouseEventsTable(materialized);
+    const table = clickhouseEventsTable(materialized);
+    if (!materialized) return table;
+    return {
+      ...table,
+      materializedColumn: (of, property) => {
+        const column = materialized[of === 'events' ? 'event' : 'person'].get(property);
+        return column === undefined ? undefined : sql`${sql.raw(of)}.${sql.ref(column)}`;
+      },
+    };
   }
 
   /** The integer id of a relational person as its uuid (none: a uuid no person has). */
@@ -184,7 +188,7 @@ export class ClickHouseEventsStore implements EventsStore {
         ? sql`events.event`
         : sql`events.distinct_id`
       : column !== undefined
-        ? sql`nullIf(nullIf(events.${sql.ref(column)}, ''), 'null')`
+        ? sql`events.${sql.ref(column)}`
         : propertyTextSql(sql`events.properties`, input.key);
     const where = [
       sql`events.team_id = ${input.teamId}`,
