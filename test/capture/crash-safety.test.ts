@@ -10,7 +10,8 @@
  * - every event of every acknowledged batch, exactly once (no uuid twice);
  * - whole batches only: a batch_id present has all its events (those of a batch that was in flight
  *   are all there or none are: one request's rows are written in one transaction).
- * SQLite (a temporary data directory): `PRAGMA integrity_check` = ok. PostgreSQL (a fresh schema):
+ * SQLite (a temporary data directory): `PRAGMA integrity_check` = ok. In npm test's ClickHouse
+ * pass the events are read from the server's embedded chDB, which reopens after the kill. PostgreSQL (a fresh schema):
  * the database server kept running, so, as test/crash-safety.test.ts checks, the killed process's
  * connections are gone (nothing it sent can still commit) and the schema needs no migration.
  * Then the server starts again on the same store, answers keyed reads of acknowledged events, and
@@ -31,6 +32,8 @@ import { eventUuidOut } from '../../server/storage/events/uuids.js';
 import { SERVER_FROM_SOURCE, spawnListening, type ListeningProcess } from '../helpers/process.js';
 import { childEnv, createTestStoreLocation, type TestStoreLocation } from '../helpers/store.js';
 import { uuid } from './helpers.js';
+import { usesClickHouse } from '../helpers/clickhouse.js';
+import { openClickHouse } from '../../server/storage/clickhouse/connection.js';
 
 /** concurrent capture clients */
 const CLIENTS = 8;
@@ -118,7 +121,20 @@ interface Stored {
 /** Reads every event's uuid and batch_id from the store directly (the server is not running). */
 async function readStore(): Promise<Stored> {
   let rows: Array<{ uuid: string; batch_id: string | null }>;
-  if (location.pg) {
+  if (usesClickHouse()) {
+    // npm test's ClickHouse pass: the events are in the server's embedded chDB (DATA_DIR/clickhouse/),
+    // opened here once the killed server let it go, and closed before the server starts again
+    const ch = await openClickHouse({ dataDir: location.dir });
+    try {
+      const r = await ch.client.query({
+        query: `SELECT toString(uuid) AS uuid, JSONExtract(properties, 'batch_id', 'Nullable(String)') AS batch_id FROM events`,
+        format: 'JSONEachRow',
+      });
+      rows = await r.json();
+    } finally {
+      await ch.close();
+    }
+  } else if (location.pg) {
     const store = location.open();
     try {
       rows = (

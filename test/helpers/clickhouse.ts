@@ -4,6 +4,9 @@
  * test process (a vitest file runs in its own process; chDB holds one data directory at a time),
  * and a fresh database in it for each test server, dropped when the server closes. So the servers
  * of one file, even two at once, do not see each other's events, as on the row stores.
+ * With TEST_CLICKHOUSE_URL (`http://user:password@host:8123`, the opt-in server run of
+ * scripts/test-clickhouse.mjs) the databases are made on that ClickHouse server instead, named
+ * after the process so that runs side by side do not meet.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -33,8 +36,10 @@ export interface TestClickHouseDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh database in this process's chDB data directory (made at the first call, removed at exit). */
+/** A fresh database in this process's chDB data directory (made at the first call, removed at exit), or on TEST_CLICKHOUSE_URL. */
 export async function testClickHouseDatabase(): Promise<TestClickHouseDatabase> {
+  const server = process.env.TEST_CLICKHOUSE_URL;
+  if (server) return serverDatabase(server);
   if (!dataDir) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-chdb-'));
     dataDir = dir;
@@ -53,5 +58,28 @@ export async function testClickHouseDatabase(): Promise<TestClickHouseDatabase> 
         await c.close();
       }
     },
+  };
+}
+
+/** A fresh database on the ClickHouse server at `base` (its URL without a database). */
+async function serverDatabase(base: string): Promise<TestClickHouseDatabase> {
+  seq += 1;
+  const database = `envapi_test_${process.pid}_${seq}`;
+  const root = new URL(base);
+  root.pathname = '/';
+  const admin = async (query: string) => {
+    const c = await openClickHouse({ url: root.toString(), dataDir: os.tmpdir() }, 1);
+    try {
+      await c.client.command({ query });
+    } finally {
+      await c.close();
+    }
+  };
+  await admin(`CREATE DATABASE IF NOT EXISTS ${database}`);
+  const url = new URL(root);
+  url.pathname = `/${database}`;
+  return {
+    target: { url: url.toString(), dataDir: os.tmpdir() },
+    drop: () => admin(`DROP DATABASE IF EXISTS ${database} SYNC`),
   };
 }

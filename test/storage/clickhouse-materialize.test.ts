@@ -280,7 +280,10 @@ describe.runIf(chdb)('materialized columns on the ClickHouse events store (embed
     const client = clickhouseEventsOf(t.store)!.connection.client;
     const filler = Array.from({ length: MAX_MATERIALIZED_COLUMNS - 1 }, (_, i) => `filler_${i}`);
     for (const p of filler)
-      for (const query of materializedColumnDdl('events', p, materializedColumnName('events', p))) await client.command({ query });
+      for (const query of materializedColumnDdl('events', p, materializedColumnName('events', p), {
+        database: clickhouseEventsOf(t.store)!.connection.database,
+      }))
+        await client.command({ query });
     await expect(materializeProperty(t.store, 'event', 'one_too_many')).rejects.toThrow(
       `at most ${MAX_MATERIALIZED_COLUMNS} event properties can be materialized; dematerialize one first`,
     );
