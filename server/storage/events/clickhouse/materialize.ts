@@ -49,7 +49,13 @@ import {
   type MaterializedKind,
   type MaterializeStep,
 } from '../materialized.js';
-import type { ClickHouseEvents } from './open.js';
+import type { ClickHouseConnection } from '../../clickhouse/connection.js';
+
+/** What the materialize functions use of the open store (./open.ts `ClickHouseEvents`; not imported from there: open.ts reaches this module through store.ts). */
+interface ClickHouseEvents {
+  readonly db: Kysely<unknown>;
+  readonly connection: ClickHouseConnection;
+}
 
 /** The ClickHouse table of each kind's columns: `events`, or the person mirror `person`. */
 export const CLICKHOUSE_TABLE_OF: Record<MaterializedKind, 'events' | 'person'> = { event: 'events', person: 'person' };
