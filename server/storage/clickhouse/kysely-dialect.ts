@@ -19,6 +19,13 @@
  *   `QueryTimeoutError` (../errors.ts, 504) is thrown; ClickHouse's own TIMEOUT_EXCEEDED (159)
  *   becomes the same error. A statement that is not a SELECT (DDL, INSERT … SELECT, ALTER) runs
  *   as a command, without a budget.
+ * - Cancellation: ClickHouse stops a read at its `max_execution_time`. Against a ClickHouse server
+ *   (`cancelOnBudget`) the client also gives up on the request `CANCEL_GRACE_MS` after the budget
+ *   (a server that is slow to check the limit, or a stalled connection), and the read runs with
+ *   `cancel_http_readonly_queries_on_client_close=1`, so the server cancels it when that
+ *   connection closes. Not on embedded chDB: a chDB query cannot be interrupted from outside
+ *   (chdb's `withAbortTimeout`: an abort only rejects the promise while the engine runs on), so
+ *   there the engine's own limit is the cancellation.
  * - No transactions (ClickHouse has none): `transaction()` throws.
  *
  * Rows come back as objects by column name (JSONEachRow), 64-bit integers as strings.
@@ -117,7 +124,12 @@ export interface ClickHouseDialectOptions {
   budgetMs: number;
   /** settings added to every SELECT's `SETTINGS` tail (name → number or string); default `READ_SETTINGS` */
   settings?: Readonly<Record<string, number | string>>;
+  /** a ClickHouse server: abort a read's request past its budget, and have the server cancel it then (module doc) */
+  cancelOnBudget?: boolean;
 }
+
+/** How long past its budget a read's request to a ClickHouse server is aborted, ms (the server's own limit comes first). */
+export const CANCEL_GRACE_MS = 2_000;
 
 /** Whether `sql` is a read (answered with rows) rather than a command. */
 function isRead(text: string): boolean {
@@ -160,11 +172,20 @@ class ClickHouseKyselyConnection implements DatabaseConnection {
       }
       const left = budgetMs - (performance.now() - enqueued);
       if (left <= 0) throw new QueryTimeoutError(budgetMs);
-      const query = compiled.sql + settingsTail(Math.max(1, Math.ceil(left / 1000)), this.options.settings ?? READ_SETTINGS);
+      const cancel = this.options.cancelOnBudget === true;
+      const settings = this.options.settings ?? READ_SETTINGS;
+      const query =
+        compiled.sql +
+        settingsTail(
+          Math.max(1, Math.ceil(left / 1000)),
+          cancel ? { ...settings, cancel_http_readonly_queries_on_client_close: 1 } : settings,
+        );
+      const abort_signal = cancel ? AbortSignal.timeout(Math.ceil(left) + CANCEL_GRACE_MS) : undefined;
       try {
-        const result = await client.query({ query, query_params, format: 'JSONEachRow' });
+        const result = await client.query({ query, query_params, format: 'JSONEachRow', abort_signal });
         return { rows: (await result.json()) as R[] };
       } catch (err) {
+        if (abort_signal?.aborted) throw new QueryTimeoutError(budgetMs, { cause: err });
         // chDB 3.4 hands what a failed query had written to the next query of the session (seen
         // after an Int64 overflow: `select 7 % 3` answered three rows); a throwaway read takes it,
         // before the next statement in the queue runs

@@ -57,7 +57,7 @@ export async function openClickHouseEvents(target: ClickHouseTarget, options: Cl
     await connection.close();
     throw err;
   }
-  const db = clickhouseKysely({ client: connection.client, maxQueries, budgetMs: options.budgetMs });
+  const db = clickhouseKysely({ client: connection.client, maxQueries, budgetMs: options.budgetMs, cancelOnBudget: !embedded });
   const writer = new ClickHouseEventsWriter(connection.client, db);
   return {
     connection,
