@@ -150,9 +150,9 @@ export function registerEventCommands(program: Command): void {
     .argument('<file>', 'the file (.gz accepted)')
     .requiredOption('--project <id>', 'project id', parsePositive)
     .addOption(new Option('--format <format>', 'file format (default: from the file name)').choices(['jsonl', 'csv']))
-    .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
+    .option('--batch-size <n>', 'rows per transaction (default 2000; 10000 with the events on ClickHouse, one insert each)', parseBatchSize)
     .option('--json', 'print the summary as JSON')
-    .action(async (file: string, o: { project: number; format?: ImportFormat; batchSize: number; json?: boolean }) => {
+    .action(async (file: string, o: { project: number; format?: ImportFormat; batchSize?: number; json?: boolean }) => {
       const { importEventsFile } = await import('../ingest/import.js');
       await runImport(
         program,
@@ -182,7 +182,7 @@ export function registerEventCommands(program: Command): void {
       if (!ts) throw new InvalidArgumentError('Expected an ISO 8601 timestamp, e.g. 2025-01-15T12:00:00Z.');
       return new Date(ts.value.slice(0, 23) + 'Z');
     })
-    .option('--batch-size <n>', 'rows per transaction', parseBatchSize, 2000)
+    .option('--batch-size <n>', 'rows per transaction (default 2000; 10000 with the events on ClickHouse, one insert each)', parseBatchSize)
     .addOption(
       new Option(
         '--materialize',
@@ -199,7 +199,7 @@ export function registerEventCommands(program: Command): void {
           seed?: number;
           days: number;
           now?: Date;
-          batchSize: number;
+          batchSize?: number;
           materialize?: boolean;
           json?: boolean;
         },

@@ -35,6 +35,7 @@
  */
 import fs from 'node:fs';
 import type { Store } from '../storage/db.js';
+import { clickhouseEventsOf } from '../storage/events/index.js';
 import { normalize, toImportError, type NumberedRow, type RawEventRow } from './import/normalize.js';
 import { detectFormat, readRows, type ImportFormat } from './import/readers.js';
 import {
@@ -123,7 +124,7 @@ export async function importEvents(
   rows: AsyncIterable<RawEventRow> | Iterable<RawEventRow>,
   opts: ImportOptions = {},
 ): Promise<ImportSummary> {
-  const batchSize = batchSizeOf(opts.batchSize);
+  const batchSize = batchSizeOf(opts.batchSize, opts.sink !== undefined || clickhouseEventsOf(store) !== undefined);
   await requireProject(store, teamId);
   return writeRows(store, teamId, numbered(rows), opts.source ?? 'rows', {
     batchSize,
@@ -169,7 +170,7 @@ export async function validateEventsFile(
  * `opts.format`), or the project does not exist; RangeError on a bad batch size.
  */
 export async function importEventsFile(store: Store, teamId: number, file: string, opts: ImportFileOptions = {}): Promise<ImportSummary> {
-  const batchSize = batchSizeOf(opts.batchSize);
+  const batchSize = batchSizeOf(opts.batchSize, opts.sink !== undefined || clickhouseEventsOf(store) !== undefined);
   const format = opts.format ?? detectFormat(file);
   if (!format)
     throw new Error(`Cannot tell the format of ${file} from its name (.jsonl, .ndjson, .json or .csv): pass the format (jsonl or csv).`);
