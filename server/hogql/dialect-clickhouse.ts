@@ -21,6 +21,10 @@
  * - Dates: DateTime64 covers only 1900–2299, so dates (text, years 0001–9999) are computed with
  *   integer day numbers (Hinnant's days-from-civil and back).
  * - Counts are Int64 (`unsigned`): ClickHouse finds no common type of UInt64 and Int64.
+ * - A materialized property is read from its `mat_` column where the column holds the property's
+ *   text (`materializedExact`, ../storage/events/clickhouse/table.ts), from the JSON elsewhere.
+ * - `uniq(x)` is ClickHouse's `uniq`, as PostHog prints it (the other stores count exactly: the
+ *   same answer up to 65,536 distinct values, hash collisions aside), `uniqExact(x)` its `uniqExact`.
  * Values are bound in lambdas (`bind`: `arrayMap((x, y) -> body, [x], [y])[1]`) so that the SQL
  * grows linearly with the expression.
  */
@@ -222,6 +226,21 @@ function canonical(json: Sql, depth = JSON_DEPTH): Sql {
   });
 }
 
+/**
+ * Whether the value of a `mat_` column as the events table reads it (`v`: the column is
+ * `trimQuotesExpr` of the property, ../storage/clickhouse/schema.ts `materializedColumnDdl`, read
+ * NULL for `''` and `'null'`: ../storage/events/clickhouse/table.ts) is the property's HogQL text,
+ * never NULL: not NULL, without a backslash (JSONExtractRaw writes a string's escapes, and only
+ * those, with one), not an object or an array (`{`, `[`), not a number with an exponent (a first
+ * byte `-` or a digit, then an `e`).
+ * Byte tests and LIKE, the cheapest ClickHouse has (a regular expression costs several times more).
+ */
+function materializedExact(v: Sql): Sql {
+  const b = sql`reinterpretAsUInt8(${v})`;
+  return sql`multiIf(${v} is null, 0, like(${v}, '%\\\\\\\\%'), 0, ${b} = 123 or ${b} = 91, 0,
+    ${b} = 45 or (${b} >= 48 and ${b} <= 57), not like(${v}, '%e%') and not like(${v}, '%E%'), 1)`;
+}
+
 /** The exact sum of a Float column as a Float64 (module doc); 0 over no rows. */
 function exactFloatSum(value: Sql): Sql {
   const n = ++seq;
@@ -273,6 +292,7 @@ export const clickhouseDialect: HogQLDialect = {
       }),
     ),
   jsonCanonical: (json) => canonical(json),
+  materializedExact,
   jsonWhole: (source) => source,
   timestampColumn: (c) => sql`formatDateTime(${c}, '%Y-%m-%dT%H:%i:%S.%fZ')`,
   textToFloat: (t) =>
@@ -299,6 +319,7 @@ export const clickhouseDialect: HogQLDialect = {
         sql`(toInt64(${r}) + throwIf(ifNull(${r} > 9223372036854775807 or ${r} < -9223372036854775808, 0), ${CLICKHOUSE_INT_OVERFLOW}))`,
     ),
   unsigned: (v) => sql`toInt64(${v})`,
+  uniq: (v, exact) => (exact ? sql`uniqExact(${v})` : sql`uniq(${v})`),
   checkFloat: (op, a, b) =>
     bind({ a: sql`toFloat64(${a})`, b: sql`toFloat64(${b})` }, ({ a, b }) => {
       const r = op === '/' ? sql`(${a} / nullIf(${b}, 0))` : sql`(${a} ${sql.raw(op)} ${b})`;
@@ -324,6 +345,16 @@ export const clickhouseDialect: HogQLDialect = {
           }),
       ),
     ),
+  timeKeyDates: {
+    // Date32 (years 0001–9999; toStartOfWeek and toStartOfMonth answer a Date, 1970–2149, unless
+    // enable_extended_results_for_datetime_functions is set)
+    startOf: (key, unit) => {
+      const d = sql`subtractDays(toDate32(${key}), ${unit === 'week' ? sql`toDayOfWeek(${key}) % 7` : sql`toDayOfMonth(${key}) - 1`})`;
+      // (day -719162 is 0001-01-01; toDate32 of a text clamps to 1900)
+      return unit === 'week' ? sql`if(toInt32(${d}) < -719162, NULL, ${d})` : d;
+    },
+    text: (date) => sql`toString(${date})`,
+  },
   startOfWeek: (v) =>
     ymd(v, ({ y, m, d }) =>
       bind({ days: daysFromCivil(y!, m!, d!) }, ({ days }) => civilText(sql`(${days} - ((((${days} + 4) % 7) + 7) % 7))`)),

@@ -6,8 +6,24 @@
  * - `uuid` as its text (`toString(events.uuid)`), `timestamp` and `created_at` as the stored text
  *   form (`formatDateTime(…, '%Y-%m-%dT%H:%i:%S.%fZ')`, six digits), `properties` the JSON text
  *   column as it is.
+ * - `timestamp` is also offered as its stored column (`storedTime`: the DateTime64(6, 'UTC')
+ *   itself), so that comparisons with a time are DateTime64 comparisons, which the sort key's
+ *   `toDate(timestamp)` and the monthly partitions prune by, and GROUP BY / ORDER BY of it, of its
+ *   day or hour, read DateTime64 values; the text is made once per answer row. DateTime64 holds
+ *   the years 0001–9999 (ClickHouse 26), the range of the text forms, so the keys order and
+ *   compare as the texts do. Days and hours are counted in microseconds since 1970 (`startOf`):
+ *   `toStartOfDay` of a DateTime64 is a DateTime (1970–2106) unless
+ *   `enable_extended_results_for_datetime_functions` is set, which the store's reads do not set.
  * - Materialized columns are PostHog's `mat_<property>` String columns (DEFAULT the property's
- *   trimmed JSON text), read as its printer reads them: `nullIf(nullIf(col, ''), 'null')`.
+ *   trimmed JSON text, `trimQuotesExpr` of ../../clickhouse/schema.ts), read as its printer reads
+ *   them: `nullIf(nullIf(col, ''), 'null')` (`materializedColumn`). That is the property's HogQL
+ *   text for every value but a few the column cannot tell apart or writes otherwise
+ *   (server/hogql/dialect-clickhouse.ts `materializedExact`): a missing or null property and the strings `""` and `"null"`
+ *   (NULL for all four), strings with JSON escapes (the column keeps them), numbers with an
+ *   exponent (HogQL writes plain decimals) and objects and arrays (HogQL writes them canonically).
+ *   The compiler reads the column where that test says it may, and the JSON for the other rows
+ *   (server/hogql/select.ts); PostHog's
+ *   printer reads the column everywhere, answering NULL for `""`.
  * - The event's person, and `FROM persons`, read the person mirror (`person`,
  *   `person_distinct_id2`: ReplacingMergeTree by `version`) as PostHog reads it: per id (per
  *   distinct id) the row of the greatest version, dropped when that row is deleted (`argMax(…,
@@ -19,11 +35,27 @@
  */
 import { sql } from 'kysely';
 import { NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../materialized.js';
-import type { EventsTable } from '../store.js';
+import type { EventsTable, StoredTime } from '../store.js';
 import { clickhouseTimeText, latestDistinctIds, latestPersons } from './mirror.js';
 
 /** The alias of the event's person in the derived table (`personJoin`). */
 const PERSON = sql.raw('events__person');
+
+/** Microseconds in a day and in an hour: the units `startOf` floors to. */
+const MICROS_PER = { day: 86_400_000_000, hour: 3_600_000_000 } as const;
+
+/** `timestamp` on ClickHouse: the DateTime64(6, 'UTC') column (module doc). */
+const CLICKHOUSE_TIME: StoredTime = {
+  column: sql`events.timestamp`,
+  text: (key) => clickhouseTimeText(key),
+  // the compiler passes stored-form text (a constant, folded once) or NULL
+  fromText: (text) => sql`parseDateTime64BestEffortOrNull(${text}, 6, 'UTC')`,
+  startOf: (key, unit) => {
+    // (an Int64 size: `Int64 % UInt64` is computed unsigned)
+    const size = sql.raw(`toInt64(${MICROS_PER[unit]})`);
+    return sql`fromUnixTimestamp64Micro(${sql`(toUnixTimestamp64Micro(${key}) - ((toUnixTimestamp64Micro(${key}) % ${size} + ${size}) % ${size}))`}, 'UTC')`;
+  },
+};
 
 /** The events table on ClickHouse, reading `materialized`'s columns (module doc). */
 export function clickhouseEventsTable(materialized: MaterializedColumns = NO_MATERIALIZED_COLUMNS): EventsTable {
@@ -52,5 +84,6 @@ export function clickhouseEventsTable(materialized: MaterializedColumns = NO_MAT
         ${teamId} as team_id${sql.join(more, sql``)} from ${latestPersons(teamId, personMaterialized)})`;
     },
     hints: [],
+    storedTime: CLICKHOUSE_TIME,
   };
 }
