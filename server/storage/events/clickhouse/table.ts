@@ -15,15 +15,15 @@
  *   `toStartOfDay` of a DateTime64 is a DateTime (1970–2106) unless
  *   `enable_extended_results_for_datetime_functions` is set, which the store's reads do not set.
  * - Materialized columns are PostHog's `mat_<property>` String columns (DEFAULT the property's
- *   trimmed JSON text, `trimQuotesExpr` of ../../clickhouse/schema.ts), read as its printer reads
- *   them: `nullIf(nullIf(col, ''), 'null')` (`materializedColumn`). That is the property's HogQL
- *   text for every value but a few the column cannot tell apart or writes otherwise
- *   (server/hogql/dialect-clickhouse.ts `materializedExact`): a missing or null property and the strings `""` and `"null"`
- *   (NULL for all four), strings with JSON escapes (the column keeps them), numbers with an
- *   exponent (HogQL writes plain decimals) and objects and arrays (HogQL writes them canonically).
- *   The compiler reads the column where that test says it may, and the JSON for the other rows
- *   (server/hogql/select.ts); PostHog's
- *   printer reads the column everywhere, answering NULL for `""`.
+ *   trimmed JSON text, `trimQuotesExpr` of ../../clickhouse/schema.ts), offered as they are
+ *   (`materializedColumn`). PostHog's printer reads `nullIf(nullIf(col, ''), 'null')` wherever the
+ *   property is read, which answers NULL for the strings `""` and `"null"`; here the column is
+ *   read only where it is the property's HogQL text: `=` and `!=` with a constant it writes alike
+ *   (server/hogql/expr.ts `columnWritesAlike`: there the column compares as its nullIf form), and
+ *   elsewhere on the rows where server/hogql/dialect-clickhouse.ts `materializedExact` holds (not
+ *   `''` or `'null'`, which a missing or null property also gives, no JSON escape, which the column
+ *   keeps, no number with an exponent, which HogQL writes in plain decimals, no object or array,
+ *   which HogQL writes canonically); the other rows read the JSON (server/hogql/select.ts).
  * - The event's person, and `FROM persons`, read the person mirror (`person`,
  *   `person_distinct_id2`: ReplacingMergeTree by `version`) as PostHog reads it: per id (per
  *   distinct id) the row of the greatest version, dropped when that row is deleted (`argMax(…,
@@ -70,7 +70,7 @@ export function clickhouseEventsTable(materialized: MaterializedColumns = NO_MAT
     property: (_key, read) => read(sql`events.properties`),
     materializedColumn: (table, property) => {
       const column = materialized[table === 'events' ? 'event' : 'person'].get(property);
-      return column === undefined ? undefined : sql`nullIf(nullIf(${sql.raw(table)}.${sql.ref(column)}, ''), 'null')`;
+      return column === undefined ? undefined : sql`${sql.raw(table)}.${sql.ref(column)}`;
     },
     personColumn: (column) => sql`${PERSON}.${sql.ref(column)}`,
     personJoin: (teamId) =>
