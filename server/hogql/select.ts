@@ -51,6 +51,12 @@ export interface CompiledSelect {
   /** the rows asked for (the SQL fetches one more, to know `hasMore`) */
   limit: number;
   offset: number;
+  /**
+   * For a query that reads materialized columns which hold most values' text (`DerivedColumn.split`):
+   * `sql` without the JSON, right while no row of the table needs the JSON, which `probe` (a
+   * query of one row at most) tells. ./run.ts asks `probe` before and after `sql`.
+   */
+  optimistic?: { sql: RawBuilder<unknown>; probe: RawBuilder<unknown> };
 }
 
 const UNSUPPORTED: [string, string][] = [
@@ -281,6 +287,7 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
   }
 
   let fromSql: Sql = sql``;
+  let optimistic: { from: Sql; probe: Sql } | undefined;
   if (scope.table !== null) {
     const table = sql.raw(scope.table);
     // the derived table's columns that the query reads (a field compared through its materialized
@@ -310,14 +317,22 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
       const exact = sql.join(splits, sql` and `);
       fromSql = sql` from (select ${columnsOf((c) => c.split?.fast ?? c.sql)} from ${source} where ${tableWhere} and ${exact}
         union all select ${columnsOf((c) => c.sql)} from ${source} where ${tableWhere} and not (${exact})) as t`;
+      // the columns alone, and whether a row needs the JSON (ClickHouse's analysis of the JSON
+      // branch alone costs more than the columns' query: docs/performance.md)
+      optimistic = {
+        from: sql` from (select ${columnsOf((c) => c.split?.fast ?? c.sql)} from ${source} where ${tableWhere}) as t`,
+        probe: sql`select 1 as c0 from ${source} where ${tableWhere} and not (${exact}) limit 1`,
+      };
     } else fromSql = sql` from (select ${columnsOf((c) => c.sql)} from ${source} where ${tableWhere}) as t`;
   } else if (scope.columns.size > 0) {
     // only the row column (fields without FROM fail earlier): a one-row table
     fromSql = sql` from (select ${sql.join([...scope.columns.values()].map((c) => sql`${c.sql} as ${sql.ref(c.name)}`))}) as t`;
   }
-  const text = sql`select ${sql.raw(distinct ? 'distinct ' : '')}${selectList}${fromSql}${conditions.length ? sql` where ${sql.join(conditions, sql` and `)}` : sql``}${groupBy.length ? sql` group by ${sql.join(groupBy)}` : sql``}${having ? sql` having ${having}` : sql``}${orderBy.length ? sql` order by ${sql.join(orderBy)}` : sql``} limit ${d.int(limit + 1)} offset ${d.int(offset)}`;
+  const statement = (from: Sql) =>
+    sql`select ${sql.raw(distinct ? 'distinct ' : '')}${selectList}${from}${conditions.length ? sql` where ${sql.join(conditions, sql` and `)}` : sql``}${groupBy.length ? sql` group by ${sql.join(groupBy)}` : sql``}${having ? sql` having ${having}` : sql``}${orderBy.length ? sql` order by ${sql.join(orderBy)}` : sql``} limit ${d.int(limit + 1)} offset ${d.int(offset)}`;
   return {
-    sql: text,
+    sql: statement(fromSql),
+    ...(optimistic ? { optimistic: { sql: statement(optimistic.from), probe: optimistic.probe } } : {}),
     columns: items.map((i) => i.name),
     types: selected.map((c) => typeName(c)),
     kinds: selected.map((c) => c.type),

@@ -13,7 +13,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clickhouseDialect } from '../../server/hogql/dialect-clickhouse.js';
 import { HogQLError, runHogQLQuery } from '../../server/hogql/index.js';
+import { parseSelect } from '../../server/hogql/parser.js';
+import { compileSelect } from '../../server/hogql/select.js';
 import { openClickHouse, type ClickHouseConnection } from '../../server/storage/clickhouse/connection.js';
 import { clickhouseKysely } from '../../server/storage/clickhouse/kysely-dialect.js';
 import { clickhouseSchema, materializedColumnDdl, materializedColumnName } from '../../server/storage/clickhouse/schema.js';
@@ -28,7 +31,7 @@ import { seedClickHouseDataset } from './helpers/clickhouse-dataset.js';
 import { query } from './helpers/grammar.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
-const MATERIALIZED_EVENT_KEYS = ['$browser', 'plan', 'price', 'flag', '$current_url', 'odd'];
+const MATERIALIZED_EVENT_KEYS = ['$browser', 'plan', 'price', 'flag', '$current_url', 'odd', 'fine'];
 
 /**
  * Project R: values of a property (`odd`) that its materialized column writes otherwise than HogQL
@@ -67,7 +70,8 @@ const R_EVENTS = ODD.map((odd, i) => ({
   event: i % 2 ? 'odd' : 'even',
   distinct_id: `r${i % 5}`,
   timestamp: ODD_TIMES[i % ODD_TIMES.length]!,
-  properties: odd === undefined ? { other: 1 } : { odd },
+  // `fine`: a value its column holds as HogQL writes it on every event (read without the JSON)
+  properties: { ...(odd === undefined ? { other: 1 } : { odd }), fine: ['x', 'Zürich', '/a/b', 'true', '12.5'][i % 5] },
 }));
 
 let dir: string;
@@ -156,6 +160,9 @@ const R_QUERIES = [
   "select count() from events where toStartOfDay(timestamp) = '2024-11-03' and timestamp < now()",
   'select min(timestamp), max(timestamp), uniq(timestamp), uniqExact(distinct_id), uniq(distinct_id) from events',
   'select timestamp from events order by timestamp desc limit 3',
+  'select properties.fine as f, count() from events group by f order by f',
+  "select properties.fine, length(properties.fine), concat(properties.fine, '!') from events where properties.fine != 'x' order by uuid",
+  'select properties.fine as f, properties.odd as o from events order by f, o',
 ];
 
 const HAND_PICKED = [
@@ -249,6 +256,26 @@ describe('HogQL on ClickHouse (chDB)', () => {
       expect(await chAnswer(q, materialized, teams.r), q).toEqual(expected);
     }
   }, 120_000);
+
+  it('reads a materialized property without its JSON when no row needs the JSON', async () => {
+    const compile = async (q: string) =>
+      compileSelect(await parseSelect(q), {
+        dialect: clickhouseDialect,
+        events: clickhouseEventsTable(materialized),
+        teamId: teams.r,
+        source: q,
+        attr: 'query',
+        now: NOW,
+      });
+    const fine = await compile('select properties.fine as f, count() from events group by f order by f');
+    expect(fine.optimistic).toBeDefined();
+    // the probe finds no row of project R that needs the JSON for `fine`, one for `odd`
+    expect((await fine.optimistic!.probe.execute(chDb)).rows).toEqual([]);
+    const odd = await compile('select properties.odd as o, count() from events group by o order by o');
+    expect((await odd.optimistic!.probe.execute(chDb)).rows).toHaveLength(1);
+    // without the column's split (a JSON property read beside it), no optimistic query
+    expect((await compile('select properties.fine, properties.other from events')).optimistic).toBeUndefined();
+  });
 
   it('never shows another project its events or persons', async () => {
     expect(await chAnswer("select count() from events where distinct_id = 'zed' or properties.secret = 'q-only'")).toEqual([[0]]);
