@@ -14,13 +14,18 @@
  * - A Float's text: ClickHouse's `toString` writes JavaScript's shortest digits and notation but
  *   for the `+` of a positive exponent (`1e21`), which is added. (Beyond 1e21 and below 1e-6 the other
  *   stores' ./text-forms.ts may differ from JavaScript in the 17th digit; ClickHouse does not.)
- * - JSON: ClickHouse re-serializes what JSONExtractRaw returns (numbers as doubles), which is the
+ * - JSON: a text without a plain key's quoted form (`PLAIN_KEY`) has no such key: NULL without a
+ *   parse. ClickHouse re-serializes what JSONExtractRaw returns (numbers as doubles), which is the
  *   text JavaScript wrote for every property this server stored; numbers are then written in
  *   PostgreSQL's plain form (`plainNumber`) and objects rebuilt with keys in jsonb's order
  *   (`canonical`, to `JSON_DEPTH` levels).
  * - Dates: DateTime64 covers only 1900–2299, so dates (text, years 0001–9999) are computed with
  *   integer day numbers (Hinnant's days-from-civil and back).
  * - Counts are Int64 (`unsigned`): ClickHouse finds no common type of UInt64 and Int64.
+ * - A materialized property is read from its `mat_` column where the column holds the property's
+ *   text (`materializedExact`, ../storage/events/clickhouse/table.ts), from the JSON elsewhere.
+ * - `uniq(x)` is ClickHouse's `uniq`, as PostHog prints it (the other stores count exactly: the
+ *   same answer up to 65,536 distinct values, hash collisions aside), `uniqExact(x)` its `uniqExact`.
  * Values are bound in lambdas (`bind`: `arrayMap((x, y) -> body, [x], [y])[1]`) so that the SQL
  * grows linearly with the expression.
  */
@@ -204,22 +209,49 @@ function jsonQuote(s: Sql): Sql {
   return sql`concat('"', ${out}, '"')`;
 }
 
+/**
+ * Keys that every JSON writer writes as they are (no escapes: JSON.stringify, SQLite's json(),
+ * serde, Python's json; Go escapes `<>&`, PHP `/`), so that a JSON text without `"key"` has no
+ * such key (`jsonText`'s shortcut).
+ */
+const PLAIN_KEY = /^[A-Za-z0-9_$.:@ -]*$/;
+
 /** Nesting levels `canonical` rebuilds; deeper values keep ClickHouse's compact text. */
 const JSON_DEPTH = 4;
 
-/** JSON text (any value) in the canonical form of `HogQLDialect.jsonText`. */
+/**
+ * JSON text (any value) in the canonical form of `HogQLDialect.jsonText`. An object's members
+ * (keys in jsonb's order, each labelled `"key":`) and an array's items (unlabelled) are one list
+ * of (label, value), so each level holds one copy of the next: the SQL grows linearly with
+ * `JSON_DEPTH` (ClickHouse's analysis of the query takes time in proportion to its size).
+ */
 function canonical(json: Sql, depth = JSON_DEPTH): Sql {
   if (depth === 0) return json;
   return bind({ j: json }, ({ j }) => {
     const n = ++seq;
-    const kv = sql.raw(`kv${n}`);
-    const v = sql.raw(`v${n}`);
-    const object = sql`concat('{', arrayStringConcat(arrayMap(${kv} -> concat(${jsonQuote(sql`tupleElement(${kv}, 1)`)}, ':', ${canonical(sql`tupleElement(${kv}, 2)`, depth - 1)}),
-      arraySort(${kv} -> (length(tupleElement(${kv}, 1)), tupleElement(${kv}, 1)), JSONExtractKeysAndValuesRaw(${j}))), ','), '}')`;
-    const array = sql`concat('[', arrayStringConcat(arrayMap(${v} -> ${canonical(v, depth - 1)}, JSONExtractArrayRaw(${j})), ','), ']')`;
-    return sql`multiIf(JSONType(${j}) = 'Object', ${object}, JSONType(${j}) = 'Array', ${array}, JSONType(${j}) = 'String', ${jsonQuote(sql`JSONExtractString(${j})`)},
-      JSONType(${j}) in ('Int64', 'UInt64', 'Double'), ${plainNumber(j!)}, ${j})`;
+    const [kv, v, m] = [`kv${n}`, `v${n}`, `m${n}`].map((x) => sql.raw(x)) as [Sql, Sql, Sql];
+    const object = sql`JSONType(${j}) = 'Object'`;
+    const members = sql`if(${object}, arrayMap(${kv} -> (concat(${jsonQuote(sql`tupleElement(${kv}, 1)`)}, ':'), tupleElement(${kv}, 2)),
+      arraySort(${kv} -> (length(tupleElement(${kv}, 1)), tupleElement(${kv}, 1)), JSONExtractKeysAndValuesRaw(${j}))),
+      arrayMap(${v} -> ('', ${v}), JSONExtractArrayRaw(${j})))`;
+    const inner = sql`arrayStringConcat(arrayMap(${m} -> concat(tupleElement(${m}, 1), ${canonical(sql`tupleElement(${m}, 2)`, depth - 1)}), ${members}), ',')`;
+    return sql`multiIf(JSONType(${j}) in ('Object', 'Array'), concat(if(${object}, '{', '['), ${inner}, if(${object}, '}', ']')),
+      JSONType(${j}) = 'String', ${jsonQuote(sql`JSONExtractString(${j})`)}, JSONType(${j}) in ('Int64', 'UInt64', 'Double'), ${plainNumber(j!)}, ${j})`;
   });
+}
+
+/**
+ * Whether the value of a `mat_` column (`v`: `trimQuotesExpr` of the property,
+ * ../storage/clickhouse/schema.ts `materializedColumnDdl`; ../storage/events/clickhouse/table.ts)
+ * is the property's HogQL text, never NULL: not NULL, `''` or `'null'`, without a backslash (JSONExtractRaw writes a string's escapes, and only
+ * those, with one), not an object or an array (`{`, `[`), not a number with an exponent (a first
+ * byte `-` or a digit, then an `e`).
+ * Byte tests and LIKE, the cheapest ClickHouse has (a regular expression costs several times more).
+ */
+function materializedExact(v: Sql): Sql {
+  const b = sql`reinterpretAsUInt8(${v})`;
+  return sql`multiIf(${v} is null, 0, ${v} in ('', 'null'), 0, like(${v}, '%\\\\\\\\%'), 0, ${b} = 123 or ${b} = 91, 0,
+    ${b} = 45 or (${b} >= 48 and ${b} <= 57), not like(${v}, '%e%') and not like(${v}, '%E%'), 1)`;
 }
 
 /** The exact sum of a Float column as a Float64 (module doc); 0 over no rows. */
@@ -265,14 +297,18 @@ export const clickhouseDialect: HogQLDialect = {
   boolValue: (c) => sql`toUInt8(${c})`,
   text: (e) => e,
   // (a NULL source, an event without a person, has no keys: JSON functions take no Nullable arrays)
-  jsonText: (source, key) =>
-    bind({ j: sql`ifNull(${source}, '')` }, ({ j }) =>
+  jsonText: (source, key) => {
+    const read = bind({ j: sql`ifNull(${source}, '')` }, ({ j }) =>
       bind({ t: sql`JSONType(${j}, ${key})`, raw: sql`JSONExtractRaw(${j}, ${key})`, j: j! }, ({ t, raw, j }) => {
         return sql`multiIf(${t} = 'String', JSONExtractString(${j}, ${key}), ${t} = 'Null', NULL, ${t} = 'Bool', ${raw},
         ${t} in ('Int64', 'UInt64', 'Double'), ${plainNumber(raw!)}, ${canonical(raw!)})`;
       }),
-    ),
+    );
+    // a text without the quoted key has no such key (NULL), found without parsing the JSON
+    return PLAIN_KEY.test(key) ? sql`if(position(ifNull(${source}, ''), ${JSON.stringify(key)}) = 0, NULL, ${read})` : read;
+  },
   jsonCanonical: (json) => canonical(json),
+  materializedExact,
   jsonWhole: (source) => source,
   timestampColumn: (c) => sql`formatDateTime(${c}, '%Y-%m-%dT%H:%i:%S.%fZ')`,
   textToFloat: (t) =>
@@ -299,6 +335,7 @@ export const clickhouseDialect: HogQLDialect = {
         sql`(toInt64(${r}) + throwIf(ifNull(${r} > 9223372036854775807 or ${r} < -9223372036854775808, 0), ${CLICKHOUSE_INT_OVERFLOW}))`,
     ),
   unsigned: (v) => sql`toInt64(${v})`,
+  uniq: (v, exact) => (exact ? sql`uniqExact(${v})` : sql`uniq(${v})`),
   checkFloat: (op, a, b) =>
     bind({ a: sql`toFloat64(${a})`, b: sql`toFloat64(${b})` }, ({ a, b }) => {
       const r = op === '/' ? sql`(${a} / nullIf(${b}, 0))` : sql`(${a} ${sql.raw(op)} ${b})`;
@@ -324,6 +361,16 @@ export const clickhouseDialect: HogQLDialect = {
           }),
       ),
     ),
+  timeKeyDates: {
+    // Date32 (years 0001–9999; toStartOfWeek and toStartOfMonth answer a Date, 1970–2149, unless
+    // enable_extended_results_for_datetime_functions is set)
+    startOf: (key, unit) => {
+      const d = sql`subtractDays(toDate32(${key}), ${unit === 'week' ? sql`toDayOfWeek(${key}) % 7` : sql`toDayOfMonth(${key}) - 1`})`;
+      // (day -719162 is 0001-01-01; toDate32 of a text clamps to 1900)
+      return unit === 'week' ? sql`if(toInt32(${d}) < -719162, NULL, ${d})` : d;
+    },
+    text: (date) => sql`toString(${date})`,
+  },
   startOfWeek: (v) =>
     ymd(v, ({ y, m, d }) =>
       bind({ days: daysFromCivil(y!, m!, d!) }, ({ days }) => civilText(sql`(${days} - ((((${days} + 4) % 7) + 7) % 7))`)),

@@ -45,6 +45,14 @@ export interface HogQLDialect {
   jsonCanonical(json: Sql): Sql;
   /** a whole JSON object column as JSON text (normalised after reading) */
   jsonWhole(source: Sql): Sql;
+  /**
+   * For a store whose materialized columns (`EventsTable.materializedColumn`) hold a property's
+   * HogQL text for most values but not all (ClickHouse's `mat_` columns): the condition, never
+   * NULL, that a row's column value is the property's text. The compiler then reads the column on
+   * the rows where it holds and the JSON on the others (./select.ts). Undefined: the column is
+   * read only where ./expr.ts `compareValues` may read it.
+   */
+  materializedExact?(column: Sql): Sql;
   /** a timestamp column that the store holds natively (persons.created_at) in the stored text form */
   timestampColumn(column: Sql): Sql;
   /** text parsed as a number (Float), NULL when it is not one */
@@ -83,6 +91,12 @@ export interface HogQLDialect {
    */
   unsigned?(value: Sql): Sql;
   /**
+   * HogQL's `uniq(x)` (`exact` false) and `uniqExact(x)` of a value, for a store with its own
+   * (ClickHouse: `uniq`, PostHog's approximation, exact up to 65,536 distinct values but for hash
+   * collisions, and `uniqExact`). Undefined: `count(distinct x)`, exact.
+   */
+  uniq?(value: Sql, exact: boolean): Sql;
+  /**
    * `a op b` of Floats (or a Float and an Int), failing with the Float range error as PostgreSQL's
    * float8 arithmetic does (SQLSTATE 22003): a result beyond ±1.7976931348623157e308 (overflow),
    * or a product or quotient of non-zero values that rounds to 0 (underflow). `/` is `divide`'s
@@ -93,6 +107,13 @@ export interface HogQLDialect {
   readonly bindsChecked: boolean;
   /** text read as a date-time in the stored form, NULL when it is not one */
   textToDateTime(text: Sql): Sql;
+  /**
+   * For a store whose stored time key (`StoredTime`, ../storage/events/store.ts) is this dialect's
+   * own date-time (ClickHouse: the DateTime64 `timestamp`): the Sunday (mode 0) or the first of
+   * the month that starts a key's week or month, as a date value that orders as its text
+   * (NULL before 0001-01-01), and that value's `YYYY-MM-DD` text. Undefined: computed from the text.
+   */
+  readonly timeKeyDates?: { startOf(key: Sql, unit: 'week' | 'month'): Sql; text(date: Sql): Sql };
   /** the Sunday (mode 0) that starts the week of a Date or DateTime, as a Date */
   startOfWeek(value: Sql): Sql;
   /**

@@ -23,7 +23,7 @@ import type { AstNode } from './parser.js';
 import { HogQLError } from './errors.js';
 import { compileSelect, type CompiledSelect, type SelectOptions } from './select.js';
 
-const AGGREGATES = new Set(['count', 'countIf', 'uniq', 'sum', 'avg', 'min', 'max', 'COUNT', 'SUM', 'AVG', 'MIN', 'MAX']);
+const AGGREGATES = new Set(['count', 'countIf', 'uniq', 'uniqExact', 'sum', 'avg', 'min', 'max', 'COUNT', 'SUM', 'AVG', 'MIN', 'MAX']);
 /** The fields `*` stands for, in PostHog's order. */
 export const STAR_FIELDS = ['uuid', 'event', 'properties', 'timestamp', 'team_id', 'distinct_id', 'elements_chain', 'created_at'] as const;
 

@@ -177,9 +177,16 @@ function compareTimes(scope: Scope, op: CompareOp, l: Compiled, r: Compiled, nod
   return condition(nullable ? sql`coalesce(${raw}, ${op === '!=' ? scope.dialect.trueSql : scope.dialect.falseSql})` : raw, key, [l, r]);
 }
 
-/** Whether `c` is a String constant that a materialized column writes as HogQL does (see `Compiled.materialized`). */
+/**
+ * Whether `c` is a String constant that a materialized column writes as HogQL does (see
+ * `Compiled.materialized`): not empty and not `null` (ClickHouse's column reads NULL for both),
+ * without a quote, a backslash or a control character (ClickHouse's column keeps the JSON escapes
+ * of those), and not beginning as a number, an object or an array does.
+ */
 function columnWritesAlike(c: Compiled): boolean {
-  return c.type === 'String' && typeof c.constant?.value === 'string' && !/^[-+.0-9{[]/.test(c.constant.value);
+  const v = c.constant?.value;
+  // eslint-disable-next-line no-control-regex -- the characters JSON escapes
+  return c.type === 'String' && typeof v === 'string' && v !== '' && v !== 'null' && !/^[-+.0-9{[]|["\\\u0000-\u001f]/.test(v);
 }
 
 /** The two sides of a comparison in one comparable SQL type. */

@@ -17,21 +17,31 @@
  * form than its value, that form too: `uuid` (`EventsTable.storedUuid`, offered as
  * `Compiled.storedEquals`) and `timestamp` (`EventsTable.storedTime`, offered as
  * `Compiled.timeKey`), which comparisons, GROUP BY and ORDER BY read so that the indexes serve
- * them and no row's text is made only to compare it.
+ * them and no row's text is made only to compare it. A property with a materialized column is
+ * read from the column where the store's column holds its text (`HogQLDialect.materializedExact`:
+ * ClickHouse's `mat_` columns, on the rows where it holds; ./select.ts), and from the JSON elsewhere.
  */
 import { sql } from 'kysely';
 import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
-import { fail, make, type Scope } from './scope.js';
+import { fail, make, type DerivedColumn, type Scope } from './scope.js';
 import type { Compiled, HogType } from './types.js';
 
 /** Registers (once) the column `key` of the derived table and answers the field as a column reference. */
-function column(scope: Scope, key: string, build: () => Sql, type: HogType, nullable: boolean, canonical?: () => Sql): Compiled {
+function column(
+  scope: Scope,
+  key: string,
+  build: () => Sql,
+  type: HogType,
+  nullable: boolean,
+  canonical?: () => Sql,
+  more?: () => Pick<DerivedColumn, 'split' | 'json'>,
+): Compiled {
   if (scope.inline) return make(build(), type, nullable, key, [], { fields: [key] });
   const cols = scope.columns;
   let col = cols.get(key);
   if (!col) {
-    col = { name: `f${cols.size}`, sql: build(), ...(canonical ? { canonical: canonical() } : {}) };
+    col = { name: `f${cols.size}`, sql: build(), ...(canonical ? { canonical: canonical() } : {}), ...more?.() };
     cols.set(key, col);
   }
   return make(sql.raw(`t.${col.name}`), type, nullable, key, [], { fields: [key] });
@@ -120,6 +130,7 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
             'JSON',
             false,
             () => d.jsonCanonical(events.properties),
+            () => ({ json: true }),
           );
         case 'person_id':
           return column(scope, 'events.person_id', () => personOf(scope, 'uuid'), 'UUID', true);
@@ -127,17 +138,18 @@ export function tableField(scope: Scope, chain: readonly string[], node: AstNode
     }
     if (head === 'properties') {
       const key = propertyKey(scope, node, rest);
+      const json = () => events.property(key, (source) => d.jsonText(source, key));
+      // a materialized column that holds most values' text (HogQLDialect.materializedExact): the
+      // column where it holds, the JSON elsewhere (the split is ./select.ts's)
+      const mat = d.materializedExact ? events.materializedColumn('events', key) : undefined;
+      const exact = mat && d.materializedExact!(mat);
+      const read = mat && exact ? () => sql`if(${exact}, ${mat}, ${json()})` : json;
+      const more = mat && exact ? () => ({ split: { fast: mat, exact } }) : () => ({ json: true });
       return withMaterialized(
         scope,
         'events',
         key,
-        column(
-          scope,
-          `events.properties.${JSON.stringify(key)}`,
-          () => events.property(key, (json) => d.jsonText(json, key)),
-          'String',
-          true,
-        ),
+        column(scope, `events.properties.${JSON.stringify(key)}`, read, 'String', true, undefined, more),
       );
     }
     if (head === 'person' && rest.length >= 1) {

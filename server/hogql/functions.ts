@@ -1,6 +1,7 @@
 /**
  * HogQL's functions in this server's subset, with ClickHouse's meaning as HogQL maps them
- * (posthog/hogql/functions/mapping.py): aggregates count, countIf, uniq, sum, avg, min, max;
+ * (posthog/hogql/functions/mapping.py): aggregates count, countIf, uniq, uniqExact, sum, avg, min, max
+ * (uniq is exact on SQLite and PostgreSQL, ClickHouse's own `uniq` there: `HogQLDialect.uniq`);
  * toDate, toDateTime, toStartOfHour/Day/Week/Month (week starts on Sunday; Week and Month return
  * a Date), now, today, toIntervalSecond…Year (and `interval N unit`); lower, upper (ASCII, as
  * ClickHouse's), length (UTF-8 bytes), concat (NULL as ''), coalesce, ifNull, if, toString,
@@ -17,7 +18,7 @@ import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interv
 
 type CompileExpr = (scope: Scope, node: AstNode) => Compiled;
 
-const AGGREGATES = new Set(['count', 'countIf', 'uniq', 'sum', 'avg', 'min', 'max']);
+const AGGREGATES = new Set(['count', 'countIf', 'uniq', 'uniqExact', 'sum', 'avg', 'min', 'max']);
 const INTERVALS: Record<string, Interval['unit']> = {
   toIntervalSecond: 'second',
   toIntervalMinute: 'minute',
@@ -106,7 +107,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
   if (node.params) return fail(scope, node, `Parametric functions (${name}(…)(…)) are not supported`);
   if (node.filter_expr || node.order_by) return fail(scope, node, `${name}() with FILTER or ORDER BY is not supported`);
   if (node.distinct && name !== 'count')
-    return fail(scope, node, `${name}(DISTINCT …) is not supported (count(DISTINCT x) and uniq(x) are)`);
+    return fail(scope, node, `${name}(DISTINCT …) is not supported (count(DISTINCT x), uniq(x) and uniqExact(x) are)`);
 
   if (AGGREGATES.has(name)) {
     if (!scope.aggAllowed)
@@ -147,7 +148,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
     // (still an aggregate in the SQL: one row over the whole table, or one per group)
     if (args.length === 1 && args[0]!.type === 'Null' && name !== 'countIf') {
       const rows = row ? sql`count(${row})` : sql`count(*)`;
-      if (name === 'count' || name === 'uniq') return agg(sql`(${rows} * 0)`, 'UInt', false);
+      if (name === 'count' || name === 'uniq' || name === 'uniqExact') return agg(sql`(${rows} * 0)`, 'UInt', false);
       if (name === 'sum') return agg(sql`(${rows} * 0)`, 'Int', false);
       return agg(sql`(case when ${rows} < 0 then 0 end)`, 'Null', true);
     }
@@ -163,8 +164,11 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
         arity(scope, node, name, args, 1);
         return agg(sql`count(case when ${asCondition(scope, args[0]!, argNodes[0])} then ${row ?? sql`1`} end)`, 'UInt', false);
       case 'uniq':
+      case 'uniqExact': {
         arity(scope, node, name, args, 1);
-        return agg(sql`count(distinct ${args[0]!.timeKey ? onRow(args[0]!.timeKey()) : value(args[0]!)})`, 'UInt', false);
+        const counted = args[0]!.timeKey ? onRow(args[0]!.timeKey()) : value(args[0]!);
+        return agg(d.uniq ? d.uniq(counted, name === 'uniqExact') : sql`count(distinct ${counted})`, 'UInt', false);
+      }
       case 'sum':
       case 'avg': {
         arity(scope, node, name, args, 1);
@@ -287,8 +291,10 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
       arity(scope, node, name, args, 1, 2);
       if (args.length === 2 && !(args[1]!.constant && args[1]!.constant.value === 0))
         return fail(scope, argNodes[1], 'toStartOfWeek() supports mode 0 only (weeks start on Sunday)');
+      if (args[0]!.timeKey && d.timeKeyDates) return startOfTimeKeyDate(scope, args[0]!, 'week', key, args);
       return make(d.startOfWeek(needsDate(args[0]!, argNodes[0])), 'Date', args[0]!.nullable, key, args);
     case 'toStartOfMonth':
+      if (args.length === 1 && args[0]!.timeKey && d.timeKeyDates) return startOfTimeKeyDate(scope, args[0]!, 'month', key, args);
       return one('Date', false, (a) => d.text(sql`(substr(${needsDate(a, argNodes[0])}, 1, 7) || '-01')`));
     case 'concat': {
       arity(scope, node, name, args, 2, 64);
@@ -350,4 +356,15 @@ function startOfStoredTime(scope: Scope, a: Compiled, unit: 'day' | 'hour', key:
   const time = storedTime(scope);
   const start = () => time.startOf(a.timeKey!(), unit);
   return make(time.text(start()), 'DateTime', a.nullable, key, args, { timeKey: start });
+}
+
+/**
+ * `toStartOfWeek` / `toStartOfMonth` of a stored time on a dialect that computes dates of its keys
+ * (`HogQLDialect.timeKeyDates`): the date as the dialect's value, which the query groups and
+ * orders by (`Compiled.orderKey`), and its text, made once per group.
+ */
+function startOfTimeKeyDate(scope: Scope, a: Compiled, unit: 'week' | 'month', key: string, args: Compiled[]): Compiled {
+  const dates = scope.dialect.timeKeyDates!;
+  const start = () => dates.startOf(a.timeKey!(), unit);
+  return make(scope.dialect.text(dates.text(start())), 'Date', a.nullable, key, args, { orderKey: start });
 }

@@ -3,7 +3,9 @@
  * one array per row, values by HogQL type (integers as numbers, DateTime64 as
  * `YYYY-MM-DDTHH:MM:SS.ffffffZ`, DateTime as `YYYY-MM-DDTHH:MM:SSZ`, Date as `YYYY-MM-DD`, a whole
  * properties object as JSON text with its keys sorted, so both stores answer the same text).
- * `hasMore` comes from the one extra row the SQL fetches.
+ * `hasMore` comes from the one extra row the SQL fetches. A query with an optimistic form
+ * (ClickHouse's materialized columns, ./select.ts `CompiledSelect.optimistic`) runs it when its
+ * probe finds no row that needs the JSON (`rowsOf`).
  *
  * A statement the store refuses for its data (PostgreSQL SQLSTATE class 22, e.g. an integer out of
  * range; 42, e.g. a grouping PostgreSQL cannot prove; SQLite's SQLITE_ERROR, SQLITE_MISMATCH,
@@ -137,11 +139,27 @@ export function readValue(type: HogType, v: unknown): unknown {
   }
 }
 
+/**
+ * The rows of `query`: with `optimistic` (materialized columns that hold most values' text, on
+ * ClickHouse), the query without the JSON when its probe finds no row that needs the JSON, before
+ * and after it (events are only added: a row the query read is still there after it, but for a
+ * delete that runs meanwhile); else the full query.
+ */
+async function rowsOf<DB>(db: Kysely<DB>, query: CompiledSelect): Promise<Record<string, unknown>[]> {
+  const read = async (statement: CompiledSelect['sql']) => (await statement.execute(db)).rows as Record<string, unknown>[];
+  const o = query.optimistic;
+  if (o && (await read(o.probe)).length === 0) {
+    const rows = await read(o.sql);
+    if ((await read(o.probe)).length === 0) return rows;
+  }
+  return read(query.sql);
+}
+
 /** Runs `query` and reads the rows (see the module doc). */
 export async function runCompiled<DB>(db: Kysely<DB>, query: CompiledSelect): Promise<HogQLResult> {
   let rows: Record<string, unknown>[];
   try {
-    rows = (await query.sql.execute(db)).rows as Record<string, unknown>[];
+    rows = await rowsOf(db, query);
   } catch (err) {
     if (isIntegerOverflow(err)) throw new HogQLError(INTEGER_OVERFLOW_DETAIL, undefined, undefined, 'query');
     if (isFloatOutOfRange(err)) throw new HogQLError(FLOAT_RANGE_DETAIL, undefined, undefined, 'query');

@@ -40,7 +40,7 @@ export interface Scope {
    * `canonical`: for a whole properties object, the same value in the canonical text both stores
    * compare alike (used when the query groups, orders or de-duplicates by it)
    */
-  columns: Map<string, { name: string; sql: Sql; canonical?: Sql }>;
+  columns: Map<string, DerivedColumn>;
   /** fields read straight off the table's row instead (a condition added to another query's WHERE) */
   inline?: boolean;
   /** aggregates read the row column (`rowColumn`) even when their arguments read none (see `bindable`) */
@@ -49,6 +49,23 @@ export interface Scope {
   inWhere?: boolean;
   /** the query reads a column of the event's person (the store's `EventsTable.personJoin` is then added) */
   readsPerson?: boolean;
+}
+
+/**
+ * A column of the derived table: its SQL, and for a whole properties object its `canonical`
+ * form (see `Scope.columns`); `split`: for a materialized property on a store whose column does
+ * not hold every value's text (`HogQLDialect.materializedExact`), the column's value (`fast`) and
+ * the condition (`exact`) under which it is the property's text, while `sql` reads the JSON where
+ * the condition fails (./select.ts reads `fast` on the rows where every such condition holds, when
+ * no other column reads the JSON: `json`).
+ */
+export interface DerivedColumn {
+  name: string;
+  sql: Sql;
+  canonical?: Sql;
+  split?: { fast: Sql; exact: Sql };
+  /** reads the events' properties JSON on every row (a property without a materialized column, the whole object) */
+  json?: boolean;
 }
 
 /**

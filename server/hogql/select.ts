@@ -14,7 +14,7 @@ import { asCondition, asValue } from './coerce.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { compileExpr, describe } from './expr.js';
 import type { AstNode } from './parser.js';
-import { fail, type Scope, type TableName } from './scope.js';
+import { fail, type DerivedColumn, type Scope, type TableName } from './scope.js';
 import { isNumeric, typeName, type Compiled } from './types.js';
 
 /** Rows a query returns by default, and at most (PostHog's DEFAULT_RETURNED_ROWS, MAX_SELECT_RETURNED_ROWS). */
@@ -51,6 +51,12 @@ export interface CompiledSelect {
   /** the rows asked for (the SQL fetches one more, to know `hasMore`) */
   limit: number;
   offset: number;
+  /**
+   * For a query that reads materialized columns which hold most values' text (`DerivedColumn.split`):
+   * `sql` without the JSON, right while no row of the table needs the JSON, which `probe` (a
+   * query of one row at most) tells. ./run.ts asks `probe` before and after `sql`.
+   */
+  optimistic?: { sql: RawBuilder<unknown>; probe: RawBuilder<unknown> };
 }
 
 const UNSUPPORTED: [string, string][] = [
@@ -114,6 +120,20 @@ function inOrder(d: HogQLDialect, c: Compiled, cond: Sql): Sql {
 function textOf(source: string, node: AstNode): string {
   if (node.start && node.end) return source.slice(node.start.offset, node.end.offset).trim();
   return node.node;
+}
+
+/** The names of the derived table's columns (`t.fN`, ./fields.ts) that `parts` read. */
+function referencedColumns(parts: readonly (Sql | undefined)[]): Set<string> {
+  const names = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach(visit);
+    const fragments = (node as { sqlFragments?: unknown }).sqlFragments;
+    if (Array.isArray(fragments)) for (const f of fragments) for (const m of String(f).matchAll(/\bt\.(f[0-9]+)\b/g)) names.add(m[1]!);
+    for (const v of Object.values(node)) visit(v);
+  };
+  for (const p of parts) if (p) visit(p.toOperationNode());
+  return names;
 }
 
 /** Compiles a SELECT node. Throws `HogQLError` for anything outside the subset. */
@@ -267,28 +287,52 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
   }
 
   let fromSql: Sql = sql``;
+  let optimistic: { from: Sql; probe: Sql } | undefined;
   if (scope.table !== null) {
     const table = sql.raw(scope.table);
-    const fieldCols = [...scope.columns.values()];
-    const inner = fieldCols.length > 0 ? sql.join(fieldCols.map((c) => sql`${c.sql} as ${sql.ref(c.name)}`)) : sql`1 as f_`;
+    // the derived table's columns that the query reads (a field compared through its materialized
+    // column instead, ./expr.ts `compareValues`, leaves its own column unread)
+    const used = referencedColumns([selectList, ...conditions, ...groupBy, having, ...orderBy]);
+    const fieldCols = [...scope.columns.values()].filter((c) => used.has(c.name));
+    const columnsOf = (value: (c: DerivedColumn) => Sql) =>
+      fieldCols.length > 0 ? sql.join(fieldCols.map((c) => sql`${value(c)} as ${sql.ref(c.name)}`)) : sql`1 as f_`;
     const hints = scope.table === 'events' ? scope.events.hints : [];
-    const tableWhere = [sql`${table}.team_id = ${d.int(options.teamId)}`, ...hints, ...(options.tableWhere ?? [])];
+    const tableWhere = sql.join([sql`${table}.team_id = ${d.int(options.teamId)}`, ...hints, ...(options.tableWhere ?? [])], sql` and `);
     // the store's own source of `persons`, and the join of the event's person (EventsTable.personsSource, personJoin)
     const events = scope.events;
+    const joinsPerson = scope.table === 'events' && scope.readsPerson === true && events.personJoin !== undefined;
     const source =
       scope.table === 'persons' && events.personsSource
         ? sql`${events.personsSource(d.int(options.teamId))} as persons`
-        : scope.table === 'events' && scope.readsPerson && events.personJoin
-          ? sql`${table}${events.personJoin(d.int(options.teamId))}`
+        : joinsPerson
+          ? sql`${table}${events.personJoin!(d.int(options.teamId))}`
           : table;
-    fromSql = sql` from (select ${inner} from ${source} where ${sql.join(tableWhere, sql` and `)}) as t`;
+    // materialized properties whose column holds most values' text (DerivedColumn.split): the rows
+    // where every such column holds read the columns, the others the JSON; ClickHouse then reads
+    // the JSON column only for the granules that have such rows (its PREWHERE reads the
+    // condition's columns first). Not when another column reads the JSON on every row anyway, nor
+    // with the person's join, which each part would compute.
+    const splits = joinsPerson || fieldCols.some((c) => c.json) ? [] : fieldCols.flatMap((c) => (c.split ? [c.split.exact] : []));
+    if (splits.length > 0) {
+      const exact = sql.join(splits, sql` and `);
+      fromSql = sql` from (select ${columnsOf((c) => c.split?.fast ?? c.sql)} from ${source} where ${tableWhere} and ${exact}
+        union all select ${columnsOf((c) => c.sql)} from ${source} where ${tableWhere} and not (${exact})) as t`;
+      // the columns alone, and whether a row needs the JSON (ClickHouse's analysis of the JSON
+      // branch alone costs more than the columns' query: docs/performance.md)
+      optimistic = {
+        from: sql` from (select ${columnsOf((c) => c.split?.fast ?? c.sql)} from ${source} where ${tableWhere}) as t`,
+        probe: sql`select 1 as c0 from ${source} where ${tableWhere} and not (${exact}) limit 1`,
+      };
+    } else fromSql = sql` from (select ${columnsOf((c) => c.sql)} from ${source} where ${tableWhere}) as t`;
   } else if (scope.columns.size > 0) {
     // only the row column (fields without FROM fail earlier): a one-row table
     fromSql = sql` from (select ${sql.join([...scope.columns.values()].map((c) => sql`${c.sql} as ${sql.ref(c.name)}`))}) as t`;
   }
-  const text = sql`select ${sql.raw(distinct ? 'distinct ' : '')}${selectList}${fromSql}${conditions.length ? sql` where ${sql.join(conditions, sql` and `)}` : sql``}${groupBy.length ? sql` group by ${sql.join(groupBy)}` : sql``}${having ? sql` having ${having}` : sql``}${orderBy.length ? sql` order by ${sql.join(orderBy)}` : sql``} limit ${d.int(limit + 1)} offset ${d.int(offset)}`;
+  const statement = (from: Sql) =>
+    sql`select ${sql.raw(distinct ? 'distinct ' : '')}${selectList}${from}${conditions.length ? sql` where ${sql.join(conditions, sql` and `)}` : sql``}${groupBy.length ? sql` group by ${sql.join(groupBy)}` : sql``}${having ? sql` having ${having}` : sql``}${orderBy.length ? sql` order by ${sql.join(orderBy)}` : sql``} limit ${d.int(limit + 1)} offset ${d.int(offset)}`;
   return {
-    sql: text,
+    sql: statement(fromSql),
+    ...(optimistic ? { optimistic: { sql: statement(optimistic.from), probe: optimistic.probe } } : {}),
     columns: items.map((i) => i.name),
     types: selected.map((c) => typeName(c)),
     kinds: selected.map((c) => c.type),

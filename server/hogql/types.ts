@@ -46,9 +46,12 @@ export interface Compiled {
   canFail?: boolean;
   /**
    * a property the store keeps in a materialized column (`EventsTable.materializedColumn`,
-   * ../storage/events/index.ts): that column, whose text is the property's HogQL text for every value whose text does not begin with a digit,
-   * a sign, a point, `{` or `[` (strings, booleans, NULL), so `=` and `!=` with such a constant may
-   * read it (and its index) instead (./expr.ts `compareValues`)
+   * ../storage/events/index.ts): that column, whose text is the property's HogQL text for every
+   * value whose text is not empty, not `null`, holds no quote, backslash or control character and
+   * does not begin with a digit, a sign, a point, `{` or `[` (ClickHouse's `mat_` columns write
+   * the others otherwise), so `=` and `!=` with such a constant may read it (and its index)
+   * instead (./expr.ts `compareValues`). Elsewhere the store's own `EventsTable.property` reads
+   * the column where it can (ClickHouse: ../storage/events/clickhouse/table.ts)
    */
   materialized?: () => Compiled;
   /**

@@ -13,7 +13,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clickhouseDialect } from '../../server/hogql/dialect-clickhouse.js';
 import { HogQLError, runHogQLQuery } from '../../server/hogql/index.js';
+import { parseSelect } from '../../server/hogql/parser.js';
+import { compileSelect } from '../../server/hogql/select.js';
 import { openClickHouse, type ClickHouseConnection } from '../../server/storage/clickhouse/connection.js';
 import { clickhouseKysely } from '../../server/storage/clickhouse/kysely-dialect.js';
 import { clickhouseSchema, materializedColumnDdl, materializedColumnName } from '../../server/storage/clickhouse/schema.js';
@@ -21,19 +24,61 @@ import { migrateToLatest, openStore, type Store } from '../../server/storage/db.
 import { clickhouseEventsTable } from '../../server/storage/events/clickhouse/table.js';
 import { eventsStore, type EventsTable } from '../../server/storage/events/index.js';
 import { NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../../server/storage/events/materialized.js';
+import { importEvents } from '../../server/ingest/import.js';
 import { AccountsRepository } from '../../server/storage/repositories/accounts.js';
 import { seedDataset } from './dataset.js';
 import { seedClickHouseDataset } from './helpers/clickhouse-dataset.js';
 import { query } from './helpers/grammar.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
-const MATERIALIZED_EVENT_KEYS = ['$browser', 'plan', 'price', 'flag', '$current_url'];
+const MATERIALIZED_EVENT_KEYS = ['$browser', 'plan', 'price', 'flag', '$current_url', 'odd', 'fine'];
+
+/**
+ * Project R: values of a property (`odd`) that its materialized column writes otherwise than HogQL
+ * (empty and `null` strings, JSON null, a missing key, JSON escapes, exponents, objects, arrays)
+ * beside ones it writes alike, and times around the ends of ClickHouse's Date and DateTime.
+ */
+const ODD = [
+  '',
+  'null',
+  null,
+  undefined,
+  'a"b',
+  'back\\slash',
+  'tab\there',
+  1e21,
+  1.5e-7,
+  '1e5',
+  12,
+  -3.5,
+  true,
+  { b: 1, a: [1, 2] },
+  [3, 'x'],
+  'Zürich',
+  '/pricing',
+  'e',
+];
+const ODD_TIMES = [
+  '2024-11-03T05:06:07.123456Z',
+  '2024-11-09T23:59:59.999999Z',
+  '1969-12-31T23:00:00Z',
+  '2150-03-01T10:00:00Z',
+  '1900-01-01T00:00:00Z',
+];
+const R_EVENTS = ODD.map((odd, i) => ({
+  uuid: `01934e70-0000-7000-8000-0000000001${String(i).padStart(2, '0')}`,
+  event: i % 2 ? 'odd' : 'even',
+  distinct_id: `r${i % 5}`,
+  timestamp: ODD_TIMES[i % ODD_TIMES.length]!,
+  // `fine`: a value its column holds as HogQL writes it on every event (read without the JSON)
+  properties: { ...(odd === undefined ? { other: 1 } : { odd }), fine: ['x', 'Zürich', '/a/b', 'true', '12.5'][i % 5] },
+}));
 
 let dir: string;
 let sqlite: Store;
 let ch: ClickHouseConnection;
 let chDb: Kysely<unknown>;
-let teams: { p: number; q: number };
+let teams: { p: number; q: number; r: number };
 let materialized: MaterializedColumns;
 
 beforeAll(async () => {
@@ -44,8 +89,10 @@ beforeAll(async () => {
   teams = {
     p: (await accounts.createTeam({ organization_id: org.id, name: 'P' })).id,
     q: (await accounts.createTeam({ organization_id: org.id, name: 'Q' })).id,
+    r: (await accounts.createTeam({ organization_id: org.id, name: 'R' })).id,
   };
   await seedDataset(sqlite, teams.p, teams.q);
+  await importEvents(sqlite, teams.r, R_EVENTS);
 
   dir = mkdtempSync(join(tmpdir(), 'envapi-hogql-ch-'));
   ch = await openClickHouse({ dataDir: dir });
@@ -57,7 +104,7 @@ beforeAll(async () => {
     event.set(key, column);
   }
   materialized = { event, person: new Map() };
-  await seedClickHouseDataset(ch.client, teams.p, teams.q);
+  await seedClickHouseDataset(ch.client, teams.p, teams.q, [[teams.r, R_EVENTS]]);
   chDb = clickhouseKysely({ client: ch.client, maxQueries: 1, budgetMs: 60_000 });
 }, 120_000);
 
@@ -69,9 +116,9 @@ afterAll(async () => {
 });
 
 /** One store's answer: its rows, or 'HTTP 400' for a query it refuses. */
-async function answer(db: Kysely<unknown>, table: EventsTable, q: string): Promise<unknown> {
+async function answer(db: Kysely<unknown>, table: EventsTable, q: string, team = teams.p): Promise<unknown> {
   try {
-    return (await runHogQLQuery(db, table, teams.p, q, NOW)).results;
+    return (await runHogQLQuery(db, table, team, q, NOW)).results;
   } catch (err) {
     // chDB (3.4.0) hands the partial output of a failed query to the session's next query: a
     // throwaway read takes it (reported; to be handled in server/storage/clickhouse/kysely-dialect.ts)
@@ -81,12 +128,42 @@ async function answer(db: Kysely<unknown>, table: EventsTable, q: string): Promi
   }
 }
 
-async function sqliteAnswer(q: string): Promise<unknown> {
+async function sqliteAnswer(q: string, team = teams.p): Promise<unknown> {
   const events = eventsStore(sqlite.db);
-  return answer(sqlite.db as Kysely<unknown>, events.table(await events.materializedColumns()), q);
+  return answer(sqlite.db as Kysely<unknown>, events.table(await events.materializedColumns()), q, team);
 }
 
-const chAnswer = (q: string, mat: MaterializedColumns = NO_MATERIALIZED_COLUMNS) => answer(chDb, clickhouseEventsTable(mat), q);
+const chAnswer = (q: string, mat: MaterializedColumns = NO_MATERIALIZED_COLUMNS, team = teams.p) =>
+  answer(chDb, clickhouseEventsTable(mat), q, team);
+
+/** Queries of project R (`R_EVENTS`): its property everywhere a query reads one, and its times. */
+const R_QUERIES = [
+  'select properties.odd as v, count() from events group by v order by v',
+  "select uuid, properties.odd, length(properties.odd), concat(properties.odd, '|'), properties.odd is null from events order by uuid",
+  'select uuid from events order by properties.odd, uuid',
+  'select distinct properties.odd from events order by properties.odd',
+  'select uniq(properties.odd), uniqExact(properties.odd), count(distinct properties.odd), min(properties.odd), max(properties.odd) from events',
+  "select count() from events where properties.odd = ''",
+  "select count() from events where properties.odd != ''",
+  "select count() from events where properties.odd = 'null'",
+  "select count() from events where properties.odd != 'null'",
+  "select count() from events where properties.odd = 'a\"b'",
+  "select count() from events where properties.odd = 'Zürich' or properties.odd = '/pricing' or properties.odd = 'e'",
+  "select count() from events where properties.odd in ('true', '12', '1e5', '')",
+  'select uuid, timestamp, toStartOfDay(timestamp), toStartOfHour(timestamp), toDate(timestamp), toStartOfWeek(timestamp), toStartOfMonth(timestamp) from events order by uuid',
+  'select toStartOfWeek(timestamp) as w, toStartOfMonth(timestamp) as m, count() from events group by w, m order by w, m',
+  'select toStartOfDay(timestamp) as d, uniq(distinct_id) from events group by d order by d',
+  'select toStartOfHour(timestamp) as h, toDate(timestamp) as d, count() from events group by h, d order by h desc, d',
+  "select count() from events where timestamp >= '1970-01-01' and timestamp < '2150-03-01T10:00:00.000001'",
+  "select count() from events where timestamp > '1969-12-31 23:00:00' or timestamp <= toDate('1900-01-01')",
+  "select count() from events where timestamp = '2024-11-03T05:06:07.123456Z' or timestamp != '2150-03-01 10:00:00'",
+  "select count() from events where toStartOfDay(timestamp) = '2024-11-03' and timestamp < now()",
+  'select min(timestamp), max(timestamp), uniq(timestamp), uniqExact(distinct_id), uniq(distinct_id) from events',
+  'select timestamp from events order by timestamp desc limit 3',
+  'select properties.fine as f, count() from events group by f order by f',
+  "select properties.fine, length(properties.fine), concat(properties.fine, '!') from events where properties.fine != 'x' order by uuid",
+  'select properties.fine as f, properties.odd as o from events order by f, o',
+];
 
 const HAND_PICKED = [
   'select count() from events',
@@ -172,6 +249,34 @@ describe('HogQL on ClickHouse (chDB)', () => {
         }
   }, 120_000);
 
+  it('reads a materialized property in SELECT, GROUP BY, ORDER BY and WHERE as without its column, and times natively', async () => {
+    for (const q of R_QUERIES) {
+      const expected = await sqliteAnswer(q, teams.r);
+      expect(await chAnswer(q, NO_MATERIALIZED_COLUMNS, teams.r), q).toEqual(expected);
+      expect(await chAnswer(q, materialized, teams.r), q).toEqual(expected);
+    }
+  }, 120_000);
+
+  it('reads a materialized property without its JSON when no row needs the JSON', async () => {
+    const compile = async (q: string) =>
+      compileSelect(await parseSelect(q), {
+        dialect: clickhouseDialect,
+        events: clickhouseEventsTable(materialized),
+        teamId: teams.r,
+        source: q,
+        attr: 'query',
+        now: NOW,
+      });
+    const fine = await compile('select properties.fine as f, count() from events group by f order by f');
+    expect(fine.optimistic).toBeDefined();
+    // the probe finds no row of project R that needs the JSON for `fine`, one for `odd`
+    expect((await fine.optimistic!.probe.execute(chDb)).rows).toEqual([]);
+    const odd = await compile('select properties.odd as o, count() from events group by o order by o');
+    expect((await odd.optimistic!.probe.execute(chDb)).rows).toHaveLength(1);
+    // without the column's split (a JSON property read beside it), no optimistic query
+    expect((await compile('select properties.fine, properties.other from events')).optimistic).toBeUndefined();
+  });
+
   it('never shows another project its events or persons', async () => {
     expect(await chAnswer("select count() from events where distinct_id = 'zed' or properties.secret = 'q-only'")).toEqual([[0]]);
     expect(await chAnswer('select count() from persons')).toEqual([[5]]);
@@ -180,8 +285,10 @@ describe('HogQL on ClickHouse (chDB)', () => {
   it('a random query gives the same answer on ClickHouse and SQLite', async () => {
     let accepted = 0;
     const differ: string[] = [];
-    for (const q of fc.sample(query, { numRuns: 400, seed: Number(process.env.HOGQL_SEED ?? 39) })) {
-      const [a, b] = [await sqliteAnswer(q), await chAnswer(q).catch((e: Error) => `ERROR ${e.message.slice(0, 300)}`)];
+    for (const [i, q] of fc.sample(query, { numRuns: 400, seed: Number(process.env.HOGQL_SEED ?? 39) }).entries()) {
+      // every fourth also with the materialized columns (read where they hold the property's text)
+      const mat = i % 4 === 0 ? materialized : NO_MATERIALIZED_COLUMNS;
+      const [a, b] = [await sqliteAnswer(q), await chAnswer(q, mat).catch((e: Error) => `ERROR ${e.message.slice(0, 300)}`)];
       if (a !== 'HTTP 400') accepted++;
       const [ja, jb] = [JSON.stringify(a), JSON.stringify(b)];
       if (ja === jb) continue;

@@ -22,15 +22,17 @@ function personUuid(team: number, n: number): string {
 
 const CREATED = '2024-10-01 00:00:00.000';
 
-/** Inserts the dataset for projects `p` and `q` (their ids). */
-export async function seedClickHouseDataset(client: ClickHouseClient, p: number, q: number): Promise<void> {
+/** Inserts the dataset for projects `p` and `q` (their ids), and `more` events of other projects (project id, events). */
+export async function seedClickHouseDataset(
+  client: ClickHouseClient,
+  p: number,
+  q: number,
+  more: readonly (readonly [number, readonly Record<string, unknown>[]])[] = [],
+): Promise<void> {
   const events: Record<string, unknown>[] = [];
   const persons: Record<string, unknown>[] = [];
   const pdis: Record<string, unknown>[] = [];
-  for (const [team, rows] of [
-    [p, P_EVENTS],
-    [q, Q_EVENTS],
-  ] as const) {
+  for (const [team, rows] of [[p, P_EVENTS] as const, [q, Q_EVENTS] as const, ...more]) {
     const people = new Map<string, { uuid: string; properties: Record<string, unknown> }>();
     for (const raw of rows) {
       const { event, person } = normalizeEventRow(team, raw);

@@ -6,8 +6,24 @@
  * - `uuid` as its text (`toString(events.uuid)`), `timestamp` and `created_at` as the stored text
  *   form (`formatDateTime(…, '%Y-%m-%dT%H:%i:%S.%fZ')`, six digits), `properties` the JSON text
  *   column as it is.
+ * - `timestamp` is also offered as its stored column (`storedTime`: the DateTime64(6, 'UTC')
+ *   itself), so that comparisons with a time are DateTime64 comparisons, which the sort key's
+ *   `toDate(timestamp)` and the monthly partitions prune by, and GROUP BY / ORDER BY of it, of its
+ *   day or hour, read DateTime64 values; the text is made once per answer row. DateTime64 holds
+ *   the years 0001–9999 (ClickHouse 26), the range of the text forms, so the keys order and
+ *   compare as the texts do. Days and hours are counted in microseconds since 1970 (`startOf`):
+ *   `toStartOfDay` of a DateTime64 is a DateTime (1970–2106) unless
+ *   `enable_extended_results_for_datetime_functions` is set, which the store's reads do not set.
  * - Materialized columns are PostHog's `mat_<property>` String columns (DEFAULT the property's
- *   trimmed JSON text), read as its printer reads them: `nullIf(nullIf(col, ''), 'null')`.
+ *   trimmed JSON text, `trimQuotesExpr` of ../../clickhouse/schema.ts), offered as they are
+ *   (`materializedColumn`). PostHog's printer reads `nullIf(nullIf(col, ''), 'null')` wherever the
+ *   property is read, which answers NULL for the strings `""` and `"null"`; here the column is
+ *   read only where it is the property's HogQL text: `=` and `!=` with a constant it writes alike
+ *   (server/hogql/expr.ts `columnWritesAlike`: there the column compares as its nullIf form), and
+ *   elsewhere on the rows where server/hogql/dialect-clickhouse.ts `materializedExact` holds (not
+ *   `''` or `'null'`, which a missing or null property also gives, no JSON escape, which the column
+ *   keeps, no number with an exponent, which HogQL writes in plain decimals, no object or array,
+ *   which HogQL writes canonically); the other rows read the JSON (server/hogql/select.ts).
  * - The event's person, and `FROM persons`, read the person mirror (`person`,
  *   `person_distinct_id2`: ReplacingMergeTree by `version`) as PostHog reads it: per id (per
  *   distinct id) the row of the greatest version, dropped when that row is deleted (`argMax(…,
@@ -19,11 +35,27 @@
  */
 import { sql } from 'kysely';
 import { NO_MATERIALIZED_COLUMNS, type MaterializedColumns } from '../materialized.js';
-import type { EventsTable } from '../store.js';
+import type { EventsTable, StoredTime } from '../store.js';
 import { clickhouseTimeText, latestDistinctIds, latestPersons } from './mirror.js';
 
 /** The alias of the event's person in the derived table (`personJoin`). */
 const PERSON = sql.raw('events__person');
+
+/** Microseconds in a day and in an hour: the units `startOf` floors to. */
+const MICROS_PER = { day: 86_400_000_000, hour: 3_600_000_000 } as const;
+
+/** `timestamp` on ClickHouse: the DateTime64(6, 'UTC') column (module doc). */
+const CLICKHOUSE_TIME: StoredTime = {
+  column: sql`events.timestamp`,
+  text: (key) => clickhouseTimeText(key),
+  // the compiler passes stored-form text (a constant, folded once) or NULL
+  fromText: (text) => sql`parseDateTime64BestEffortOrNull(${text}, 6, 'UTC')`,
+  startOf: (key, unit) => {
+    // (an Int64 size: `Int64 % UInt64` is computed unsigned)
+    const size = sql.raw(`toInt64(${MICROS_PER[unit]})`);
+    return sql`fromUnixTimestamp64Micro(${sql`(toUnixTimestamp64Micro(${key}) - ((toUnixTimestamp64Micro(${key}) % ${size} + ${size}) % ${size}))`}, 'UTC')`;
+  },
+};
 
 /** The events table on ClickHouse, reading `materialized`'s columns (module doc). */
 export function clickhouseEventsTable(materialized: MaterializedColumns = NO_MATERIALIZED_COLUMNS): EventsTable {
@@ -38,7 +70,7 @@ export function clickhouseEventsTable(materialized: MaterializedColumns = NO_MAT
     property: (_key, read) => read(sql`events.properties`),
     materializedColumn: (table, property) => {
       const column = materialized[table === 'events' ? 'event' : 'person'].get(property);
-      return column === undefined ? undefined : sql`nullIf(nullIf(${sql.raw(table)}.${sql.ref(column)}, ''), 'null')`;
+      return column === undefined ? undefined : sql`${sql.raw(table)}.${sql.ref(column)}`;
     },
     personColumn: (column) => sql`${PERSON}.${sql.ref(column)}`,
     personJoin: (teamId) =>
@@ -52,5 +84,6 @@ export function clickhouseEventsTable(materialized: MaterializedColumns = NO_MAT
         ${teamId} as team_id${sql.join(more, sql``)} from ${latestPersons(teamId, personMaterialized)})`;
     },
     hints: [],
+    storedTime: CLICKHOUSE_TIME,
   };
 }
