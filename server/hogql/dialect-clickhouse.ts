@@ -241,17 +241,19 @@ function canonical(json: Sql, depth = JSON_DEPTH): Sql {
 }
 
 /**
- * Whether the value of a `mat_` column (`v`: `trimQuotesExpr` of the property,
- * ../storage/clickhouse/schema.ts `materializedColumnDdl`; ../storage/events/clickhouse/table.ts)
- * is the property's HogQL text, never NULL: not NULL, `''` or `'null'`, without a backslash (JSONExtractRaw writes a string's escapes, and only
- * those, with one), not an object or an array (`{`, `[`), not a number with an exponent (a first
- * byte `-` or a digit, then an `e`).
- * Byte tests and LIKE, the cheapest ClickHouse has (a regular expression costs several times more).
+ * Whether the value of a `mat_` column (`v`: PostHog's nullable column, `JSONExtract(properties,
+ * key, 'Nullable(String)')`, ../storage/clickhouse/schema.ts `materializedColumnDdl`;
+ * ../storage/events/clickhouse/table.ts) is the property's HogQL text: a string's value as it is
+ * (`''`, `'null'` and escapes decoded, as `JSONExtractString` gives them), `true` / `false`. Not
+ * exact: NULL (a missing property or JSON null: read from the JSON, which says which), an object
+ * or an array (`{`, `[`: HogQL writes them canonically), and anything that begins as a number does
+ * (a first byte `-` or a digit): the column writes a JSON number as ClickHouse formats a Float64
+ * (`1.50` → `1.5`, `-0` → `0`) where HogQL keeps the literal, and a string such as `"1.5"` cannot
+ * be told from it there. Byte tests only, the cheapest ClickHouse has.
  */
 function materializedExact(v: Sql): Sql {
   const b = sql`reinterpretAsUInt8(${v})`;
-  return sql`multiIf(${v} is null, 0, ${v} in ('', 'null'), 0, like(${v}, '%\\\\\\\\%'), 0, ${b} = 123 or ${b} = 91, 0,
-    ${b} = 45 or (${b} >= 48 and ${b} <= 57), not like(${v}, '%e%') and not like(${v}, '%E%'), 1)`;
+  return sql`multiIf(${v} is null, 0, ${b} = 123 or ${b} = 91 or ${b} = 45 or (${b} >= 48 and ${b} <= 57), 0, 1)`;
 }
 
 /** The exact sum of a Float column as a Float64 (module doc); 0 over no rows. */

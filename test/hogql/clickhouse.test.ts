@@ -34,9 +34,10 @@ const NOW = new Date('2026-01-01T00:00:00Z');
 const MATERIALIZED_EVENT_KEYS = ['$browser', 'plan', 'price', 'flag', '$current_url', 'odd', 'fine'];
 
 /**
- * Project R: values of a property (`odd`) that its materialized column writes otherwise than HogQL
- * (empty and `null` strings, JSON null, a missing key, JSON escapes, exponents, objects, arrays)
- * beside ones it writes alike, and times around the ends of ClickHouse's Date and DateTime.
+ * Project R: values of a property (`odd`) whose HogQL text its materialized column does not give
+ * (JSON null, a missing key, numbers, which the column writes as Float64s, objects, arrays) beside
+ * ones it writes alike (empty and `null` strings, escaped characters, text), and times around the
+ * ends of ClickHouse's Date and DateTime.
  */
 const ODD = [
   '',
@@ -71,7 +72,7 @@ const R_EVENTS = ODD.map((odd, i) => ({
   distinct_id: `r${i % 5}`,
   timestamp: ODD_TIMES[i % ODD_TIMES.length]!,
   // `fine`: a value its column holds as HogQL writes it on every event (read without the JSON)
-  properties: { ...(odd === undefined ? { other: 1 } : { odd }), fine: ['x', 'Zürich', '/a/b', 'true', '12.5'][i % 5] },
+  properties: { ...(odd === undefined ? { other: 1 } : { odd }), fine: ['x', 'Zürich', '/a/b', 'true', '', 'null', 'a"b'][i % 7] },
 }));
 
 let dir: string;

@@ -14,16 +14,15 @@
  *   compare as the texts do. Days and hours are counted in microseconds since 1970 (`startOf`):
  *   `toStartOfDay` of a DateTime64 is a DateTime (1970–2106) unless
  *   `enable_extended_results_for_datetime_functions` is set, which the store's reads do not set.
- * - Materialized columns are PostHog's `mat_<property>` String columns (DEFAULT the property's
- *   trimmed JSON text, `trimQuotesExpr` of ../../clickhouse/schema.ts), offered as they are
- *   (`materializedColumn`). PostHog's printer reads `nullIf(nullIf(col, ''), 'null')` wherever the
- *   property is read, which answers NULL for the strings `""` and `"null"`; here the column is
- *   read only where it is the property's HogQL text: `=` and `!=` with a constant it writes alike
- *   (server/hogql/expr.ts `columnWritesAlike`: there the column compares as its nullIf form), and
- *   elsewhere on the rows where server/hogql/dialect-clickhouse.ts `materializedExact` holds (not
- *   `''` or `'null'`, which a missing or null property also gives, no JSON escape, which the column
- *   keeps, no number with an exponent, which HogQL writes in plain decimals, no object or array,
- *   which HogQL writes canonically); the other rows read the JSON (server/hogql/select.ts).
+ * - Materialized columns are PostHog's nullable `mat_<property>` columns
+ *   (`JSONExtract(properties, key, 'Nullable(String)')`: ./materialize.ts,
+ *   ../../clickhouse/schema.ts `materializedColumnDdl`), offered as they are
+ *   (`materializedColumn`). The column is read only where it is the property's HogQL text: `=` and
+ *   `!=` with a constant it writes alike (server/hogql/expr.ts `columnWritesAlike`), and elsewhere
+ *   on the rows where server/hogql/dialect-clickhouse.ts `materializedExact` holds (not NULL, which
+ *   a missing and a null property both give, no object or array, which HogQL writes canonically,
+ *   nothing that begins as a number, which the column writes as a Float64); the other rows read the
+ *   JSON (server/hogql/select.ts).
  * - The event's person, and `FROM persons`, read the person mirror (`person`,
  *   `person_distinct_id2`: ReplacingMergeTree by `version`) as PostHog reads it: per id (per
  *   distinct id) the row of the greatest version, dropped when that row is deleted (`argMax(…,
