@@ -12,7 +12,8 @@
  *    server/storage/clickhouse/schema.ts `materializedColumnDdl` (the DDL `envapi events
  *    materialize` runs), so the import writes them and the raw SQL can read them.
  * 2. `--events` demo events into project 1 (all of them in one project, so that each shape reads N
- *    events) through the real import path (`importEvents`, the path of `envapi demo`), timed
+ *    events) through the real import path (`importEvents`, the path of `envapi demo`; above
+ *    10,000,000 events the demo runs of 10,000,000 with consecutive seeds, `demoEvents`), timed
  *    (events/s, demo generation included). The writer's steps are timed on the side (its methods
  *    wrapped: uuid look-up, person reads, person updates on SQLite, the insert, the mirror), to
  *    say where an import's time goes.
@@ -47,7 +48,7 @@ import { clickhouseDialect } from '../server/hogql/dialect-clickhouse.js';
 import { parseSelect } from '../server/hogql/parser.js';
 import { runCompiled } from '../server/hogql/run.js';
 import { compileSelect, type CompiledSelect } from '../server/hogql/select.js';
-import { generateDemoEvents } from '../server/ingest/demo.js';
+import { generateDemoEvents, type DemoEventRow } from '../server/ingest/demo.js';
 import { importEvents } from '../server/ingest/import.js';
 import { materializedColumnDdl, stringLiteral } from '../server/storage/clickhouse/schema.js';
 import { migrateToLatest, openStore, type Store } from '../server/storage/db.js';
@@ -147,11 +148,26 @@ async function prepare(dataDir: string): Promise<{ store: Store; key: string; cr
   return { store, key, created: boot.created };
 }
 
+/**
+ * Demo events by runs of at most `DEMO_RUN` (`generateDemoEvents` plans every session of its run
+ * in memory, ~a tenth of the events): above it, runs with the seeds `seed`, `seed + 1`, …, each
+ * over the same 30 days (other persons, the same period: the data gets denser).
+ */
+function* demoEvents(count: number, seed: number, now: Date): Generator<DemoEventRow> {
+  for (let done = 0, run = 0; done < count; run++) {
+    const n = Math.min(DEMO_RUN, count - done);
+    yield* generateDemoEvents({ count: n, seed: seed + run, now });
+    done += n;
+  }
+}
+
+const DEMO_RUN = 10_000_000;
+
 /** Imports `count` demo events into project 1 of `store`; seconds taken. */
 async function load(store: Store, count: number, seed: number, now: Date): Promise<{ seconds: number; inserted: number }> {
   let last = 0;
   const t0 = performance.now();
-  const s = await importEvents(store, 1, generateDemoEvents({ count, seed, now }), {
+  const s = await importEvents(store, 1, demoEvents(count, seed, now), {
     onProgress: (done) => {
       if (performance.now() - last > 10_000) {
         last = performance.now();

@@ -207,4 +207,26 @@ describe.runIf(chdb)('the events store on ClickHouse (embedded chDB)', () => {
     // alice (with anon-1), bob, carol, dave, erin: the person anon-1 had before the merge is gone
     expect(persons).toHaveLength(5);
   });
+  it('keeps text exactly: tabs, line breaks, backslashes and quotes in every text column', async () => {
+    const odd = 'a\tb\nc\r\nd\\e\\tf\u0000g"h\'i\\N é😀';
+    // capture stores NUL as U+FFFD (server/capture/process.ts), on every store
+    const stored = odd.replace('\u0000', '\uFFFD');
+    await batch([
+      {
+        uuid: uuidOf(20),
+        event: `odd ${odd}`,
+        distinct_id: `odd-${odd}`,
+        timestamp: '2024-11-05T10:00:00Z',
+        properties: { note: odd, $set: { note: odd } },
+      },
+    ]);
+    const e = (await t.json(`/api/environments/1/events/${uuidOf(20)}/`)) as ListedEvent & { properties: Record<string, unknown> };
+    expect(e).toMatchObject({ event: `odd ${stored}`, distinct_id: `odd-${stored}` });
+    expect(e.properties.note).toBe(stored);
+    const ch = clickhouseEventsOf(t.store)!.connection.client;
+    const rows = (await (
+      await ch.query({ query: `SELECT person_properties FROM events WHERE uuid = '${uuidOf(20)}'`, format: 'JSONEachRow' })
+    ).json()) as { person_properties: string }[];
+    expect(JSON.parse(rows[0]!.person_properties)).toEqual({ note: stored });
+  });
 });

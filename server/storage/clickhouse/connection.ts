@@ -31,6 +31,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { checkIdentifier } from './schema.js';
 
@@ -62,6 +63,15 @@ export interface ClickHouseConnection {
   readonly database: string;
   /** what to show of it in logs and messages (the URL without its password, or the data directory) */
   readonly shown: string;
+  /**
+   * Inserts `text`, rows already in `format` (e.g. `TabSeparated`), into `table` of `database`
+   * (`columns` in the rows' order); resolves once the engine has written them. On a server
+   * through the client's raw-format insert; on embedded chDB through its raw insert
+   * (`connection.chdb.rawInsert`, chDB's documented passthrough: the bytes go to the engine's
+   * parser as they are, where the client's insert over chDB's connection first copies them into
+   * the statement's text). Throws the engine's error (`ClickHouseError`).
+   */
+  insertText(table: string, columns: readonly [string, ...string[]], format: 'TabSeparated', text: string): Promise<void>;
   /** closes the client (and chDB's session); idempotent */
   close(): Promise<void>;
 }
@@ -95,7 +105,12 @@ type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connect
 
 interface ChdbModules {
   Session: new (path?: string, options?: { connectionArgs?: string[] }) => { close(): void };
-  createChdbConnection: (options: { path: string }) => unknown;
+  createChdbConnection: (options: { path: string }) => {
+    /** chDB's extension of its connection (chdb/dist/connection/extension.d.ts) */
+    chdb: {
+      rawInsert(params: { table: string; columns: readonly [string, ...string[]]; format: string; values: Buffer }): Promise<unknown>;
+    };
+  };
 }
 
 /** The messages of `err` and of its causes, on one line (chDB puts the engine's reason in a cause or after a newline). */
@@ -149,6 +164,9 @@ export async function openClickHouse(target: ClickHouseTarget, maxOpenConnection
     return {
       client,
       kind: 'server',
+      insertText: async (table, columns, format, text) => {
+        await client.insert({ table, columns: [...columns], format, values: Readable.from([text], { objectMode: false }) });
+      },
       database,
       shown: shownUrl(target.url),
       close: async () => {
@@ -177,8 +195,9 @@ export async function openClickHouse(target: ClickHouseTarget, maxOpenConnection
     );
   }
   writeOwner(target.dataDir, { pid: process.pid });
+  const connection = chdb.createChdbConnection({ path });
   const client = createClient({
-    connection: chdb.createChdbConnection({ path }) as ClientConnection,
+    connection: connection as unknown as ClientConnection,
     clickhouse_settings: CLIENT_SETTINGS,
   });
   const database = target.database ?? 'default';
@@ -197,6 +216,9 @@ export async function openClickHouse(target: ClickHouseTarget, maxOpenConnection
   return {
     client,
     kind: 'embedded',
+    insertText: async (table, columns, format, text) => {
+      await connection.chdb.rawInsert({ table: `${database}.${table}`, columns, format, values: Buffer.from(text) });
+    },
     database,
     shown: path,
     close: async () => {

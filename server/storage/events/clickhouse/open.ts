@@ -58,7 +58,7 @@ export async function openClickHouseEvents(target: ClickHouseTarget, options: Cl
     throw err;
   }
   const db = clickhouseKysely({ client: connection.client, maxQueries, budgetMs: options.budgetMs, cancelOnBudget: !embedded });
-  const writer = new ClickHouseEventsWriter(connection.client, db);
+  const writer = new ClickHouseEventsWriter(connection, db);
   return {
     connection,
     db,
