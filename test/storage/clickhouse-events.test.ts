@@ -207,7 +207,7 @@ describe.runIf(chdb)('the events store on ClickHouse (embedded chDB)', () => {
     // alice (with anon-1), bob, carol, dave, erin: the person anon-1 had before the merge is gone
     expect(persons).toHaveLength(5);
   });
-  it('keeps text exactly: tabs, line breaks, backslashes and quotes in every text column', async () => {
+  it('keeps text exactly: tabs, line breaks, backslashes and quotes in the name, distinct id, properties and person properties', async () => {
     const odd = 'a\tb\nc\r\nd\\e\\tf\u0000g"h\'i\\N é😀';
     // capture stores NUL as U+FFFD (server/capture/process.ts), on every store
     const stored = odd.replace('\u0000', '\uFFFD');

@@ -64,14 +64,14 @@ export interface ClickHouseConnection {
   /** what to show of it in logs and messages (the URL without its password, or the data directory) */
   readonly shown: string;
   /**
-   * Inserts `text`, rows already in `format` (e.g. `TabSeparated`), into `table` of `database`
+   * Inserts `text`, rows in ClickHouse's `TabSeparated` format, into `table` of `database`
    * (`columns` in the rows' order); resolves once the engine has written them. On a server
    * through the client's raw-format insert; on embedded chDB through its raw insert
    * (`connection.chdb.rawInsert`, chDB's documented passthrough: the bytes go to the engine's
    * parser as they are, where the client's insert over chDB's connection first copies them into
    * the statement's text). Throws the engine's error (`ClickHouseError`).
    */
-  insertText(table: string, columns: readonly [string, ...string[]], format: 'TabSeparated', text: string): Promise<void>;
+  insertTabSeparated(table: string, columns: readonly [string, ...string[]], text: string): Promise<void>;
   /** closes the client (and chDB's session); idempotent */
   close(): Promise<void>;
 }
@@ -108,7 +108,12 @@ interface ChdbModules {
   createChdbConnection: (options: { path: string }) => {
     /** chDB's extension of its connection (chdb/dist/connection/extension.d.ts) */
     chdb: {
-      rawInsert(params: { table: string; columns: readonly [string, ...string[]]; format: string; values: Buffer }): Promise<unknown>;
+      rawInsert(params: {
+        table: string;
+        columns: readonly [string, ...string[]];
+        format: 'TabSeparated';
+        values: Buffer;
+      }): Promise<unknown>;
     };
   };
 }
@@ -164,8 +169,8 @@ export async function openClickHouse(target: ClickHouseTarget, maxOpenConnection
     return {
       client,
       kind: 'server',
-      insertText: async (table, columns, format, text) => {
-        await client.insert({ table, columns: [...columns], format, values: Readable.from([text], { objectMode: false }) });
+      insertTabSeparated: async (table, columns, text) => {
+        await client.insert({ table, columns: [...columns], format: 'TabSeparated', values: Readable.from([text], { objectMode: false }) });
       },
       database,
       shown: shownUrl(target.url),
@@ -216,8 +221,8 @@ export async function openClickHouse(target: ClickHouseTarget, maxOpenConnection
   return {
     client,
     kind: 'embedded',
-    insertText: async (table, columns, format, text) => {
-      await connection.chdb.rawInsert({ table: `${database}.${table}`, columns, format, values: Buffer.from(text) });
+    insertTabSeparated: async (table, columns, text) => {
+      await connection.chdb.rawInsert({ table: `${database}.${table}`, columns, format: 'TabSeparated', values: Buffer.from(text) });
     },
     database,
     shown: path,

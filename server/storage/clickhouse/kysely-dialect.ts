@@ -67,7 +67,7 @@ export function chTime(iso: string): ChParam {
   return new ChParam(clickhouseDateTime(iso), "DateTime64(6, 'UTC')");
 }
 
-/** A stored-form timestamp (`…T…Z`, UTC) as ClickHouse reads a DateTime64 value: `2024-11-20 14:03:10.871123` (parameters, JSONEachRow inserts). */
+/** A stored-form timestamp (`…T…Z`, UTC) as ClickHouse reads a DateTime64 value: `2024-11-20 14:03:10.871123` (parameters, the events' TabSeparated inserts). */
 export function clickhouseDateTime(iso: string): string {
   return iso.replace('T', ' ').replace(/Z$/, '');
 }

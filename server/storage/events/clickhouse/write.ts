@@ -22,8 +22,8 @@
  * 1970, at least one more than the last), so a reader's `argMax(…, version)` sees the latest.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ClickHouseConnection } from '../../clickhouse/connection.js';
 import { sql, type Kysely } from 'kysely';
+import type { ClickHouseConnection } from '../../clickhouse/connection.js';
 import type { Database } from '../../schema.js';
 import { chunks } from '../../chunks.js';
 import { jsonValue } from '../../values.js';
@@ -66,7 +66,7 @@ const TSV_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '
  * `value` as a TabSeparated field: backslash, tab, line feed and carriage return escaped
  * (ClickHouse's TabSeparated escapes; every other character, NUL included, is read as it is).
  */
-export function tsvField(value: string): string {
+function tsvField(value: string): string {
   return TSV_SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => TSV_ESCAPES[c]!) : value;
 }
 
@@ -113,7 +113,7 @@ export class ClickHouseEventsWriter {
 
   /**
    * Inserts `events` of team `teamId`, each with its person as `persons` has it (none: a zero
-   * person id), as one `TabSeparated` insert (`ClickHouseConnection.insertText`). Why
+   * person id), as one `TabSeparated` insert (`ClickHouseConnection.insertTabSeparated`). Why
    * TabSeparated and not the client's JSONEachRow objects: `properties` and `person_properties`
    * are JSON text, which JSONEachRow writes as a JSON string of a JSON string (every quote
    * escaped, then unescaped by the engine); here the text goes as it is, with only
@@ -146,7 +146,7 @@ export class ClickHouseEventsWriter {
           : '00000000-0000-0000-0000-000000000000\t1970-01-01 00:00:00\t\tpropertyless') +
         tail;
     }
-    await this.connection.insertText('events', EVENT_INSERT_COLUMNS, 'TabSeparated', text);
+    await this.connection.insertTabSeparated('events', EVENT_INSERT_COLUMNS, text);
   }
 
   /**
