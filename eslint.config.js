@@ -18,6 +18,7 @@ const elements = [
   { type: 'ingest', pattern: 'server/ingest' },
   { type: 'capture', pattern: 'server/capture' },
   { type: 'hogql', pattern: 'server/hogql' },
+  { type: 'insights', pattern: 'server/insights' },
   { type: 'handlers', pattern: 'server/handlers' },
   { type: 'http', pattern: 'server/http' },
   { type: 'cli', pattern: 'server/cli' },
@@ -32,8 +33,8 @@ const allowed = {
   client: ['generated'],
   generated: [],
   storage: ['generated'],
-  // the query service and the events list's select/where run HogQL (server/hogql/)
-  domain: ['storage', 'generated', 'hogql'],
+  // the query service and the events list's select/where run HogQL (server/hogql/) and the query kinds (server/insights/)
+  domain: ['storage', 'generated', 'hogql', 'insights'],
   // the read pool runs the domain's events reads in worker threads
   'read-pool': ['domain', 'storage'],
   // import and demo data: application services over the domain and the store
@@ -43,6 +44,9 @@ const allowed = {
   // HogQL: PostHog's parser and the compiler to each store's SQL. The domain calls it, so it never
   // imports the domain: it throws its own HogQLError, which the domain turns into an ApiError
   hogql: ['storage', 'generated'],
+  // the query kinds (TrendsQuery, …): HogQL text over the events, run through the context the
+  // domain gives them; they throw their own InsightQueryError, which the domain maps
+  insights: ['hogql', 'generated'],
   handlers: ['domain', 'http', 'generated'],
   http: ['domain', 'generated'],
   // the CLI starts the server (server/main.ts) and reads its configuration

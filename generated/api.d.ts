@@ -804,9 +804,29 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run a HogQL query or an EventsQuery
+         * Run a query (HogQL, EventsQuery, TrendsQuery, …)
          * @description Runs one query on the project's events and persons, as PostHog's query endpoint
-         *     (posthog/api/query.py) does for these two kinds, and answers at once (no async, no cache):
+         *     (posthog/api/query.py) does, and answers at once (no async, no cache: `refresh` is accepted
+         *     and every answer is computed, `is_cached` false). The `kind` of `query` picks what runs:
+         *
+         *     - `HogQLQuery` and `EventsQuery` (below) answer rows.
+         *     - `TrendsQuery`: PostHog's trends insight (posthog/hogql_queries/insights/trends/), compiled to
+         *       HogQL and run on the project's events store; it answers one series object per series,
+         *       breakdown value and compare period (`data`, `labels`, `days`, `count`, `label`, `action`,
+         *       `filter`, `order`, and `breakdown_value`, `compare`, `compare_label` where they apply; see
+         *       `TrendsQuery`).
+         *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
+         *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
+         *       with `isValid: false`.
+         *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
+         *       `source` and answer what it answers, as PostHog's `process_query_model` does.
+         *
+         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelsQuery` and
+         *     `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
+         *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
+         *     a `parse_error` instead. The same holds inside a wrapper's `source`.
+         *
+         *     The two row kinds:
          *
          *     - `{"query": {"kind": "HogQLQuery", "query": "select event, count() from events group by event"}}`:
          *       one HogQL SELECT. Without `LIMIT` it returns 100 rows; `LIMIT` above 50,000 is lowered to
@@ -2751,9 +2771,29 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run a HogQL query or an EventsQuery
+         * Run a query (HogQL, EventsQuery, TrendsQuery, …)
          * @description Runs one query on the project's events and persons, as PostHog's query endpoint
-         *     (posthog/api/query.py) does for these two kinds, and answers at once (no async, no cache):
+         *     (posthog/api/query.py) does, and answers at once (no async, no cache: `refresh` is accepted
+         *     and every answer is computed, `is_cached` false). The `kind` of `query` picks what runs:
+         *
+         *     - `HogQLQuery` and `EventsQuery` (below) answer rows.
+         *     - `TrendsQuery`: PostHog's trends insight (posthog/hogql_queries/insights/trends/), compiled to
+         *       HogQL and run on the project's events store; it answers one series object per series,
+         *       breakdown value and compare period (`data`, `labels`, `days`, `count`, `label`, `action`,
+         *       `filter`, `order`, and `breakdown_value`, `compare`, `compare_label` where they apply; see
+         *       `TrendsQuery`).
+         *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
+         *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
+         *       with `isValid: false`.
+         *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
+         *       `source` and answer what it answers, as PostHog's `process_query_model` does.
+         *
+         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelsQuery` and
+         *     `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
+         *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
+         *     a `parse_error` instead. The same holds inside a wrapper's `source`.
+         *
+         *     The two row kinds:
          *
          *     - `{"query": {"kind": "HogQLQuery", "query": "select event, count() from events group by event"}}`:
          *       one HogQL SELECT. Without `LIMIT` it returns 100 rows; `LIMIT` above 50,000 is lowered to
@@ -3767,13 +3807,72 @@ export interface components {
         };
         /** @description A query to run (PostHog's QueryRequest). Other fields PostHog's clients send (`refresh`, `client_query_id`, `name`, `async`) are accepted and ignored. */
         QueryRequest: {
-            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"];
+            /** @description The query; its `kind` says which (see the operation's description). */
+            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The query a wrapper node runs (its `source`). */
+        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"];
+        /** @description PostHog's table wrapper; runs `source`. Its view fields (`columns`, `hiddenColumns`, …) are accepted and ignored. */
+        DataTableNode: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "DataTableNode";
+            source: components["schemas"]["QuerySourceNode"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description PostHog's chart wrapper of a HogQL query; runs `source`. `display`, `chartSettings` and `tableSettings` are accepted and ignored. */
+        DataVisualizationNode: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "DataVisualizationNode";
+            source: components["schemas"]["QuerySourceNode"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description PostHog's insight wrapper, as saved insights hold their query; runs `source`. Its view fields are accepted and ignored. */
+        InsightVizNode: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "InsightVizNode";
+            source: components["schemas"]["QuerySourceNode"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Asks whether a HogQL text is valid (PostHog's HogQLMetadata). `hogQL` checks a SELECT, `hogQLExpr` an expression as a column of `sourceQuery` (default `select * from events`). Other fields (`filters`, `globals`, `variables`, `debug`, `modifiers`) are accepted and ignored. */
+        HogQLMetadata: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "HogQLMetadata";
+            /**
+             * @description The language of `query`. PostHog's `hog`, `hogJson` and `hogTemplate` (Hog programs) are not served.
+             * @enum {string}
+             */
+            language: "hogQL" | "hogQLExpr";
+            query: string;
+            /** @description For `hogQLExpr`, a HogQLQuery whose columns the expression may name. */
+            sourceQuery?: {
+                [key: string]: unknown;
+            };
         } & {
             [key: string]: unknown;
         };
         /** @description One HogQL SELECT (see the operation's description for the subset). Other fields of PostHog's HogQLQuery (`modifiers`, `name`) are accepted and ignored; `values` (placeholders) are refused. */
         HogQLQuery: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "HogQLQuery";
             /** @description The HogQL text. */
             query: string;
@@ -3786,7 +3885,10 @@ export interface components {
         };
         /** @description PostHog's EventsQuery over the project's events (see the operation's description). */
         EventsQuery: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "EventsQuery";
             /** @description HogQL expressions to return, or `"*"` for the whole event. */
             select: string[];
@@ -3812,6 +3914,198 @@ export interface components {
             offset?: number;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description The range of an insight query (PostHog's DateRange), in the project's timezone. `date_from`
+         *     default `-7d`; relative values (`-7d`, `-24h`, `-2w`, `-1m`, `-1y`, `mStart`, …) start at the
+         *     start of their day (of their hour for `h`); `all` starts at the project's first event.
+         *     `date_to` default now; unless `explicitDate`, a day, week or month interval ends at the end of
+         *     `date_to`'s day. ISO dates and date-times are read in the project's timezone when they name none.
+         */
+        InsightDateRange: {
+            date_from?: string | null;
+            date_to?: string | null;
+            explicitDate?: boolean | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description One series of an insight (PostHog's EventsNode; `ActionsNode` is accepted by the schema, but
+         *     this server stores no actions, so such a series matches nothing and is left out, as PostHog
+         *     leaves out a missing action). `event` null means all events. `properties` are property
+         *     filters in PostHog's form (`{key, value, operator, type}` with `type` `event` or `person`).
+         */
+        InsightSeriesNode: {
+            /** @enum {string} */
+            kind: "EventsNode" | "ActionsNode";
+            event?: string | null;
+            /** @description The action of an ActionsNode. */
+            id?: number | string;
+            name?: string | null;
+            custom_name?: string | null;
+            /**
+             * @description What each bucket counts: `total` (default) the events, `dau` distinct persons,
+             *     `weekly_active` / `monthly_active` distinct persons in the 7 / 30 days up to the bucket's end
+             *     (`dau` at week / month intervals, as PostHog), `unique_session` distinct `$session_id`s,
+             *     `sum` / `avg` / `min` / `max` of `math_property` read as a number (0 for a bucket
+             *     without events), `hogql` the aggregate `math_hogql`. PostHog's other values (medians and
+             *     percentiles, per-actor counts, groups, first-time) answer 400.
+             * @enum {string|null}
+             */
+            math?: "total" | "dau" | "weekly_active" | "monthly_active" | "unique_session" | "sum" | "avg" | "min" | "max" | "hogql" | null;
+            math_property?: string | null;
+            /** @description `person_properties` to read `math_property` from the person; the event's properties otherwise. */
+            math_property_type?: string | null;
+            math_hogql?: string | null;
+            /** @description Property filters of this series. */
+            properties?: {
+                [key: string]: unknown;
+            }[] | {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description PostHog's trends insight (schema TrendsQuery; posthog/hogql_queries/insights/trends/): each
+         *     series counted per `interval` bucket (`hour`, `day` (default), `week` (starting on Sunday),
+         *     `month`) over `dateRange`, optionally broken down by an event or person property
+         *     (`breakdownFilter`: the `breakdown_limit` (default 25) values with the most events, then
+         *     `$$_posthog_breakdown_null_$$` for events without the property, then
+         *     `$$_posthog_breakdown_other_$$` for the rest, and `hasMore` true when that exists),
+         *     compared with the previous period of the same length (`compareFilter.compare`), or combined
+         *     by `trendsFilter.formulaNodes` / `formula` (A, B, … are the series in order; a division by 0
+         *     is 0). `trendsFilter.display` `ActionsLineGraphCumulative` sums the buckets as it goes;
+         *     `BoldNumber`, `ActionsPie`, `ActionsBarValue`, `ActionsTable` and `WorldMap` answer one
+         *     `aggregated_value` for the whole range instead. `smoothingIntervals` averages each bucket
+         *     with the ones before it (rounded down). `properties` filter every series. The other display
+         *     fields are accepted and ignored; `filterTestAccounts` is accepted and changes nothing (a
+         *     project here has no test-account filters).
+         */
+        TrendsQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "TrendsQuery";
+            series: components["schemas"]["InsightSeriesNode"][];
+            /** @enum {string|null} */
+            interval?: "hour" | "day" | "week" | "month" | null;
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            /** @description Property filters of every series (a list, or a group `{type, values}`). */
+            properties?: {
+                [key: string]: unknown;
+            }[] | {
+                [key: string]: unknown;
+            } | null;
+            filterTestAccounts?: boolean | null;
+            trendsFilter?: ({
+                display?: string | null;
+                formula?: string | null;
+                formulas?: string[] | null;
+                formulaNodes?: ({
+                    formula: string;
+                    custom_name?: string | null;
+                } & {
+                    [key: string]: unknown;
+                })[] | null;
+                smoothingIntervals?: number | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            breakdownFilter?: ({
+                /**
+                 * @description Where the breakdown property is read (default `event`). PostHog's other types answer 400.
+                 * @enum {string|null}
+                 */
+                breakdown_type?: "event" | "person" | null;
+                /** @description The property to break down by. */
+                breakdown?: string | number | null;
+                breakdown_limit?: number | null;
+                breakdown_hide_other_aggregation?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            compareFilter?: ({
+                compare?: boolean | null;
+                /** @description Not served (answers 400). */
+                compare_to?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One series of a TrendsQuery's answer (PostHog's shape). */
+        TrendsSeriesResult: {
+            /** @description One number per bucket (empty for a whole-range display). */
+            data: number[];
+            /** @description Each bucket's label (`1-Jan-2024`, `1-Jan 13:00`, `Jan 2024`, `1–7 Jan`). */
+            labels?: string[];
+            /** @description Each bucket's start (`YYYY-MM-DD`, with ` HH:MM:SS` for hours). */
+            days: string[];
+            /** @description The sum of `data` (its last value for a cumulative display; 0 for a whole-range display). */
+            count: number;
+            /** @description The whole range's value, for a whole-range display. */
+            aggregated_value?: number;
+            label: string;
+            action: {
+                [key: string]: unknown;
+            } | null;
+            filter: {
+                [key: string]: unknown;
+            };
+            order: number;
+            breakdown_value?: string | number;
+            compare?: boolean;
+            /** @enum {string} */
+            compare_label?: "current" | "previous";
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A TrendsQuery's answer (PostHog's TrendsQueryResponse with its cache fields; nothing is cached here). */
+        TrendsQueryResponse: {
+            results: components["schemas"]["TrendsSeriesResult"][];
+            /** @description Whether breakdown values were merged into `$$_posthog_breakdown_other_$$`. */
+            hasMore: boolean;
+            /** @description The HogQL of the first series' query. */
+            hogql: string;
+            is_cached: boolean;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+            query_status?: null;
+            resolved_date_range: {
+                /** Format: date-time */
+                date_from: string;
+                /** Format: date-time */
+                date_to: string;
+            };
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+        };
+        HogQLNotice: {
+            message: string;
+            /** @description Offset of the first character the notice is about. */
+            start?: number | null;
+            end?: number | null;
+            fix?: string | null;
+        };
+        /** @description PostHog's HogQLMetadataResponse. */
+        HogQLMetadataResponse: {
+            query: string;
+            isValid: boolean;
+            errors: components["schemas"]["HogQLNotice"][];
+            warnings: components["schemas"]["HogQLNotice"][];
+            notices: components["schemas"]["HogQLNotice"][];
+            table_names: string[];
         };
         /** @description A query's rows (PostHog's HogQLQueryResponse / EventsQueryResponse). */
         QueryResponse: {
@@ -5760,13 +6054,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The query's rows. */
+            /** @description The query's answer, in the shape of its kind. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
@@ -8125,13 +8419,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The query's rows. */
+            /** @description The query's answer, in the shape of its kind. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */

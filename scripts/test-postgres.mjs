@@ -31,6 +31,7 @@ const dirs = [
   'test/client',
   'test/capture',
   'test/hogql',
+  'test/insights',
   'test/contract',
   'test/fuzz',
   'test/storage',

@@ -47,6 +47,7 @@ export const FAST_SUITES = [
   'test/lint/',
   'test/contract/spec.test.ts',
   'test/hogql/',
+  'test/insights/',
   'test/server/',
   'test/storage/',
   'test/capture/',

@@ -8,11 +8,10 @@
  * EventsQuery queries (server/domain/query.ts). One code path builds each of them: the pool's
  * workers call the same `EventsService` and `QueryService` methods as `inProcessEventsReads`.
  */
-import type { HogQLAnswer } from '../hogql/index.js';
 import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
 import { EventsService, type EventListParams, type EventListResult, type EventValuesParams } from './events.js';
-import { QueryService, type QueryInput } from './query.js';
+import { QueryService, type QueryAnswer, type QueryInput } from './query.js';
 
 /** The answer of values suggestions: a JSON list of names, or CSV text. */
 export type EventValuesResult = Awaited<ReturnType<EventsService['values']>>;
@@ -32,10 +31,10 @@ export interface EventsReads {
   /** Values suggestions (see `EventsService.values`). Same errors as `list`. */
   values(team: Team, params: EventValuesParams, format: 'csv' | 'json' | undefined): Promise<EventValuesResult>;
   /**
-   * The query endpoint's query, a HogQLQuery or an EventsQuery (see `QueryService.run`); `now`
+   * The query endpoint's query, of any served kind (see `QueryService.run`); `now`
    * (default: the call's time) is HogQL's `now()` and the base of relative dates. Same errors as `list`.
    */
-  query(team: Team, query: QueryInput, now?: Date): Promise<HogQLAnswer>;
+  query(team: Team, query: QueryInput, now?: Date): Promise<QueryAnswer>;
   /** One event by uuid: a keyed read, always on the main thread (see `EventsService.retrieve`). */
   retrieve: EventsService['retrieve'];
   /** Stops the pool's threads (tasks still running are aborted). In-process: nothing to do. */

@@ -1,15 +1,39 @@
 /**
  * The query endpoint's service (`POST /api/environments/{project_id}/query/`, PostHog's
- * posthog/api/query.py): a `HogQLQuery` (one HogQL SELECT) or an `EventsQuery` (PostHog's
- * posthog/hogql_queries/events_query_runner.py: `select`/`where`/`orderBy` expressions over the
- * events, with `after`, `before`, `event`, `properties`, `limit`, `offset`), run on the caller's
- * project through server/hogql/. Answers `{results, columns, types, hasMore, limit, offset, hogql}`;
- * throws `ApiError` 400 for a query outside the subset or a bad filter (HogQL's own errors turned
+ * posthog/api/query.py), run on the caller's project, by the query's `kind`:
+ * - `HogQLQuery` (one HogQL SELECT) and `EventsQuery` (PostHog's
+ *   posthog/hogql_queries/events_query_runner.py: `select`/`where`/`orderBy` expressions over the
+ *   events, with `after`, `before`, `event`, `properties`, `limit`, `offset`) through server/hogql/,
+ *   answering `{results, columns, types, hasMore, limit, offset, hogql}`;
+ * - `TrendsQuery` through server/insights/ (PostHog's query runners), its HogQL run here with each
+ *   series' filters as the events store's conditions, answering PostHog's TrendsQueryResponse;
+ * - `HogQLMetadata`: the text's validity (server/hogql/metadata.ts);
+ * - the wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode`: their `source`
+ *   (PostHog's process_query_model recurses on `source` the same way).
+ * The contract admits no other kind (the validator answers "Unsupported query kind: X").
+ * Throws `ApiError` 400 for an invalid query or a bad filter (HogQL's and the runners' errors turned
  * into `ApiError` by `withHogQLErrors`), 504 `query_timeout` when the store's statement timeout
  * stopped it. The request types are the contract's (`QueryRequest`, generated/api.d.ts).
  */
 import type { components } from '../../generated/api.js';
-import { runEventsQuery, runHogQLQuery, MAX_LIMIT, DEFAULT_LIMIT, type HogQLAnswer } from '../hogql/index.js';
+import {
+  hogqlMetadata,
+  runEventsQuery,
+  runHogQLQuery,
+  MAX_LIMIT,
+  DEFAULT_LIMIT,
+  type HogQLAnswer,
+  type HogQLMetadataAnswer,
+} from '../hogql/index.js';
+import {
+  InsightQueryError,
+  runInsightQuery,
+  type EventsWindow,
+  type InsightAnswer,
+  type InsightContext,
+  type RawProperties,
+} from '../insights/index.js';
+import { formatTimestamp } from '../storage/timestamps.js';
 import type { Store } from '../storage/db.js';
 import { eventsStoreOf, type EventsStore } from '../storage/events/index.js';
 import type { Team } from '../storage/repositories/accounts.js';
@@ -23,8 +47,19 @@ export type HogQLQueryInput = components['schemas']['HogQLQuery'];
 /** An `EventsQuery` body's `query` (schema `EventsQuery`): `after` default `-24h` (`all` for none), `before` default now + 5 s. */
 export type EventsQueryInput = components['schemas']['EventsQuery'];
 
-/** Either kind of query: the `query` of the operation's body (schema `QueryRequest`). */
+/** A query of any served kind: the `query` of the operation's body (schema `QueryRequest`). */
 export type QueryInput = components['schemas']['QueryRequest']['query'];
+
+/** What a query answers: rows, an insight's answer, or a text's metadata. */
+export type QueryAnswer = HogQLAnswer | InsightAnswer | HogQLMetadataAnswer;
+
+/** The filters of `window` as one property group (every list and group must hold), or undefined for none. */
+function windowProperties(properties: RawProperties[]): Record<string, unknown> | undefined {
+  const values = properties
+    .filter((p): p is NonNullable<RawProperties> => p !== null && p !== undefined && (!Array.isArray(p) || p.length > 0))
+    .map((p) => (Array.isArray(p) ? { type: 'AND', values: p } : p));
+  return values.length === 0 ? undefined : { type: 'AND', values };
+}
 
 /** Ms added to now for the default `before` (PostHog's EventsQuery: now + 5 s). */
 const BEFORE_SLACK_MS = 5_000;
@@ -40,8 +75,68 @@ export class QueryService {
     this.events = eventsStoreOf(store);
   }
 
-  /** Runs `query` for `team`. Throws `ApiError` (PostHog's shape): 400 for an invalid query, 504 `query_timeout`. */
-  async run(team: Team, query: QueryInput, now: Date = new Date()): Promise<HogQLAnswer> {
+  /**
+   * Runs `query` for `team`; `attr` is the request field that holds it (errors name fields under it).
+   * Throws `ApiError` (PostHog's shape): 400 for an invalid query, 504 `query_timeout`.
+   */
+  async run(team: Team, query: QueryInput, now: Date = new Date(), attr = 'query'): Promise<QueryAnswer> {
+    switch (query.kind) {
+      case 'DataTableNode':
+      case 'DataVisualizationNode':
+      case 'InsightVizNode':
+        return this.run(team, query.source, now, `${attr}__source`);
+      case 'HogQLMetadata': {
+        const table = this.events.table(await this.events.materializedColumns());
+        const source =
+          query.sourceQuery?.kind === 'HogQLQuery' && typeof query.sourceQuery.query === 'string' ? query.sourceQuery.query : undefined;
+        return hogqlMetadata(table, team.id, query.language, query.query, now, source);
+      }
+      case 'TrendsQuery':
+        // a runner's field names are the query's: nested under the body's `query` (and a wrapper's `source`)
+        return withHogQLErrors(
+          () =>
+            runInsightQuery(this.insightContext(team, now), query).catch((err: unknown) => {
+              throw err instanceof InsightQueryError ? new InsightQueryError(err.detail, err.attr ? `${attr}__${err.attr}` : attr) : err;
+            }),
+          attr,
+        );
+      default:
+        return this.runRows(team, query, now);
+    }
+  }
+
+  /** The context the query runners read events through (server/insights/context.ts). */
+  private insightContext(team: Team, now: Date): InsightContext {
+    const opts = { now, timezone: team.timezone };
+    return {
+      team: { id: team.id, timezone: team.timezone },
+      now,
+      parseDate: (text) => {
+        const stored = parseEventDateParam(text, opts);
+        return stored === undefined ? undefined : Date.parse(stored.slice(0, 23) + 'Z');
+      },
+      select: async (text: string, window?: EventsWindow) => {
+        const materialized = await this.events.materializedColumns();
+        let tableWhere;
+        if (window) {
+          const group = windowProperties(window.properties);
+          const properties = group ? parsePropertiesParam(JSON.stringify(group), opts) : undefined;
+          // the window's ends, inclusive from and exclusive to, as the filters' exclusive bounds (1 µs apart)
+          const after = formatTimestamp(
+            new Date(window.from - 1),
+            `${String(new Date(window.from - 1).getUTCMilliseconds()).padStart(3, '0')}999`,
+          );
+          const before = formatTimestamp(new Date(window.to));
+          tableWhere = this.events.conditions({ teamId: team.id, after, before, event: window.event, properties, materialized });
+        }
+        const answer = await runHogQLQuery(this.events.db, this.events.table(materialized), team.id, text, now, tableWhere);
+        return { results: answer.results, hogql: answer.hogql };
+      },
+    };
+  }
+
+  /** A HogQLQuery's or an EventsQuery's rows. */
+  private async runRows(team: Team, query: HogQLQueryInput | EventsQueryInput, now: Date): Promise<HogQLAnswer> {
     if (query.kind === 'HogQLQuery') {
       if (query.values && Object.keys(query.values).length > 0)
         throw validationError('Placeholders ("values") are not supported: write the values into the query.', 'query__values');

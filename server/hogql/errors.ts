@@ -38,6 +38,10 @@ export class HogQLError extends Error {
   attr: string | null;
   readonly line: number | undefined;
   readonly column: number | undefined;
+  /** the character offset into `source` where the problem is, when known */
+  readonly offset: number | undefined;
+  /** the query text the offset counts in, when known */
+  readonly source: string | undefined;
 
   /**
    * `message` says what is wrong; `at` (a character offset into `source`) adds " (line L,
@@ -54,6 +58,8 @@ export class HogQLError extends Error {
     this.attr = attr;
     this.line = where?.line;
     this.column = where?.column;
+    this.offset = where ? at : undefined;
+    this.source = source;
   }
 }
 

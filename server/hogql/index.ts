@@ -31,14 +31,17 @@ import type { HogQLDialect, Sql } from './dialect.js';
 import { clickhouseDialect } from './dialect-clickhouse.js';
 import { postgresDialect } from './dialect-postgres.js';
 import { sqliteDialect } from './dialect-sqlite.js';
+import { checkHogQL, type HogQLMetadataAnswer } from './metadata.js';
 import { compileEventsQuery, compileEventsWhere, foldStar, type EventsQueryParts } from './events-query.js';
 import { parseSelect } from './parser.js';
 import { runCompiled, type HogQLResult } from './run.js';
 import { compileSelect, DEFAULT_LIMIT, MAX_LIMIT } from './select.js';
 
 export { HogQLError } from './errors.js';
+export { parseExpr, type AstNode } from './parser.js';
 export type { HogQLResult } from './run.js';
 export type { EventsQueryParts } from './events-query.js';
+export type { HogQLMetadataAnswer } from './metadata.js';
 export { DEFAULT_LIMIT, MAX_LIMIT };
 
 /** A query's answer and the HogQL it ran. */
@@ -54,8 +57,9 @@ export function hogqlDialect(name: EventsDialectName): HogQLDialect {
 
 /**
  * Runs a HogQL SELECT for one team on `db`, whose events table is `events`. Default LIMIT 100, at
- * most 50,000 rows. `now` is `now()`. Throws `HogQLError` (400) for a syntax error or anything
- * outside the subset.
+ * most 50,000 rows. `now` is `now()`. `tableWhere` (SQL on `events` rows, `EventsStore.conditions`)
+ * restricts the events it reads, before its own WHERE: the query runners' series filters (server/insights/).
+ * Throws `HogQLError` (400) for a syntax error or anything outside the subset.
  */
 export async function runHogQLQuery<DB>(
   db: Kysely<DB>,
@@ -63,9 +67,18 @@ export async function runHogQLQuery<DB>(
   teamId: number,
   text: string,
   now: Date = new Date(),
+  tableWhere?: Sql[],
 ): Promise<HogQLAnswer> {
   const ast = await parseSelect(text, 'query');
-  const compiled = compileSelect(ast, { dialect: hogqlDialect(events.dialect), events, teamId, source: text, attr: 'query', now });
+  const compiled = compileSelect(ast, {
+    dialect: hogqlDialect(events.dialect),
+    events,
+    teamId,
+    source: text,
+    attr: 'query',
+    now,
+    tableWhere,
+  });
   return { ...(await runCompiled(db, compiled)), hogql: text };
 }
 
@@ -93,4 +106,19 @@ export async function runEventsQuery<DB>(
  */
 export async function eventsWhereCondition(where: readonly string[], events: EventsTable, now: Date = new Date()): Promise<Sql> {
   return compileEventsWhere(where, hogqlDialect(events.dialect), events, now);
+}
+
+/**
+ * PostHog's HogQLMetadata for a text (./metadata.ts): valid or not, with the error's offset, and the
+ * tables it reads; the store's dialect compiles it, nothing runs.
+ */
+export function hogqlMetadata(
+  events: EventsTable,
+  teamId: number,
+  language: 'hogQL' | 'hogQLExpr',
+  text: string,
+  now: Date,
+  sourceQuery?: string,
+): Promise<HogQLMetadataAnswer> {
+  return checkHogQL(hogqlDialect(events.dialect), events, teamId, language, text, now, sourceQuery);
 }

@@ -68,7 +68,9 @@ export function openapiValidator(opts: ValidatorOptions): RequestHandler[] {
   return OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
     // unknown query parameters are ignored, as DRF ignores them; unknown body fields are dropped
-    validateRequests: { allowUnknownQueryParameters: true, removeAdditional: true },
+    // `discriminator`: ajv's OpenAPI discriminator, so that a query's `kind` picks the one schema its
+    // errors come from, and a kind outside the union is one error (`schemaProblemBody`)
+    validateRequests: { allowUnknownQueryParameters: true, removeAdditional: true, discriminator: true },
     validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: { handlers: { PersonalAPIKeyAuth: opts.securityHandler as never } },
     validateFormats: true,

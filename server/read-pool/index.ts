@@ -128,7 +128,10 @@ function pick<T extends object>(params: T, keys: readonly (keyof T)[]): T {
  */
 function queryFields(query: QueryInput): QueryInput {
   if (query.kind === 'HogQLQuery') return pick(query, ['kind', 'query', 'values']);
-  return pick(query, ['kind', 'select', 'where', 'orderBy', 'after', 'before', 'event', 'properties', 'limit', 'offset']);
+  if (query.kind === 'EventsQuery')
+    return pick(query, ['kind', 'select', 'where', 'orderBy', 'after', 'before', 'event', 'properties', 'limit', 'offset']);
+  // the other kinds read nested objects throughout (series, filters, a wrapper's source): the JSON copy
+  return JSON.parse(JSON.stringify(query)) as QueryInput;
 }
 
 /**

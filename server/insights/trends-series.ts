@@ -1,0 +1,176 @@
+/**
+ * The numbers of one trends series over one period: HogQL queries over the project's events
+ * (through `InsightContext.select`), one value per bucket, per breakdown value.
+ *
+ * - Buckets are grouped in HogQL by `toStartOfHour/Day/Week/Month(timestamp)`, in the project's
+ *   timezone by the offset it has at the period's end (exact for UTC and for zones without
+ *   daylight saving; across a change the buckets of the other side are an hour off).
+ * - A breakdown (PostHog's breakdown.py) ranks the values over the whole period by the series'
+ *   aggregate, descending, then by value; events without the property (or with `""`) are
+ *   `$$_posthog_breakdown_null_$$`, ranked after every value; past `limit` values are merged
+ *   into `$$_posthog_breakdown_other_$$`, computed with the same aggregate over their events.
+ * - Active-user math (`windowDays`) and a cumulative display of math whose buckets do not add up
+ *   run one query per bucket over that bucket's window (the 7 / 30 days up to its end; or from the
+ *   period's start to its end), so each value is the distinct count of its own window.
+ */
+import { DateTime } from 'luxon';
+import type { EventsWindow, InsightContext, SeriesNode, RawProperties } from './context.js';
+import { answeredKey, bucketKey, nextInterval, type DateRange, type Interval } from './date-range.js';
+import { hogqlString, propertyField } from './hogql-text.js';
+import type { SeriesMath } from './trends-math.js';
+
+/** PostHog's breakdown labels (posthog/hogql_queries/insights/trends/breakdown.py). */
+export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
+export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$';
+
+/** Rows a runner's query may return (PostHog's MAX_SELECT_RETURNED_ROWS). */
+const ROWS = 50_000;
+
+/** A breakdown as the runner reads `breakdownFilter`. */
+export interface Breakdown {
+  key: string;
+  type: 'event' | 'person';
+  limit: number;
+}
+
+/** What one series computes over one period. */
+export interface SeriesPlan {
+  node: SeriesNode;
+  math: SeriesMath;
+  range: DateRange;
+  /** property filters of the whole query, besides the series' own */
+  properties: RawProperties;
+  breakdown: Breakdown | undefined;
+  /** one value for the whole period instead of one per bucket */
+  totalValue: boolean;
+  /** a cumulative display: each bucket counts from the period's start */
+  cumulative: boolean;
+}
+
+/** A series' numbers for one breakdown value (undefined without a breakdown). */
+export interface SeriesValues {
+  breakdownValue: string | undefined;
+  /** one per bucket, or one for a whole-period display */
+  values: number[];
+}
+
+/** The numbers of a plan, breakdown values in PostHog's order; `other` true when some were merged. */
+export interface SeriesOutcome {
+  rows: SeriesValues[];
+  hasOther: boolean;
+  hogql: string;
+}
+
+function numberOf(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && value !== '') return Number(value);
+  return 0;
+}
+
+/** The HogQL of a bucket's start in the period's zone. */
+function bucketExpr(interval: Interval, offsetMinutes: number): string {
+  const fn = { hour: 'toStartOfHour', day: 'toStartOfDay', week: 'toStartOfWeek', month: 'toStartOfMonth' }[interval];
+  if (offsetMinutes === 0) return `${fn}(timestamp)`;
+  const sign = offsetMinutes > 0 ? '+' : '-';
+  return `${fn}(timestamp ${sign} toIntervalMinute(${Math.abs(offsetMinutes)}))`;
+}
+
+function windowOf(plan: SeriesPlan, from: number, to: number): EventsWindow {
+  const event = plan.node.kind === 'EventsNode' ? (plan.node.event ?? undefined) : undefined;
+  return { event, properties: [plan.node.properties as RawProperties, plan.properties], from, to };
+}
+
+/**
+ * The breakdown key expression: the value, the null label for none or `""`, and the other label
+ * for a value outside `kept` (when `merged`).
+ */
+function keyExpr(value: string, kept: string[], nullKept: boolean, merged: boolean): string {
+  const nullLabel = hogqlString(nullKept || !merged ? BREAKDOWN_NULL : BREAKDOWN_OTHER);
+  const rest =
+    merged && kept.length > 0
+      ? `if(${value} in (${kept.map(hogqlString).join(', ')}), ${value}, ${hogqlString(BREAKDOWN_OTHER)})`
+      : merged
+        ? hogqlString(BREAKDOWN_OTHER)
+        : value;
+  return `if(ifNull(${value}, '') = '', ${nullLabel}, ${rest})`;
+}
+
+/** Computes a plan's numbers (module doc). */
+export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promise<SeriesOutcome> {
+  const { range, math, breakdown } = plan;
+  const whole = windowOf(plan, range.from, range.to);
+  const offset = DateTime.fromMillis(Math.max(range.from, range.to - 1), { zone: range.zone }).offset;
+  const bucket = bucketExpr(range.interval, offset);
+  const keys = range.buckets.map((b) => bucketKey(b, range.interval));
+  const index = new Map(keys.map((k, i) => [k, i]));
+  const width = plan.totalValue ? 1 : keys.length;
+
+  // the breakdown's ranking over the whole period
+  let key: string | undefined;
+  let order: string[] = [];
+  let hasOther = false;
+  let firstHogql: string | undefined;
+  if (breakdown) {
+    const value = propertyField(breakdown.key, breakdown.type);
+    const ranking = await ctx.select(
+      `SELECT ${value} AS breakdown_value, ${math.aggregate} AS value FROM events GROUP BY breakdown_value ORDER BY value DESC, breakdown_value LIMIT ${ROWS}`,
+      whole,
+    );
+    firstHogql = ranking.hogql;
+    const totals = new Map<string, number>();
+    let nullTotal: number | undefined;
+    for (const [v, total] of ranking.results) {
+      if (v === null || v === undefined || v === '') nullTotal = (nullTotal ?? 0) + numberOf(total);
+      else totals.set(String(v), numberOf(total));
+    }
+    const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([v]) => v);
+    const kept = ranked.slice(0, breakdown.limit);
+    const nullKept = nullTotal !== undefined && kept.length < breakdown.limit;
+    hasOther = ranked.length > kept.length || (nullTotal !== undefined && !nullKept);
+    order = [...kept, ...(nullKept ? [BREAKDOWN_NULL] : []), ...(hasOther ? [BREAKDOWN_OTHER] : [])];
+    key = keyExpr(value, kept, nullKept, hasOther);
+  }
+  const rows = new Map<string | undefined, number[]>();
+  const rowOf = (bv: string | undefined) => {
+    let r = rows.get(bv);
+    if (!r) rows.set(bv, (r = new Array<number>(width).fill(0)));
+    return r;
+  };
+  const groupBy = key ? ', breakdown_value' : '';
+  const keySelect = key ? `${key} AS breakdown_value, ` : '';
+
+  const perBucket = math.windowDays !== undefined || (plan.cumulative && !math.additive);
+  if (!perBucket) {
+    const text = plan.totalValue
+      ? `SELECT ${keySelect}${math.aggregate} AS value FROM events${key ? ' GROUP BY breakdown_value' : ''} LIMIT ${ROWS}`
+      : `SELECT ${bucket} AS bucket, ${keySelect}${math.aggregate} AS value FROM events GROUP BY bucket${groupBy} LIMIT ${ROWS}`;
+    const answer = await ctx.select(text, whole);
+    firstHogql ??= answer.hogql;
+    for (const row of answer.results) {
+      const [at, bv, v] = plan.totalValue
+        ? [0, key ? row[0] : undefined, row[key ? 1 : 0]]
+        : [index.get(answeredKey(row[0], range.interval)), key ? row[1] : undefined, row[key ? 2 : 1]];
+      if (at === undefined) continue;
+      rowOf(bv === undefined ? undefined : String(bv))[at] = numberOf(v);
+    }
+    if (plan.cumulative && !plan.totalValue) for (const r of rows.values()) for (let i = 1; i < r.length; i++) r[i]! += r[i - 1]!;
+  } else {
+    // one query per bucket, over that bucket's window (module doc)
+    const ends = plan.totalValue ? [range.to] : range.buckets.map((b) => Math.min(nextInterval(b, range.interval).toMillis(), range.to));
+    for (let i = 0; i < ends.length; i++) {
+      const end = ends[i]!;
+      const start =
+        math.windowDays !== undefined
+          ? DateTime.fromMillis(end, { zone: range.zone }).minus({ days: math.windowDays }).toMillis()
+          : range.from;
+      const text = `SELECT ${keySelect}${math.aggregate} AS value FROM events${key ? ' GROUP BY breakdown_value' : ''} LIMIT ${ROWS}`;
+      const answer = await ctx.select(text, windowOf(plan, start, end));
+      firstHogql ??= answer.hogql;
+      for (const row of answer.results) rowOf(key ? String(row[0]) : undefined)[i] = numberOf(row[key ? 1 : 0]);
+    }
+  }
+  const outcome: SeriesValues[] = breakdown
+    ? order.map((bv) => ({ breakdownValue: bv, values: rows.get(bv) ?? new Array<number>(width).fill(0) }))
+    : [{ breakdownValue: undefined, values: rows.get(undefined) ?? new Array<number>(width).fill(0) }];
+  return { rows: outcome, hasOther, hogql: firstHogql ?? '' };
+}

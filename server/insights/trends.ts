@@ -1,0 +1,267 @@
+/**
+ * The TrendsQuery runner (PostHog's posthog/hogql_queries/insights/trends/trends_query_runner.py):
+ * each series counted per bucket over the date range, with its breakdown, compare period and
+ * formulas, answered as PostHog's TrendsQueryResponse.
+ *
+ * Results: one object per series × breakdown value (PostHog's order: values by total, then the
+ * null label, then "other"), every current one first, then, with `compare`, the previous period's
+ * in the same order. Each has `data` (one number per bucket), `labels`, `days`, `count` (the sum
+ * of `data`; its last value when cumulative), `label` (the event, `All events` for every event;
+ * with a breakdown the value, or `<event> - <value>` for several series), `action`, `filter`,
+ * `order` (the series' index), and `breakdown_value`, `compare`, `compare_label` where they apply.
+ * A whole-range display (`BoldNumber`, `ActionsPie`, `ActionsBarValue`, `ActionsTable`,
+ * `WorldMap`) has `aggregated_value` instead, `data: []` and `count: 0`, its interval a day.
+ * Formulas replace the series: one object per formula (per breakdown value and period), the first
+ * series' object with `label` the formula's `custom_name` or `Formula (<formula>)`, `action: null`,
+ * `order` the formula's index. `smoothingIntervals` N averages each bucket with the N-1 before it,
+ * rounded down (PostHog's window in trends_query_builder.py).
+ *
+ * Throws `InsightQueryError` for what it does not run, naming the field.
+ */
+import { createHash } from 'node:crypto';
+import { DateTime } from 'luxon';
+import type { components } from '../../generated/api.js';
+import type { InsightContext, TrendsQueryInput } from './context.js';
+import {
+  bucketLabel,
+  dayText,
+  isoText,
+  previousPeriod,
+  resolveDateRange,
+  resolvedRange,
+  type DateRange,
+  type Interval,
+} from './date-range.js';
+import { InsightQueryError } from './errors.js';
+import { compileFormula } from './formula.js';
+import { seriesMath } from './trends-math.js';
+import { seriesValues, type Breakdown, type SeriesPlan } from './trends-series.js';
+
+/** PostHog's displays that answer one value for the whole range (TrendsDisplay `is_total_value`). */
+const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap']);
+
+/** PostHog's default breakdown limit (BREAKDOWN_VALUES_LIMIT). */
+const BREAKDOWN_LIMIT = 25;
+
+/** Buckets a range may hold (an hour interval over a year is 8,784). */
+const MAX_BUCKETS = 10_000;
+
+/** PostHog's base refresh interval for insights (ms): `next_allowed_client_refresh` is this after `last_refresh`. */
+const REFRESH_MS = 60_000;
+
+/** One series object of the answer (schema `TrendsSeriesResult`). */
+export type TrendsResult = components['schemas']['TrendsSeriesResult'];
+
+/** A result with the series and the (period, breakdown value) group it belongs to, for formulas. */
+interface Placed {
+  obj: TrendsResult;
+  series: number;
+  group: string;
+}
+
+/** A TrendsQuery's answer (schema `TrendsQueryResponse`). */
+export interface TrendsAnswer {
+  results: TrendsResult[];
+  hasMore: boolean;
+  hogql: string;
+  is_cached: false;
+  last_refresh: string;
+  next_allowed_client_refresh: string;
+  cache_key: string;
+  timezone: string;
+  query_status: null;
+  resolved_date_range: { date_from: string; date_to: string };
+  timings: never[];
+  modifiers: Record<string, never>;
+}
+
+function breakdownOf(q: TrendsQueryInput): Breakdown | undefined {
+  const bf = q.breakdownFilter;
+  if (!bf) return undefined;
+  if (Array.isArray(bf.breakdowns) && bf.breakdowns.length > 0)
+    throw new InsightQueryError(
+      'Several breakdowns ("breakdowns") are not supported: break down by one property ("breakdown").',
+      'breakdownFilter__breakdowns',
+    );
+  if (bf.breakdown === undefined || bf.breakdown === null || bf.breakdown === '') return undefined;
+  return { key: String(bf.breakdown), type: bf.breakdown_type ?? 'event', limit: bf.breakdown_limit ?? BREAKDOWN_LIMIT };
+}
+
+/** The formulas of `trendsFilter` (`formulaNodes`, else the older `formulas` / `formula`, as PostHog moves them), each with its field. */
+function formulasOf(q: TrendsQueryInput): { formula: string; custom_name?: string | null | undefined; attr: string }[] {
+  const tf = q.trendsFilter;
+  if (!tf) return [];
+  if (tf.formulaNodes && tf.formulaNodes.length > 0)
+    return tf.formulaNodes
+      .map((f, i) => ({ ...f, attr: `trendsFilter__formulaNodes__${i}__formula` }))
+      .filter((f) => f.formula.trim() !== '');
+  if (tf.formulas && tf.formulas.length > 0)
+    return tf.formulas.map((formula, i) => ({ formula, attr: `trendsFilter__formulas__${i}` })).filter((f) => f.formula.trim() !== '');
+  if (tf.formula && tf.formula.trim() !== '') return [{ formula: tf.formula, attr: 'trendsFilter__formula' }];
+  return [];
+}
+
+function smooth(data: number[], n: number): number[] {
+  return data.map((_, i) => {
+    const part = data.slice(Math.max(0, i - n + 1), i + 1);
+    return Math.floor(part.reduce((a, b) => a + b, 0) / part.length);
+  });
+}
+
+/** The legacy `filter` dict each object carries (PostHog's `_query_to_filter`), nulls left out. */
+function filterOf(q: TrendsQueryInput, range: DateRange): Record<string, unknown> {
+  const resolved = resolvedRange(range);
+  const out: Record<string, unknown> = {
+    insight: 'TRENDS',
+    properties: q.properties ?? [],
+    filter_test_accounts: q.filterTestAccounts ?? false,
+    date_from: resolved.date_from,
+    date_to: resolved.date_to,
+    entity_type: 'events',
+    interval: range.interval,
+    ...(q.trendsFilter ?? {}),
+    ...(q.breakdownFilter ?? {}),
+  };
+  for (const k of Object.keys(out)) if (out[k] === null || out[k] === undefined) delete out[k];
+  return out;
+}
+
+/** Runs a TrendsQuery (module doc). */
+export async function runTrendsQuery(ctx: InsightContext, q: TrendsQueryInput): Promise<TrendsAnswer> {
+  const display = q.trendsFilter?.display ?? 'ActionsLineGraph';
+  const totalValue = TOTAL_VALUE_DISPLAYS.has(display);
+  const cumulative = display === 'ActionsLineGraphCumulative';
+  const interval: Interval = totalValue ? 'day' : (q.interval ?? 'day');
+  if (q.compareFilter?.compare_to)
+    throw new InsightQueryError('compare_to is not supported: use compare: true for the previous period.', 'compareFilter__compare_to');
+  const breakdown = breakdownOf(q);
+  const maths = q.series.map((node, i) => seriesMath(node, i, interval));
+  const formulas = await Promise.all(
+    formulasOf(q).map(async (f) => ({ ...f, run: await compileFormula(f.formula, q.series.length, f.attr) })),
+  );
+  const range = await resolveDateRange(q.dateRange, interval, {
+    zone: ctx.team.timezone,
+    now: ctx.now,
+    parseDate: (t) => ctx.parseDate(t),
+    earliest: async () => {
+      const answer = await ctx.select('SELECT min(timestamp) FROM events');
+      const first = answer.results[0]?.[0];
+      return typeof first === 'string' ? Date.parse(first) : undefined;
+    },
+    maxBuckets: MAX_BUCKETS,
+  });
+  const compare = q.compareFilter?.compare === true;
+  const periods: { range: DateRange; label: 'current' | 'previous' | undefined }[] = compare
+    ? [
+        { range, label: 'current' },
+        { range: previousPeriod(range), label: 'previous' },
+      ]
+    : [{ range, label: undefined }];
+
+  let hasMore = false;
+  let hogql = '';
+  const results: Placed[] = [];
+  for (const period of periods) {
+    const filter = filterOf(q, period.range);
+    const isoDays = period.range.buckets.map(isoText);
+    for (let i = 0; i < q.series.length; i++) {
+      const node = q.series[i]!;
+      // an action this server does not have: left out, as PostHog leaves out a deleted action
+      if (node.kind !== 'EventsNode') continue;
+      const plan: SeriesPlan = { node, math: maths[i]!, range: period.range, properties: q.properties, breakdown, totalValue, cumulative };
+      const outcome = await seriesValues(ctx, plan);
+      hasMore ||= outcome.hasOther;
+      hogql ||= outcome.hogql;
+      const name = node.event ?? 'All events';
+      const action = {
+        days: isoDays,
+        id: node.event ?? null,
+        type: 'events',
+        order: i,
+        name,
+        custom_name: node.custom_name ?? null,
+        math: node.math ?? null,
+        math_property: node.math_property ?? null,
+        math_hogql: node.math_hogql ?? null,
+        math_group_type_index: null,
+        properties: {},
+      };
+      for (const row of outcome.rows) {
+        const smoothing = q.trendsFilter?.smoothingIntervals ?? 1;
+        const data = totalValue ? [] : smoothing > 1 ? smooth(row.values, smoothing) : row.values;
+        const label =
+          row.breakdownValue === undefined ? name : q.series.length > 1 ? `${name} - ${row.breakdownValue}` : row.breakdownValue;
+        const obj: TrendsResult = {
+          data,
+          ...(totalValue ? {} : { labels: period.range.buckets.map((b) => bucketLabel(b, period.range)) }),
+          days: totalValue ? [] : period.range.buckets.map((b) => dayText(b, interval)),
+          count: totalValue ? 0 : cumulative ? (data[data.length - 1] ?? 0) : data.reduce((a, b) => a + b, 0),
+          ...(totalValue ? { aggregated_value: row.values[0] ?? 0 } : {}),
+          label,
+          filter,
+          action,
+          order: i,
+          ...(row.breakdownValue === undefined ? {} : { breakdown_value: row.breakdownValue }),
+          ...(period.label === undefined ? {} : { compare: true, compare_label: period.label }),
+        };
+        results.push({ obj, series: i, group: `${period.label ?? ''}\u0000${row.breakdownValue ?? ''}` });
+      }
+    }
+  }
+
+  let answerResults: TrendsResult[];
+  if (formulas.length > 0) {
+    answerResults = [];
+    const groups = new Map<string, Map<number, TrendsResult>>();
+    for (const r of results) {
+      let g = groups.get(r.group);
+      if (!g) groups.set(r.group, (g = new Map()));
+      g.set(r.series, r.obj);
+    }
+    formulas.forEach((f, fi) => {
+      for (const g of groups.values()) {
+        const first = [...g.values()][0]!;
+        const width = totalValue ? 1 : first.data.length;
+        const series = q.series.map((_, s) => {
+          const r = g.get(s);
+          if (!r) return new Array<number>(width).fill(0);
+          return totalValue ? [r.aggregated_value ?? 0] : r.data;
+        });
+        const computed = Array.from({ length: width }, (_, i) => f.run(series, i));
+        const label = f.custom_name ?? `Formula (${f.formula})`;
+        answerResults.push({
+          ...first,
+          label,
+          action: null,
+          order: fi,
+          ...(totalValue
+            ? { aggregated_value: computed[0] ?? 0, data: [], count: 0 }
+            : { data: computed, count: cumulative ? (computed[computed.length - 1] ?? 0) : computed.reduce((a, b) => a + b, 0) }),
+        });
+      }
+    });
+  } else {
+    answerResults = results.map((r) => r.obj);
+  }
+  if (q.breakdownFilter?.breakdown_hide_other_aggregation === true)
+    answerResults = answerResults.filter((r) => r.breakdown_value !== '$$_posthog_breakdown_other_$$');
+
+  const now = DateTime.fromJSDate(ctx.now, { zone: 'UTC' });
+  return {
+    results: answerResults,
+    hasMore,
+    hogql,
+    is_cached: false,
+    last_refresh: now.toISO() ?? '',
+    next_allowed_client_refresh: now.plus({ milliseconds: REFRESH_MS }).toISO() ?? '',
+    cache_key: `cache_${createHash('sha256')
+      .update(JSON.stringify({ team: ctx.team.id, query: q }))
+      .digest('hex')
+      .slice(0, 32)}`,
+    timezone: ctx.team.timezone,
+    query_status: null,
+    resolved_date_range: resolvedRange(range),
+    timings: [],
+    modifiers: {},
+  };
+}
