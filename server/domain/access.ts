@@ -29,6 +29,12 @@ export const KNOWN_SCOPES = [
   'person:write',
   'event_definition:read',
   'event_definition:write',
+  'insight:read',
+  'insight:write',
+  'dashboard_template:read',
+  'property_definition:read',
+  'property_definition:write',
+  'action:read',
 ] as const;
 
 /** Who is calling and, for project-scoped operations, on which project and at which level. */
