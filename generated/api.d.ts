@@ -788,6 +788,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{project_id}/insights/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List insights
+         * @description The project's insights that are not deleted, paginated with `limit` and `offset` (default
+         *     100) in PostHog's envelope, ordered by `order` (insights without one last), then the most
+         *     recently modified first. Filters as PostHog's (posthog/api/insight.py): `short_id` and
+         *     `created_by` (a user id) exact; `saved=true` keeps insights saved or on a dashboard,
+         *     `saved=false` those not saved; `favorited` keeps favorites; `search` keeps those whose name,
+         *     derived name, description or a tag contains the text (any case). `result` is computed per
+         *     insight when `refresh` asks (see the parameter).
+         */
+        get: operations["environments_insights_list"];
+        put?: never;
+        /**
+         * Create an insight
+         * @description Saves a query as an insight of the project, with a new `short_id` (8 characters of
+         *     `[A-Za-z0-9]`, as PostHog's generate_short_id). `query` is any query `/query/` runs, usually
+         *     an `InsightVizNode` wrapping a `TrendsQuery`, or a `DataVisualizationNode` wrapping a
+         *     `HogQLQuery`; a kind this server does not run answers 400 "Unsupported query kind: X" (PostHog
+         *     stores any query). `dashboards` puts it on those dashboards of the project (a tile each; an
+         *     unknown or deleted one answers 400). `saved` defaults to false, as PostHog's model. The answer
+         *     is the insight, with `result` computed when `refresh` asks.
+         */
+        post: operations["environments_insights_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/insights/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The insight's integer id, or its `short_id` (8 characters of `[A-Za-z0-9]`), as PostHog's MCP tools pass either. Anything else answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["InsightId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an insight
+         * @description One insight of the project, by id or `short_id`, with `result` computed when `refresh` asks.
+         *     A deleted insight, or one of another project, answers 404.
+         */
+        get: operations["environments_insights_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update or delete an insight
+         * @description Changes the fields given. `deleted: true` soft-deletes the insight and its tiles, which is how
+         *     PostHog deletes one (its `DELETE` answers 405); `deleted: false` on a deleted insight restores
+         *     it (PostHog finds deleted insights for that PATCH only). `dashboards` replaces the dashboards
+         *     it is on (tiles added, restored or soft-deleted). The answer is the insight.
+         */
+        patch: operations["environments_insights_partial_update"];
+        trace?: never;
+    };
     "/api/environments/{project_id}/query/": {
         parameters: {
             query?: never;
@@ -2755,6 +2836,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/insights/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List insights
+         * @description The project's insights that are not deleted, paginated with `limit` and `offset` (default
+         *     100) in PostHog's envelope, ordered by `order` (insights without one last), then the most
+         *     recently modified first. Filters as PostHog's (posthog/api/insight.py): `short_id` and
+         *     `created_by` (a user id) exact; `saved=true` keeps insights saved or on a dashboard,
+         *     `saved=false` those not saved; `favorited` keeps favorites; `search` keeps those whose name,
+         *     derived name, description or a tag contains the text (any case). `result` is computed per
+         *     insight when `refresh` asks (see the parameter).
+         */
+        get: operations["insights_list"];
+        put?: never;
+        /**
+         * Create an insight
+         * @description Saves a query as an insight of the project, with a new `short_id` (8 characters of
+         *     `[A-Za-z0-9]`, as PostHog's generate_short_id). `query` is any query `/query/` runs, usually
+         *     an `InsightVizNode` wrapping a `TrendsQuery`, or a `DataVisualizationNode` wrapping a
+         *     `HogQLQuery`; a kind this server does not run answers 400 "Unsupported query kind: X" (PostHog
+         *     stores any query). `dashboards` puts it on those dashboards of the project (a tile each; an
+         *     unknown or deleted one answers 400). `saved` defaults to false, as PostHog's model. The answer
+         *     is the insight, with `result` computed when `refresh` asks.
+         */
+        post: operations["insights_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/insights/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The insight's integer id, or its `short_id` (8 characters of `[A-Za-z0-9]`), as PostHog's MCP tools pass either. Anything else answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["InsightId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an insight
+         * @description One insight of the project, by id or `short_id`, with `result` computed when `refresh` asks.
+         *     A deleted insight, or one of another project, answers 404.
+         */
+        get: operations["insights_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update or delete an insight
+         * @description Changes the fields given. `deleted: true` soft-deletes the insight and its tiles, which is how
+         *     PostHog deletes one (its `DELETE` answers 405); `deleted: false` on a deleted insight restores
+         *     it (PostHog finds deleted insights for that PATCH only). `dashboards` replaces the dashboards
+         *     it is on (tiles added, restored or soft-deleted). The answer is the insight.
+         */
+        patch: operations["insights_partial_update"];
+        trace?: never;
+    };
     "/api/projects/{project_id}/query/": {
         parameters: {
             query?: never;
@@ -3805,6 +3967,100 @@ export interface components {
             /** @description The value as text, as PostHog answers it (a number or boolean as its JSON text, e.g. `"42"`, `"true"`). */
             name: string;
         };
+        /** @description The fields of an insight a create or an update writes (PostHog's InsightSerializer). Unknown fields are ignored. */
+        InsightWriteFields: {
+            name?: string | null;
+            derived_name?: string | null;
+            description?: string | null;
+            /** @description The saved query (any kind `/query/` runs), or null. */
+            query?: components["schemas"]["InsightQueryNode"] | null;
+            order?: number | null;
+            deleted?: boolean;
+            favorited?: boolean;
+            saved?: boolean;
+            tags?: string[];
+            /** @description The ids of the project's dashboards to show the insight on (replaces the list). */
+            dashboards?: number[];
+        };
+        /** @description A query an insight saves (the kinds `/query/` runs). */
+        InsightQueryNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
+        /** @description Body of the create. */
+        InsightRequest: components["schemas"]["InsightWriteFields"];
+        /** @description Body of the partial update; every field is optional. */
+        PatchedInsight: components["schemas"]["InsightWriteFields"];
+        InsightDashboardTile: {
+            id: number;
+            dashboard_id: number;
+            deleted: boolean;
+        };
+        /**
+         * @description An insight, with PostHog's InsightSerializer fields. `result` (and `hasMore`, `columns`,
+         *     `types`, `hogql`, `last_refresh`, `next_allowed_client_refresh`, `is_cached`, `timezone`)
+         *     come from running `query` when `refresh` asks; otherwise they are null, PostHog's answer for a
+         *     result not in its cache. For an insight kind `result` is the query's `results`; for a
+         *     HogQLQuery its rows, with `columns` and `types`.
+         */
+        Insight: {
+            id: number;
+            short_id: string;
+            name: string | null;
+            derived_name: string | null;
+            description: string | null;
+            query: {
+                [key: string]: unknown;
+            } | null;
+            /** @description PostHog's legacy filters; `{}` for a query-based insight, as PostHog shows it. */
+            filters: {
+                [key: string]: unknown;
+            };
+            order: number | null;
+            deleted: boolean;
+            /** @description The ids of the live dashboards it is on. */
+            dashboards: number[];
+            dashboard_tiles: components["schemas"]["InsightDashboardTile"][];
+            /** @description The query's results, or null when not computed. */
+            result: unknown;
+            hasMore: boolean | null;
+            columns: string[] | null;
+            types: unknown[] | null;
+            hogql: string | null;
+            /** Format: date-time */
+            last_refresh: string | null;
+            /** Format: date-time */
+            next_allowed_client_refresh: string | null;
+            cache_target_age: null;
+            is_cached: boolean;
+            query_status: null;
+            timezone: string | null;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserBasic"] | null;
+            /** Format: date-time */
+            last_modified_at: string;
+            last_modified_by: components["schemas"]["UserBasic"] | null;
+            is_sample: boolean;
+            tags: string[];
+            favorited: boolean;
+            saved: boolean;
+            /** @description 21 (everyone in the project can edit); this server has no per-insight restriction. */
+            effective_restriction_level: number;
+            /** @description 37 (the caller can edit). */
+            effective_privilege_level: number;
+            /** @description `editor`. */
+            user_access_level: string;
+            /** @description Always empty (no alerts here). */
+            alerts: unknown[];
+            last_viewed_at: null;
+        };
+        /** @description A page of insights. */
+        PaginatedInsightList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["Insight"][];
+        };
         /** @description A query to run (PostHog's QueryRequest). Other fields PostHog's clients send (`refresh`, `client_query_id`, `name`, `async`) are accepted and ignored. */
         QueryRequest: {
             /** @description The query; its `kind` says which (see the operation's description). */
@@ -4021,6 +4277,14 @@ export interface components {
                 breakdown_type?: "event" | "person" | null;
                 /** @description The property to break down by. */
                 breakdown?: string | number | null;
+                /** @description Up to three properties to break down by together (PostHog's multiple breakdowns); each `breakdown_value` is then the list of the parts, and the label joins them with `::`. Takes the place of `breakdown`. */
+                breakdowns?: ({
+                    property: string;
+                    /** @description `event` (default) or `person`; PostHog's other types answer 400. */
+                    type?: string | null;
+                } & {
+                    [key: string]: unknown;
+                })[] | null;
                 breakdown_limit?: number | null;
                 breakdown_hide_other_aggregation?: boolean | null;
             } & {
@@ -4056,7 +4320,8 @@ export interface components {
                 [key: string]: unknown;
             };
             order: number;
-            breakdown_value?: string | number;
+            /** @description The breakdown value (a list of values for `breakdowns`). */
+            breakdown_value?: (string | number) | string[];
             compare?: boolean;
             /** @enum {string} */
             compare_label?: "current" | "previous";
@@ -4979,6 +5244,19 @@ export interface components {
         ActivityPage: number;
         /** @description Number of activity entries per page, 1 to 100. Default 10. */
         ActivityLimit: number;
+        /**
+         * @description The insight's integer id, or its `short_id` (8 characters of `[A-Za-z0-9]`), as PostHog's MCP tools pass either. Anything else answers 404.
+         * @example 42
+         */
+        InsightId: string;
+        /**
+         * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+         *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+         *     has no background queue or cache, so every such value computes at once and `is_cached` is
+         *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+         *     here always `result: null`, as PostHog answers a cache miss.
+         */
+        InsightRefresh: string;
         /**
          * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
          * @example 14
@@ -6033,6 +6311,216 @@ export interface operations {
             };
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+                short_id?: string;
+                created_by?: number;
+                /** @description `true`/`1`/`yes` or `false`/`0`/`no`. */
+                saved?: string;
+                favorited?: string;
+                search?: string;
+                /**
+                 * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+                 *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+                 *     has no background queue or cache, so every such value computes at once and `is_cached` is
+                 *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+                 *     here always `result: null`, as PostHog answers a cache miss.
+                 */
+                refresh?: components["parameters"]["InsightRefresh"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of insights. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedInsightList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_insights_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+                 *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+                 *     has no background queue or cache, so every such value computes at once and `is_cached` is
+                 *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+                 *     here always `result: null`, as PostHog answers a cache miss.
+                 */
+                refresh?: components["parameters"]["InsightRefresh"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InsightRequest"];
+            };
+        };
+        responses: {
+            /** @description The insight created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            /** @description The body is invalid (an unsupported query kind, an unknown dashboard, a field too long). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    environments_insights_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+                 *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+                 *     has no background queue or cache, so every such value computes at once and `is_cached` is
+                 *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+                 *     here always `result: null`, as PostHog answers a cache miss.
+                 */
+                refresh?: components["parameters"]["InsightRefresh"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The insight's integer id, or its `short_id` (8 characters of `[A-Za-z0-9]`), as PostHog's MCP tools pass either. Anything else answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["InsightId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The insight. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    environments_insights_partial_update: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+                 *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+                 *     has no background queue or cache, so every such value computes at once and `is_cached` is
+                 *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+                 *     here always `result: null`, as PostHog answers a cache miss.
+                 */
+                refresh?: components["parameters"]["InsightRefresh"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The insight's integer id, or its `short_id` (8 characters of `[A-Za-z0-9]`), as PostHog's MCP tools pass either. Anything else answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["InsightId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedInsight"];
+            };
+        };
+        responses: {
+            /** @description The insight updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     environments_query_create: {
@@ -8398,6 +8886,216 @@ export interface operations {
             };
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+                short_id?: string;
+                created_by?: number;
+                /** @description `true`/`1`/`yes` or `false`/`0`/`no`. */
+                saved?: string;
+                favorited?: string;
+                search?: string;
+                /**
+                 * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+                 *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+                 *     has no background queue or cache, so every such value computes at once and `is_cached` is
+                 *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+                 *     here always `result: null`, as PostHog answers a cache miss.
+                 */
+                refresh?: components["parameters"]["InsightRefresh"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of insights. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedInsightList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    insights_create: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+                 *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+                 *     has no background queue or cache, so every such value computes at once and `is_cached` is
+                 *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+                 *     here always `result: null`, as PostHog answers a cache miss.
+                 */
+                refresh?: components["parameters"]["InsightRefresh"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InsightRequest"];
+            };
+        };
+        responses: {
+            /** @description The insight created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            /** @description The body is invalid (an unsupported query kind, an unknown dashboard, a field too long). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    insights_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+                 *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+                 *     has no background queue or cache, so every such value computes at once and `is_cached` is
+                 *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+                 *     here always `result: null`, as PostHog answers a cache miss.
+                 */
+                refresh?: components["parameters"]["InsightRefresh"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The insight's integer id, or its `short_id` (8 characters of `[A-Za-z0-9]`), as PostHog's MCP tools pass either. Anything else answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["InsightId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The insight. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    insights_partial_update: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Whether to compute `result` (PostHog's `refresh`): `blocking`, `force_blocking`, `async`,
+                 *     `lazy_async`, `force_async`, `true`, `1`, `yes` or an empty value compute it now (this server
+                 *     has no background queue or cache, so every such value computes at once and `is_cached` is
+                 *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
+                 *     here always `result: null`, as PostHog answers a cache miss.
+                 */
+                refresh?: components["parameters"]["InsightRefresh"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The insight's integer id, or its `short_id` (8 characters of `[A-Za-z0-9]`), as PostHog's MCP tools pass either. Anything else answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["InsightId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedInsight"];
+            };
+        };
+        responses: {
+            /** @description The insight updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Insight"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     query_create: {

@@ -10,6 +10,7 @@ import { DashboardsService } from './dashboards.js';
 import { EventDefinitionsService } from './event-definitions.js';
 import { inProcessEventsReads, type EventsReads } from './events-reads.js';
 import { ExplicitMembersService } from './explicit-members.js';
+import { InsightsService } from './insights.js';
 import { PersonsService } from './persons.js';
 import { PluginConfigService } from './plugin-configs.js';
 import { ProjectsService } from './projects.js';
@@ -26,6 +27,8 @@ export interface Services {
   events: EventsReads;
   explicitMembers: ExplicitMembersService;
   dashboards: DashboardsService;
+  /** saved queries, their results through `events.query` */
+  insights: InsightsService;
   persons: PersonsService;
   eventDefinitions: EventDefinitionsService;
   /** identity and discovery: organizations and their projects, the key's user and the key, one project or environment */
@@ -47,10 +50,12 @@ export interface ServiceDeps {
 /** Builds the services over one store. */
 export function createServices(store: Store, deps: ServiceDeps = {}): Services {
   const organizations = new OrganizationsService(store);
+  const events = deps.events ?? inProcessEventsReads(store);
   return {
     projects: new ProjectsService(store),
     pluginConfigs: new PluginConfigService(store),
-    events: deps.events ?? inProcessEventsReads(store),
+    events,
+    insights: new InsightsService(store, events),
     explicitMembers: new ExplicitMembersService(store),
     dashboards: new DashboardsService(store),
     persons: new PersonsService(store),

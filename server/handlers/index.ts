@@ -11,6 +11,7 @@ import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';
 import { explicitMemberHandlers } from './explicit-members.js';
 import { identityHandlers } from './identity.js';
+import { insightHandlers } from './insights.js';
 import { personHandlers } from './persons.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
@@ -24,6 +25,7 @@ const environmentHandlers: HandlersFor<EnvironmentsId> = {
   ...dashboardHandlers,
   ...personHandlers,
   ...queryHandlers,
+  ...insightHandlers,
 };
 
 /** `environments_retrieve` (`/api/environments/{id}/`, one environment) is not environment-scoped: it has no projects copy. */

@@ -26,12 +26,16 @@ export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$';
 /** Rows a runner's query may return (PostHog's MAX_SELECT_RETURNED_ROWS). */
 const ROWS = 50_000;
 
-/** A breakdown as the runner reads `breakdownFilter`. */
+/** A breakdown as the runner reads `breakdownFilter`: one property (`breakdown`), or up to three (`breakdowns`, `multi`). */
 export interface Breakdown {
-  key: string;
-  type: 'event' | 'person';
+  parts: { key: string; type: 'event' | 'person' }[];
   limit: number;
+  /** `breakdowns`: each value is the parts joined by `BREAKDOWN_SEPARATOR`, a missing part the null label */
+  multi: boolean;
 }
+
+/** Joins the parts of a multiple breakdown's value in HogQL (a character no property name or value of interest holds). */
+export const BREAKDOWN_SEPARATOR = '\u001f';
 
 /** What one series computes over one period. */
 export interface SeriesPlan {
@@ -111,7 +115,15 @@ export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promi
   let hasOther = false;
   let firstHogql: string | undefined;
   if (breakdown) {
-    const value = propertyField(breakdown.key, breakdown.type);
+    const parts = breakdown.parts.map((p) => {
+      const field = propertyField(p.key, p.type);
+      return `if(ifNull(${field}, '') = '', ${hogqlString(BREAKDOWN_NULL)}, ${field})`;
+    });
+    const value = !breakdown.multi
+      ? propertyField(breakdown.parts[0]!.key, breakdown.parts[0]!.type)
+      : parts.length === 1
+        ? parts[0]!
+        : `concat(${parts.join(`, ${hogqlString(BREAKDOWN_SEPARATOR)}, `)})`;
     const ranking = await ctx.select(
       `SELECT ${value} AS breakdown_value, ${math.aggregate} AS value FROM events GROUP BY breakdown_value ORDER BY value DESC, breakdown_value LIMIT ${ROWS}`,
       whole,

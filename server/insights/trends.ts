@@ -35,7 +35,7 @@ import {
 import { InsightQueryError } from './errors.js';
 import { compileFormula } from './formula.js';
 import { seriesMath } from './trends-math.js';
-import { seriesValues, type Breakdown, type SeriesPlan } from './trends-series.js';
+import { BREAKDOWN_OTHER, BREAKDOWN_SEPARATOR, seriesValues, type Breakdown, type SeriesPlan } from './trends-series.js';
 
 /** PostHog's displays that answer one value for the whole range (TrendsDisplay `is_total_value`). */
 const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap']);
@@ -78,13 +78,28 @@ export interface TrendsAnswer {
 function breakdownOf(q: TrendsQueryInput): Breakdown | undefined {
   const bf = q.breakdownFilter;
   if (!bf) return undefined;
-  if (Array.isArray(bf.breakdowns) && bf.breakdowns.length > 0)
-    throw new InsightQueryError(
-      'Several breakdowns ("breakdowns") are not supported: break down by one property ("breakdown").',
-      'breakdownFilter__breakdowns',
-    );
+  const limit = bf.breakdown_limit ?? BREAKDOWN_LIMIT;
+  if (bf.breakdowns && bf.breakdowns.length > 0) {
+    const parts = bf.breakdowns.map((b, i) => {
+      const type = b.type ?? 'event';
+      if (type !== 'event' && type !== 'person')
+        throw new InsightQueryError(
+          `Breakdown type "${type}" is not supported: break down by an event or a person property.`,
+          `breakdownFilter__breakdowns__${i}__type`,
+        );
+      return { key: b.property, type: type as 'event' | 'person' };
+    });
+    return { parts, limit, multi: true };
+  }
   if (bf.breakdown === undefined || bf.breakdown === null || bf.breakdown === '') return undefined;
-  return { key: String(bf.breakdown), type: bf.breakdown_type ?? 'event', limit: bf.breakdown_limit ?? BREAKDOWN_LIMIT };
+  return { parts: [{ key: String(bf.breakdown), type: bf.breakdown_type ?? 'event' }], limit, multi: false };
+}
+
+/** A breakdown value as the answer shows it: the text, or for `breakdowns` the list of parts (the other label once per part). */
+function shownValue(value: string, breakdown: Breakdown): string | string[] {
+  if (!breakdown.multi) return value;
+  if (value === BREAKDOWN_OTHER) return breakdown.parts.map(() => BREAKDOWN_OTHER);
+  return value.split(BREAKDOWN_SEPARATOR);
 }
 
 /** The formulas of `trendsFilter` (`formulaNodes`, else the older `formulas` / `formula`, as PostHog moves them), each with its field. */
@@ -189,8 +204,9 @@ export async function runTrendsQuery(ctx: InsightContext, q: TrendsQueryInput): 
       for (const row of outcome.rows) {
         const smoothing = q.trendsFilter?.smoothingIntervals ?? 1;
         const data = totalValue ? [] : smoothing > 1 ? smooth(row.values, smoothing) : row.values;
-        const label =
-          row.breakdownValue === undefined ? name : q.series.length > 1 ? `${name} - ${row.breakdownValue}` : row.breakdownValue;
+        const shown = row.breakdownValue === undefined || !breakdown ? undefined : shownValue(row.breakdownValue, breakdown);
+        const valueLabel = Array.isArray(shown) ? shown.join('::') : shown;
+        const label = valueLabel === undefined ? name : q.series.length > 1 ? `${name} - ${valueLabel}` : valueLabel;
         const obj: TrendsResult = {
           data,
           ...(totalValue ? {} : { labels: period.range.buckets.map((b) => bucketLabel(b, period.range)) }),
@@ -201,7 +217,7 @@ export async function runTrendsQuery(ctx: InsightContext, q: TrendsQueryInput): 
           filter,
           action,
           order: i,
-          ...(row.breakdownValue === undefined ? {} : { breakdown_value: row.breakdownValue }),
+          ...(shown === undefined ? {} : { breakdown_value: shown }),
           ...(period.label === undefined ? {} : { compare: true, compare_label: period.label }),
         };
         results.push({ obj, series: i, group: `${period.label ?? ''}\u0000${row.breakdownValue ?? ''}` });
@@ -244,7 +260,10 @@ export async function runTrendsQuery(ctx: InsightContext, q: TrendsQueryInput): 
     answerResults = results.map((r) => r.obj);
   }
   if (q.breakdownFilter?.breakdown_hide_other_aggregation === true)
-    answerResults = answerResults.filter((r) => r.breakdown_value !== '$$_posthog_breakdown_other_$$');
+    answerResults = answerResults.filter((r) => {
+      const v = r.breakdown_value;
+      return Array.isArray(v) ? !v.every((p) => p === BREAKDOWN_OTHER) : v !== BREAKDOWN_OTHER;
+    });
 
   const now = DateTime.fromJSDate(ctx.now, { zone: 'UTC' });
   return {

@@ -307,7 +307,7 @@ export interface DashboardTable {
   created_at: TimestampColumn;
 }
 
-/** An insight (posthog/models/insight.py `Insight`), here only what templates create. */
+/** An insight (posthog/models/insight.py `Insight`). */
 export interface InsightTable {
   id: Generated<number>;
   short_id: string;
@@ -319,6 +319,17 @@ export interface InsightTable {
   deleted: BoolColumn;
   created_by_id: number | null;
   created_at: TimestampColumn;
+  /** migration 0015 */
+  derived_name: string | null;
+  favorited: Generated<BoolColumn>;
+  saved: Generated<BoolColumn>;
+  /** JSON array of tag names, or null for none */
+  tags: JsonColumn | null;
+  /** PostHog's `order` */
+  position: number | null;
+  /** null: `created_at` */
+  last_modified_at: TimestampColumn | null;
+  last_modified_by_id: number | null;
 }
 
 /** A text card (posthog/models/dashboard_tile.py `Text`). */

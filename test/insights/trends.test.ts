@@ -18,7 +18,7 @@ interface Series {
   days: string[];
   count: number;
   label: string;
-  breakdown_value?: string;
+  breakdown_value?: string | string[];
   compare_label?: string;
   aggregated_value?: number;
   order: number;
@@ -124,6 +124,29 @@ describe('TrendsQuery', () => {
     expect(two.hasMore).toBe(true);
     const hidden = await trends({ breakdownFilter: { breakdown: '$browser', breakdown_limit: 2, breakdown_hide_other_aggregation: true } });
     expect(hidden.results).toHaveLength(2);
+  });
+
+  it('breaks down by several properties at once (breakdowns): a list per value, the label joined with ::', async () => {
+    const a = await trends({
+      breakdownFilter: {
+        breakdowns: [
+          { property: '$browser', type: 'event' },
+          { property: 'plan', type: 'person' },
+        ],
+        breakdown_limit: 2,
+      },
+    });
+    expect(a.results.map((r) => [r.breakdown_value, r.label, r.count])).toEqual([
+      [['Chrome', 'pro'], 'Chrome::pro', 5],
+      [['Firefox', 'free'], 'Firefox::free', 4],
+      [
+        ['$$_posthog_breakdown_other_$$', '$$_posthog_breakdown_other_$$'],
+        '$$_posthog_breakdown_other_$$::$$_posthog_breakdown_other_$$',
+        2,
+      ],
+    ]);
+    const withNull = await trends({ breakdownFilter: { breakdowns: [{ property: '$browser' }] } });
+    expect(withNull.results.map((r) => r.breakdown_value)).toContainEqual(['$$_posthog_breakdown_null_$$']);
   });
 
   it('breaks down by a person property', async () => {

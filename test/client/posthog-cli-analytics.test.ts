@@ -1,0 +1,143 @@
+/**
+ * PostHog's agent tool catalogue, `@posthog/cli` 0.18.3 (npm devDependency, installed with its
+ * install script denied: its `lib/posthog-api-cli.mjs` is the same code as PostHog's MCP server),
+ * run unchanged through its own `call --json` command against the test server with a small
+ * dataset: the query tools and the insight tools. Each tool's own output must be a success (exit
+ * 0) with the right numbers: a trends total equals the count of the same events through HogQL.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importEvents } from '../../server/ingest/import.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const run = promisify(execFile);
+const CLI = 'node_modules/@posthog/cli/lib/posthog-api-cli.mjs';
+
+let t: TestServer;
+let P: number;
+let key: string;
+
+/** Runs one tool; answers its exit code and its parsed `--json` output (or stderr when it failed). */
+async function tool(
+  name: string,
+  input: Record<string, unknown>,
+  opts: { confirm?: boolean } = {},
+): Promise<{ code: number; out: Record<string, unknown>; err: string }> {
+  const args = [CLI, 'call', '--json', ...(opts.confirm ? ['--confirm'] : []), name, JSON.stringify(input)];
+  const env = { ...process.env, POSTHOG_HOST: t.url, POSTHOG_API_KEY: key, POSTHOG_PROJECT_ID: String(P) };
+  try {
+    const { stdout, stderr } = await run(process.execPath, args, { env, timeout: 60_000 });
+    return { code: 0, out: JSON.parse(stdout) as Record<string, unknown>, err: stderr };
+  } catch (e) {
+    const failed = e as { code?: number; stderr?: string };
+    return { code: typeof failed.code === 'number' ? failed.code : 1, out: {}, err: failed.stderr ?? String(e) };
+  }
+}
+
+const RANGE = { date_from: '2024-11-01', date_to: '2024-11-03' };
+
+beforeAll(async () => {
+  t = await startTestServer();
+  P = t.boot.team.id;
+  key = await t.key(['*']);
+  // pageviews per day, 1–3 November: 2, 0, 3; one signup
+  await importEvents(t.store, P, [
+    { event: '$pageview', distinct_id: 'ada', timestamp: '2024-11-01T09:00:00Z', properties: { $browser: 'Chrome' } },
+    { event: '$pageview', distinct_id: 'bob', timestamp: '2024-11-01T10:00:00Z', properties: { $browser: 'Firefox' } },
+    { event: '$pageview', distinct_id: 'ada', timestamp: '2024-11-03T09:00:00Z', properties: { $browser: 'Chrome' } },
+    { event: '$pageview', distinct_id: 'ada', timestamp: '2024-11-03T09:30:00Z', properties: { $browser: 'Chrome' } },
+    { event: '$pageview', distinct_id: 'cyd', timestamp: '2024-11-03T11:00:00Z', properties: { $browser: 'Safari' } },
+    { event: 'signup', distinct_id: 'bob', timestamp: '2024-11-01T10:05:00Z' },
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('@posthog/cli query tools', () => {
+  it('query-trends: daily counts, the total equal to HogQL’s count', async () => {
+    const r = await tool('query-trends', { series: [{ event: '$pageview' }], dateRange: RANGE });
+    expect(r.code, r.err).toBe(0);
+    const results = r.out.results as { data: number[]; count: number; label: string }[];
+    expect(results[0]).toMatchObject({ data: [2, 0, 3], count: 5, label: '$pageview' });
+    const rows = await t.hogql(
+      P,
+      "select count() from events where event = '$pageview' and timestamp >= '2024-11-01' and timestamp < '2024-11-04'",
+    );
+    expect(rows[0]![0]).toBe(results[0]!.count);
+  });
+
+  it('query-trends with dau, a breakdown and a formula', async () => {
+    const dau = await tool('query-trends', { series: [{ event: '$pageview', math: 'dau' }], dateRange: RANGE });
+    expect((dau.out.results as { data: number[] }[])[0]!.data).toEqual([2, 0, 2]);
+    const browsers = await tool('query-trends', {
+      series: [{ event: '$pageview' }],
+      dateRange: RANGE,
+      breakdownFilter: { breakdowns: [{ property: '$browser', type: 'event' }] },
+    });
+    expect(browsers.code, browsers.err).toBe(0);
+    expect((browsers.out.results as { breakdown_value: string[]; count: number }[]).map((s) => [s.breakdown_value, s.count])).toEqual([
+      [['Chrome'], 3],
+      [['Firefox'], 1],
+      [['Safari'], 1],
+    ]);
+    const formula = await tool('query-trends', {
+      series: [{ event: '$pageview' }, { event: 'signup' }],
+      dateRange: RANGE,
+      trendsFilter: { formulaNodes: [{ formula: 'B / A * 100' }] },
+    });
+    expect(formula.code, formula.err).toBe(0);
+    expect((formula.out.results as { data: number[] }[])[0]!.data).toEqual([50, 0, 0]);
+  });
+});
+
+describe('@posthog/cli insight tools', () => {
+  it('insight-create, insights-list, insight-get, insight-update, insight-query, insight-delete', async () => {
+    const query = {
+      kind: 'InsightVizNode',
+      source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], dateRange: RANGE },
+    };
+    const created = await tool('insight-create', { name: 'Pageviews', description: 'Daily pageviews', query });
+    expect(created.code, created.err).toBe(0);
+    const shortId = created.out.short_id as string;
+    expect(shortId).toMatch(/^[A-Za-z0-9]{8}$/);
+
+    const listed = await tool('insights-list', { short_id: shortId });
+    expect(listed.code, listed.err).toBe(0);
+    expect((listed.out.results as { short_id: string; name: string }[]).map((i) => [i.short_id, i.name])).toEqual([[shortId, 'Pageviews']]);
+
+    const got = await tool('insight-get', { id: shortId });
+    expect(got.code, got.err).toBe(0);
+    expect(got.out).toMatchObject({ id: created.out.id, name: 'Pageviews' });
+
+    const updated = await tool('insight-update', { id: created.out.id, name: 'Views', tags: ['web'], favorited: true });
+    expect(updated.code, updated.err).toBe(0);
+    expect(updated.out).toMatchObject({ name: 'Views', tags: ['web'], favorited: true });
+
+    const queried = await tool('insight-query', { insightId: shortId });
+    expect(queried.code, queried.err).toBe(0);
+    expect((queried.out.results as { data: number[] }[])[0]!.data).toEqual([2, 0, 3]);
+
+    const deleted = await tool('insight-delete', { id: created.out.id }, { confirm: true });
+    expect(deleted.code, deleted.err).toBe(0);
+    const gone = await tool('insight-get', { id: created.out.id });
+    expect(gone.code).toBe(1);
+    expect(gone.err).toContain('404');
+  });
+
+  it('insight-query of a saved SQL insight answers its columns and rows', async () => {
+    const created = await tool('insight-create', {
+      name: 'Signups',
+      query: {
+        kind: 'DataVisualizationNode',
+        source: { kind: 'HogQLQuery', query: "select count() as n from events where event = 'signup'" },
+      },
+    });
+    expect(created.code, created.err).toBe(0);
+    const queried = await tool('insight-query', { insightId: created.out.short_id });
+    expect(queried.code, queried.err).toBe(0);
+    expect(queried.out.results).toEqual({ columns: ['n'], results: [[1]] });
+  });
+});
