@@ -454,7 +454,17 @@ export interface paths {
          */
         get: operations["environments_dashboards_list"];
         put?: never;
-        post?: never;
+        /**
+         * Create a dashboard
+         * @description Creates an empty dashboard (`creation_mode` `default`), or a copy of another dashboard of the
+         *     project with `use_dashboard` (`duplicate`: its tiles, pointing at the same insights and texts,
+         *     as PostHog's copy without `duplicate_tiles`). `use_template` names one of PostHog's built-in
+         *     template keys, which this server does not have: any value answers 400 "Invalid template
+         *     provided: <key>" on `use_template`, as PostHog answers an unknown key (use
+         *     `create_from_template_json` with a template instead). `use_template` and `use_dashboard`
+         *     together answer 400. `delete_insights` is accepted and changes nothing on create.
+         */
+        post: operations["environments_dashboards_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -483,6 +493,11 @@ export interface paths {
          * Retrieve a dashboard with its tiles
          * @description One dashboard of the project with its tiles (each an insight or a text card with its
          *     `layouts` and `color`), ordered as PostHog orders them: by the `sm` layout's `y`, then `x`.
+         *     Each insight tile carries its `result`, computed through `/query/`'s kinds (PostHog answers
+         *     its cached results; this server has no cache, so it computes them, unless `refresh` is
+         *     `force_cache`, which leaves them null). A tile whose query cannot run keeps its query, with
+         *     `result` null and `error` `{type, message}` on the tile, as PostHog shows a tile it cannot
+         *     compute.
          *     An unknown id, a deleted dashboard, a dashboard of another project or an id that is not an
          *     integer answers 404. The seed does not show this operation; PostHog has it.
          */
@@ -492,7 +507,17 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update or delete a dashboard
+         * @description Changes the fields given: `name`, `description`, `pinned`, `tags`, `filters` (replaced when a
+         *     non-empty object, as PostHog), `restriction_level`, and `tiles`: each `{id, layouts?, color?,
+         *     deleted?}` changes that tile of this dashboard (`deleted: true` removes it; an id not on the
+         *     dashboard answers 400 on `tiles`). `deleted: true` soft-deletes the dashboard and its tiles,
+         *     and with `delete_insights: true` also the insights on no other live dashboard;
+         *     `deleted: false` restores a deleted dashboard and its tiles (PostHog's DELETE answers 405:
+         *     this is how it deletes). Editing needs the edit right of the dashboard (see `move_tile`).
+         */
+        patch: operations["environments_dashboards_partial_update"];
         trace?: never;
     };
     "/api/environments/{project_id}/dashboards/{id}/move_tile/": {
@@ -553,6 +578,214 @@ export interface paths {
          *     Personal API Key access"); this server accepts keys with the `dashboard:write` scope.
          */
         patch: operations["environments_dashboards_move_tile_partial_update"];
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/create_text_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a text tile
+         * @description Adds a text card to the dashboard (PostHog's `create_text_tile`): `body` (Markdown, 1 to 4,000
+         *     characters), `layouts` (default: below the other tiles, 6 wide and 5 high at `sm`), `color`.
+         *     `type` (`text` or `image`, as @posthog/cli sends it) is accepted; an image is a text whose
+         *     body is its Markdown. Answers the new tile.
+         */
+        post: operations["environments_dashboards_create_text_tile_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/update_text_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a text tile
+         * @description Changes the text tile `tile_id` of the dashboard: its `body`, `layouts` or `color` (null clears
+         *     it). A tile that is not a live text tile of this dashboard answers 400 on `tile_id`. Answers the
+         *     tile.
+         */
+        post: operations["environments_dashboards_update_text_tile_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/delete_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a tile
+         * @description Soft-deletes the tile `tile_id` of the dashboard, whatever it holds; the insight or text stays
+         *     (PostHog's `delete_tile`). Answers 204 without a body. A tile not on this dashboard answers 400
+         *     on `tile_id`.
+         */
+        post: operations["environments_dashboards_delete_tile_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/reorder_tiles/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reorder the tiles
+         * @description Lays the dashboard's tiles out in the order `tile_order` gives (every id once; ids not on this
+         *     dashboard answer 404 "Tile IDs not found on this dashboard: [...]", duplicates 400, as
+         *     PostHog). `layout` `two_column` puts two tiles per row (6 wide, 5 high), as PostHog's action
+         *     always does; `full_width` one per row (12 wide); `preserve` (the default, which @posthog/cli
+         *     sends) keeps each tile's size and fills rows of 12 columns in the new order. The small-screen
+         *     `xs` layout stacks them. Tiles left out of `tile_order` follow in their current order.
+         *     Answers the dashboard.
+         */
+        post: operations["environments_dashboards_reorder_tiles_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/copy_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a tile from another dashboard
+         * @description Copies the tile `tileId` of the project's dashboard `fromDashboardId` onto this dashboard (the
+         *     same insight or text, with the tile's layouts and colour), as PostHog's `copy_tile`: the source
+         *     must be another dashboard (400), the tile must be on it (400), and an insight or text already on
+         *     this dashboard answers 400. Answers this (the destination) dashboard.
+         */
+        post: operations["environments_dashboards_copy_tile_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboards/{id}/run_insights/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Run a dashboard's insights
+         * @description Computes the result of every insight tile of the dashboard, as PostHog's `run_insights`:
+         *     `{results: [{id: <tile id>, insight: {id, short_id, name, derived_name, result}}]}` in the
+         *     tiles' order. `refresh` `force_cache` answers `result` null (nothing is cached here); other
+         *     values compute. `output_format` `json` (default here) or `optimized` both answer the raw
+         *     result (PostHog's `optimized` is text for language models). `filters_override` and
+         *     `variables_override` are accepted and ignored. A tile whose query cannot run has `result` null
+         *     and an `error` `{type, message}`.
+         */
+        get: operations["environments_dashboards_run_insights_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/environments/{project_id}/dashboards/create_from_template_json/": {
@@ -2502,7 +2735,17 @@ export interface paths {
          */
         get: operations["dashboards_list"];
         put?: never;
-        post?: never;
+        /**
+         * Create a dashboard
+         * @description Creates an empty dashboard (`creation_mode` `default`), or a copy of another dashboard of the
+         *     project with `use_dashboard` (`duplicate`: its tiles, pointing at the same insights and texts,
+         *     as PostHog's copy without `duplicate_tiles`). `use_template` names one of PostHog's built-in
+         *     template keys, which this server does not have: any value answers 400 "Invalid template
+         *     provided: <key>" on `use_template`, as PostHog answers an unknown key (use
+         *     `create_from_template_json` with a template instead). `use_template` and `use_dashboard`
+         *     together answer 400. `delete_insights` is accepted and changes nothing on create.
+         */
+        post: operations["dashboards_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2531,6 +2774,11 @@ export interface paths {
          * Retrieve a dashboard with its tiles
          * @description One dashboard of the project with its tiles (each an insight or a text card with its
          *     `layouts` and `color`), ordered as PostHog orders them: by the `sm` layout's `y`, then `x`.
+         *     Each insight tile carries its `result`, computed through `/query/`'s kinds (PostHog answers
+         *     its cached results; this server has no cache, so it computes them, unless `refresh` is
+         *     `force_cache`, which leaves them null). A tile whose query cannot run keeps its query, with
+         *     `result` null and `error` `{type, message}` on the tile, as PostHog shows a tile it cannot
+         *     compute.
          *     An unknown id, a deleted dashboard, a dashboard of another project or an id that is not an
          *     integer answers 404. The seed does not show this operation; PostHog has it.
          */
@@ -2540,7 +2788,17 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update or delete a dashboard
+         * @description Changes the fields given: `name`, `description`, `pinned`, `tags`, `filters` (replaced when a
+         *     non-empty object, as PostHog), `restriction_level`, and `tiles`: each `{id, layouts?, color?,
+         *     deleted?}` changes that tile of this dashboard (`deleted: true` removes it; an id not on the
+         *     dashboard answers 400 on `tiles`). `deleted: true` soft-deletes the dashboard and its tiles,
+         *     and with `delete_insights: true` also the insights on no other live dashboard;
+         *     `deleted: false` restores a deleted dashboard and its tiles (PostHog's DELETE answers 405:
+         *     this is how it deletes). Editing needs the edit right of the dashboard (see `move_tile`).
+         */
+        patch: operations["dashboards_partial_update"];
         trace?: never;
     };
     "/api/projects/{project_id}/dashboards/{id}/move_tile/": {
@@ -2601,6 +2859,214 @@ export interface paths {
          *     Personal API Key access"); this server accepts keys with the `dashboard:write` scope.
          */
         patch: operations["dashboards_move_tile_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/create_text_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a text tile
+         * @description Adds a text card to the dashboard (PostHog's `create_text_tile`): `body` (Markdown, 1 to 4,000
+         *     characters), `layouts` (default: below the other tiles, 6 wide and 5 high at `sm`), `color`.
+         *     `type` (`text` or `image`, as @posthog/cli sends it) is accepted; an image is a text whose
+         *     body is its Markdown. Answers the new tile.
+         */
+        post: operations["dashboards_create_text_tile_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/update_text_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a text tile
+         * @description Changes the text tile `tile_id` of the dashboard: its `body`, `layouts` or `color` (null clears
+         *     it). A tile that is not a live text tile of this dashboard answers 400 on `tile_id`. Answers the
+         *     tile.
+         */
+        post: operations["dashboards_update_text_tile_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/delete_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a tile
+         * @description Soft-deletes the tile `tile_id` of the dashboard, whatever it holds; the insight or text stays
+         *     (PostHog's `delete_tile`). Answers 204 without a body. A tile not on this dashboard answers 400
+         *     on `tile_id`.
+         */
+        post: operations["dashboards_delete_tile_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/reorder_tiles/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reorder the tiles
+         * @description Lays the dashboard's tiles out in the order `tile_order` gives (every id once; ids not on this
+         *     dashboard answer 404 "Tile IDs not found on this dashboard: [...]", duplicates 400, as
+         *     PostHog). `layout` `two_column` puts two tiles per row (6 wide, 5 high), as PostHog's action
+         *     always does; `full_width` one per row (12 wide); `preserve` (the default, which @posthog/cli
+         *     sends) keeps each tile's size and fills rows of 12 columns in the new order. The small-screen
+         *     `xs` layout stacks them. Tiles left out of `tile_order` follow in their current order.
+         *     Answers the dashboard.
+         */
+        post: operations["dashboards_reorder_tiles_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/copy_tile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a tile from another dashboard
+         * @description Copies the tile `tileId` of the project's dashboard `fromDashboardId` onto this dashboard (the
+         *     same insight or text, with the tile's layouts and colour), as PostHog's `copy_tile`: the source
+         *     must be another dashboard (400), the tile must be on it (400), and an insight or text already on
+         *     this dashboard answers 400. Answers this (the destination) dashboard.
+         */
+        post: operations["dashboards_copy_tile_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboards/{id}/run_insights/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Run a dashboard's insights
+         * @description Computes the result of every insight tile of the dashboard, as PostHog's `run_insights`:
+         *     `{results: [{id: <tile id>, insight: {id, short_id, name, derived_name, result}}]}` in the
+         *     tiles' order. `refresh` `force_cache` answers `result` null (nothing is cached here); other
+         *     values compute. `output_format` `json` (default here) or `optimized` both answer the raw
+         *     result (PostHog's `optimized` is text for language models). `filters_override` and
+         *     `variables_override` are accepted and ignored. A tile whose query cannot run has `result` null
+         *     and an `error` `{type, message}`.
+         */
+        get: operations["dashboards_run_insights_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/projects/{project_id}/dashboards/create_from_template_json/": {
@@ -3758,6 +4224,93 @@ export interface components {
             };
             tags: string[];
         };
+        /** @description Body of the create (PostHog's DashboardSerializer fields this server writes). Unknown fields are ignored. */
+        DashboardRequest: {
+            name?: string | null;
+            description?: string;
+            pinned?: boolean;
+            tags?: string[];
+            filters?: {
+                [key: string]: unknown;
+            };
+            restriction_level?: components["schemas"]["DashboardRestrictionLevelEnum"];
+            use_template?: string;
+            use_dashboard?: number | null;
+            delete_insights?: boolean;
+        };
+        /** @description Body of the partial update; every field is optional. Unknown fields are ignored. */
+        PatchedDashboard: {
+            name?: string | null;
+            description?: string;
+            pinned?: boolean;
+            tags?: string[];
+            filters?: {
+                [key: string]: unknown;
+            };
+            restriction_level?: components["schemas"]["DashboardRestrictionLevelEnum"];
+            deleted?: boolean;
+            delete_insights?: boolean;
+            tiles?: ({
+                id: number;
+                layouts?: {
+                    [key: string]: unknown;
+                };
+                color?: string | null;
+                deleted?: boolean;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        /** @description Grid positions per breakpoint, e.g. `{"sm": {"x": 0, "y": 0, "w": 6, "h": 5}}`. */
+        DashboardTileLayouts: {
+            [key: string]: unknown;
+        };
+        DashboardTextTileCreate: {
+            body: string;
+            /** @enum {string} */
+            type?: "text" | "image";
+            layouts?: components["schemas"]["DashboardTileLayouts"];
+            color?: string | null;
+        };
+        DashboardTextTileUpdate: {
+            tile_id: number;
+            body?: string;
+            layouts?: components["schemas"]["DashboardTileLayouts"];
+            color?: string | null;
+        };
+        DashboardTileRef: {
+            tile_id: number;
+        };
+        DashboardReorderTiles: {
+            tile_order: number[];
+            /** @enum {string} */
+            layout?: "preserve" | "two_column" | "full_width";
+        };
+        DashboardCopyTile: {
+            fromDashboardId: number;
+            tileId: number;
+        };
+        /** @description The results of a dashboard's insight tiles. */
+        DashboardRunInsights: {
+            results: {
+                /** @description The tile's id. */
+                id: number;
+                insight: {
+                    id: number;
+                    short_id: string;
+                    name: string | null;
+                    derived_name: string | null;
+                    /** @description The query's results, or null. */
+                    result: unknown;
+                };
+                error?: components["schemas"]["DashboardTileError"];
+            }[];
+        };
+        /** @description Why a tile's insight could not be computed. */
+        DashboardTileError: {
+            type: string;
+            message: string;
+        };
         /** @description A page of dashboards. */
         PaginatedDashboardBasicList: {
             /** @description Number of dashboards in all pages. */
@@ -3788,6 +4341,7 @@ export interface components {
             text: components["schemas"]["Text"] | null;
             /** @description The tile's position in `tiles`, counted from 0. */
             readonly order: number;
+            error?: components["schemas"]["DashboardTileError"];
         };
         /** @description The insight of a dashboard tile (a subset of PostHog's insight). */
         InsightBasic: {
@@ -3803,6 +4357,11 @@ export interface components {
             } | null;
             /** @description True for insights created from a template. */
             readonly is_sample: boolean;
+            /** @description The query's results on a retrieved dashboard (null when not computed); absent elsewhere. */
+            readonly result?: unknown;
+            /** Format: date-time */
+            readonly last_refresh?: string | null;
+            readonly is_cached?: boolean;
         };
         /** @description The text card of a dashboard tile. */
         Text: {
@@ -5257,6 +5816,8 @@ export interface components {
          *     here always `result: null`, as PostHog answers a cache miss.
          */
         InsightRefresh: string;
+        /** @description `force_cache` leaves the insight tiles' `result` null (PostHog's answer for results not in its cache; this server has no cache); any other value, or none, computes them now. */
+        DashboardRefresh: string;
         /**
          * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
          * @example 14
@@ -5910,9 +6471,66 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    environments_dashboards_retrieve: {
+    environments_dashboards_create: {
         parameters: {
             query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The dashboard created, with its tiles. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_retrieve: {
+        parameters: {
+            query?: {
+                /** @description `force_cache` leaves the insight tiles' `result` null (PostHog's answer for results not in its cache; this server has no cache); any other value, or none, computes them now. */
+                refresh?: components["parameters"]["DashboardRefresh"];
+            };
             header?: never;
             path: {
                 /**
@@ -5950,6 +6568,65 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboard"];
+            };
+        };
+        responses: {
+            /** @description The dashboard updated, with its tiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6017,6 +6694,358 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_create_text_tile_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardTextTileCreate"];
+            };
+        };
+        responses: {
+            /** @description The new tile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTile"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_update_text_tile_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardTextTileUpdate"];
+            };
+        };
+        responses: {
+            /** @description The tile changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTile"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_delete_tile_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardTileRef"];
+            };
+        };
+        responses: {
+            /** @description The tile is removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_reorder_tiles_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardReorderTiles"];
+            };
+        };
+        responses: {
+            /** @description The dashboard with its tiles in the new order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_copy_tile_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardCopyTile"];
+            };
+        };
+        responses: {
+            /** @description The destination dashboard with the copy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboards_run_insights_retrieve: {
+        parameters: {
+            query?: {
+                /** @description `force_cache` leaves the insight tiles' `result` null (PostHog's answer for results not in its cache; this server has no cache); any other value, or none, computes them now. */
+                refresh?: components["parameters"]["DashboardRefresh"];
+                output_format?: "json" | "optimized";
+                filters_override?: string;
+                variables_override?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The results of the insight tiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardRunInsights"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -8485,9 +9514,66 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    dashboards_retrieve: {
+    dashboards_create: {
         parameters: {
             query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardRequest"];
+            };
+        };
+        responses: {
+            /** @description The dashboard created, with its tiles. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_retrieve: {
+        parameters: {
+            query?: {
+                /** @description `force_cache` leaves the insight tiles' `result` null (PostHog's answer for results not in its cache; this server has no cache); any other value, or none, computes them now. */
+                refresh?: components["parameters"]["DashboardRefresh"];
+            };
             header?: never;
             path: {
                 /**
@@ -8525,6 +9611,65 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboard"];
+            };
+        };
+        responses: {
+            /** @description The dashboard updated, with its tiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -8592,6 +9737,358 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_create_text_tile_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardTextTileCreate"];
+            };
+        };
+        responses: {
+            /** @description The new tile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTile"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_update_text_tile_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardTextTileUpdate"];
+            };
+        };
+        responses: {
+            /** @description The tile changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTile"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_delete_tile_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardTileRef"];
+            };
+        };
+        responses: {
+            /** @description The tile is removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_reorder_tiles_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardReorderTiles"];
+            };
+        };
+        responses: {
+            /** @description The dashboard with its tiles in the new order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_copy_tile_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardCopyTile"];
+            };
+        };
+        responses: {
+            /** @description The destination dashboard with the copy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboards_run_insights_retrieve: {
+        parameters: {
+            query?: {
+                /** @description `force_cache` leaves the insight tiles' `result` null (PostHog's answer for results not in its cache; this server has no cache); any other value, or none, computes them now. */
+                refresh?: components["parameters"]["DashboardRefresh"];
+                output_format?: "json" | "optimized";
+                filters_override?: string;
+                variables_override?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
+                 * @example 14
+                 */
+                id: components["parameters"]["DashboardId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The results of the insight tiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardRunInsights"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks the scope, the caller has no access to the project, or the caller cannot edit the dashboard. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };

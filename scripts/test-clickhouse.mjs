@@ -47,6 +47,7 @@ export const CLICKHOUSE_SUITES = [
   'test/server/isolation.test.ts',
   'test/server/schema-docs.test.ts',
   'test/server/insights.test.ts',
+  'test/server/dashboards-edit.test.ts',
   'test/hogql/',
   'test/insights/',
   'test/capture/',

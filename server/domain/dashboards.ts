@@ -19,6 +19,9 @@ import type { Database } from '../storage/schema.js';
 import { AccountsRepository, OrganizationLevel, type User } from '../storage/repositories/accounts.js';
 import { DashboardsRepository, type DashboardRecord, type TileRecord } from '../storage/repositories/dashboards.js';
 import type { ProjectAccess } from './access.js';
+import { clip } from './echo.js';
+import type { EventsReads } from './events-reads.js';
+import { computeInsightResult } from './insights.js';
 import { limitOffsetLinks } from './pagination.js';
 import { userBasic } from './user-basic.js';
 
@@ -29,6 +32,10 @@ export type DashboardWire = Schemas['Dashboard'];
 export type DashboardBasicWire = Schemas['DashboardBasic'];
 /** The body of create_from_template_json (schema `DashboardCreateFromTemplateJSONRequest`). */
 export type CreateFromTemplateInput = Schemas['DashboardCreateFromTemplateJSONRequest'];
+/** The create's body (schema `DashboardRequest`). */
+export type DashboardInput = Schemas['DashboardRequest'];
+/** The partial update's body (schema `PatchedDashboard`). */
+export type PatchedDashboardInput = Schemas['PatchedDashboard'];
 /** A dashboard template (schema `DashboardTemplate`). */
 export type DashboardTemplate = Schemas['DashboardTemplate'];
 
@@ -124,17 +131,39 @@ function canEdit(d: DashboardRecord, caller: DashboardCaller): boolean {
   return d.created_by_id === caller.user.id || (caller.project.level ?? 0) >= OrganizationLevel.ADMIN;
 }
 
-function assertCanEdit(d: DashboardRecord, caller: DashboardCaller): void {
+/** Throws 403 unless the caller may edit the dashboard. */
+export function assertCanEdit(d: DashboardRecord, caller: DashboardCaller): void {
   if (!canEdit(d, caller)) throw permissionDenied("You don't have edit permissions for this dashboard.");
 }
 
-function tileToWire(t: TileRecord, order: number): Schemas['DashboardTile'] {
+/** A tile as the API answers it, `order` its position. */
+export function tileToWire(t: TileRecord, order: number): Schemas['DashboardTile'] {
   return { id: t.id, layouts: t.layouts, color: t.color, insight: t.insight, text: t.text, order };
+}
+
+/**
+ * Puts the result of an insight tile's query on its insight (`result`, `last_refresh`,
+ * `is_cached`); a query that cannot run (a 400) leaves `result` null and sets the tile's `error`,
+ * as PostHog shows a tile it cannot compute. Other errors (a timeout) are thrown.
+ */
+export async function withResult(events: EventsReads, caller: DashboardCaller, tile: Schemas['DashboardTile']): Promise<void> {
+  if (!tile.insight) return;
+  try {
+    const computed = await computeInsightResult(events, caller.project.team, tile.insight.query);
+    Object.assign(tile.insight, { result: computed.result, last_refresh: computed.last_refresh, is_cached: false });
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 400) throw err;
+    Object.assign(tile.insight, { result: null, last_refresh: null, is_cached: false });
+    tile.error = { type: err.body.type, message: err.body.detail };
+  }
 }
 
 /** Dashboard operations of one store. */
 export class DashboardsService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly events?: EventsReads,
+  ) {}
 
   /**
    * The list form of a dashboard. `db` must be the transaction when called inside one (SQLite has
@@ -168,10 +197,14 @@ export class DashboardsService {
     };
   }
 
-  /** The full form with tiles, read through `db` (the transaction when inside one). */
-  private async full(d: DashboardRecord, caller: DashboardCaller, db: Kysely<Database>): Promise<DashboardWire> {
-    const tiles = await new DashboardsRepository(db).tiles(d.id);
-    return { ...(await this.basic(d, caller, new Map(), db)), tiles: tiles.map(tileToWire) };
+  /**
+   * The full form with tiles, read through `db` (the transaction when inside one); with `compute`,
+   * each insight tile's result (a query that cannot run: `result` null and the tile's `error`).
+   */
+  async full(d: DashboardRecord, caller: DashboardCaller, db: Kysely<Database>, compute = false): Promise<DashboardWire> {
+    const tiles = (await new DashboardsRepository(db).tiles(d.id)).map(tileToWire);
+    if (compute && this.events) for (const tile of tiles) await withResult(this.events, caller, tile);
+    return { ...(await this.basic(d, caller, new Map(), db)), tiles };
   }
 
   /** One page of the project's dashboards (deleted hidden), without tiles. */
@@ -183,11 +216,104 @@ export class DashboardsService {
     return { count, ...limitOffsetLinks(url, page.limit, page.offset, count), results: items };
   }
 
-  /** One dashboard with its tiles; 404 when unknown, deleted or of another project. */
-  async retrieve(caller: DashboardCaller, id: number): Promise<DashboardWire> {
+  /** One dashboard with its tiles, their insights' results computed unless `compute` is false; 404 when unknown, deleted or of another project. */
+  async retrieve(caller: DashboardCaller, id: number, compute = true): Promise<DashboardWire> {
     const d = await new DashboardsRepository(this.store.db).find(caller.project.team.id, id);
     if (!d) throw notFound();
-    return this.full(d, caller, this.store.db);
+    return this.full(d, caller, this.store.db, compute);
+  }
+
+  /**
+   * Creates a dashboard: empty, or a copy of `use_dashboard`'s tiles (the same insights and texts,
+   * `creation_mode` `duplicate`). 400 for `use_template` (no built-in templates here: PostHog's
+   * "Invalid template provided" for an unknown key), for both together, and for an unknown
+   * `use_dashboard`.
+   */
+  async create(caller: DashboardCaller, body: DashboardInput): Promise<DashboardWire> {
+    if (body.use_template !== undefined && body.use_template !== '' && body.use_dashboard !== undefined && body.use_dashboard !== null)
+      throw validationError('`use_template` and `use_dashboard` cannot be used together.', null);
+    if (body.use_template !== undefined && body.use_template !== '')
+      throw validationError(`Invalid template provided: ${clip(body.use_template)}`, 'use_template');
+    const teamId = caller.project.team.id;
+    return this.store.db.transaction().execute(async (trx) => {
+      const repo = new DashboardsRepository(trx);
+      const source =
+        body.use_dashboard === undefined || body.use_dashboard === null ? undefined : await repo.find(teamId, body.use_dashboard);
+      if (body.use_dashboard !== undefined && body.use_dashboard !== null && !source)
+        throw validationError(`Dashboard ${body.use_dashboard} does not exist in this project.`, 'use_dashboard', 'does_not_exist');
+      const dashboard = await repo.createDashboard({
+        team_id: teamId,
+        name: body.name ?? source?.name ?? null,
+        description: body.description ?? source?.description ?? '',
+        pinned: body.pinned ?? false,
+        creation_mode: source ? 'duplicate' : 'default',
+        restriction_level: body.restriction_level ?? RestrictionLevel.EVERYONE_IN_PROJECT_CAN_EDIT,
+        filters: body.filters ?? source?.filters ?? {},
+        tags: body.tags ? [...new Set(body.tags)] : (source?.tags ?? []),
+        created_by_id: caller.user.id,
+      });
+      if (source)
+        for (const t of await repo.tileRows(source.id))
+          await repo.createTile({
+            dashboard_id: dashboard.id,
+            insight_id: t.insight_id,
+            text_id: t.text_id,
+            layouts: t.layouts,
+            color: t.color,
+          });
+      return this.full(dashboard, caller, trx);
+    });
+  }
+
+  /**
+   * Changes a dashboard (see the operation's description): its fields, its tiles' layouts, colours
+   * and deletion, and its own deletion (with its tiles, and with `delete_insights` the insights on
+   * no other dashboard) or restoration. 404 for an unknown dashboard (a deleted one only restores),
+   * 403 without the edit right (and for `restriction_level` unless the creator or an administrator),
+   * 400 `tiles` for a tile not on it.
+   */
+  async update(caller: DashboardCaller, id: number, body: PatchedDashboardInput): Promise<DashboardWire> {
+    const teamId = caller.project.team.id;
+    return this.store.db.transaction().execute(async (trx) => {
+      const repo = new DashboardsRepository(trx);
+      const d = body.deleted === false ? await repo.findAny(teamId, id) : await repo.find(teamId, id);
+      if (!d) throw notFound();
+      assertCanEdit(d, caller);
+      if (body.restriction_level !== undefined && body.restriction_level !== d.restriction_level) {
+        const may = d.created_by_id === caller.user.id || (caller.project.level ?? 0) >= OrganizationLevel.ADMIN;
+        if (!may)
+          throw permissionDenied(
+            "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
+          );
+      }
+      if (body.tiles) {
+        const mine = new Map((await repo.tileRows(d.id)).map((t) => [t.id, t]));
+        for (const tile of body.tiles) {
+          if (!mine.has(tile.id)) throw validationError(`Tile ${tile.id} is not on dashboard ${d.id}.`, 'tiles', 'does_not_exist');
+          await repo.updateTile(tile.id, {
+            ...(tile.layouts !== undefined ? { layouts: tile.layouts } : {}),
+            ...(tile.color !== undefined ? { color: tile.color } : {}),
+            ...(tile.deleted !== undefined ? { deleted: tile.deleted } : {}),
+          });
+        }
+      }
+      if (body.deleted === true && !d.deleted) {
+        if (body.delete_insights === true) await repo.setInsightsDeleted(await repo.insightsOnlyOn(d.id), true);
+        await repo.setTilesDeleted(d.id, true);
+      } else if (body.deleted === false && d.deleted) {
+        await repo.setTilesDeleted(d.id, false);
+      }
+      const updated = await repo.update(d.id, {
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...(body.pinned !== undefined ? { pinned: body.pinned } : {}),
+        ...(body.tags !== undefined ? { tags: [...new Set(body.tags)] } : {}),
+        ...(body.filters !== undefined && Object.keys(body.filters).length > 0 ? { filters: body.filters } : {}),
+        ...(body.restriction_level !== undefined ? { restriction_level: body.restriction_level } : {}),
+        ...(body.deleted !== undefined ? { deleted: body.deleted } : {}),
+      });
+      return this.full(updated, caller, trx);
+    });
   }
 
   /**

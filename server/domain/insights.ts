@@ -10,7 +10,7 @@
  */
 import type { components } from '../../generated/api.js';
 import type { Store } from '../storage/db.js';
-import { AccountsRepository, type User } from '../storage/repositories/accounts.js';
+import { AccountsRepository, type Team, type User } from '../storage/repositories/accounts.js';
 import {
   InsightsRepository,
   type InsightFilters,
@@ -64,7 +64,7 @@ export function queryBool(value: string | undefined): boolean | undefined {
 }
 
 /** The computed part of an insight (null when not computed). */
-type Computed = Pick<
+export type Computed = Pick<
   InsightWire,
   'result' | 'hasMore' | 'columns' | 'types' | 'hogql' | 'last_refresh' | 'next_allowed_client_refresh' | 'is_cached' | 'timezone'
 >;
@@ -80,6 +80,29 @@ const NOT_COMPUTED: Computed = {
   is_cached: false,
   timezone: null,
 };
+
+/**
+ * The query's answer in an insight's fields (`result`, and `columns`/`types` for rows), computed
+ * now. Throws `ApiError` 400 for a query the contract does not run (`assertRunnableQuery`), and what
+ * the query endpoint throws (400, 504).
+ */
+export async function computeInsightResult(events: EventsReads, team: Team, query: Record<string, unknown> | null): Promise<Computed> {
+  if (query === null) return NOT_COMPUTED;
+  assertRunnableQuery(query);
+  const answer = (await events.query(team, query as QueryInput)) as unknown as Record<string, unknown>;
+  const rows = Array.isArray(answer.columns);
+  return {
+    result: answer.results ?? null,
+    hasMore: typeof answer.hasMore === 'boolean' ? answer.hasMore : null,
+    columns: rows ? (answer.columns as string[]) : null,
+    types: rows ? (answer.types as unknown[]) : null,
+    hogql: typeof answer.hogql === 'string' ? answer.hogql : null,
+    last_refresh: typeof answer.last_refresh === 'string' ? answer.last_refresh : new Date().toISOString(),
+    next_allowed_client_refresh: typeof answer.next_allowed_client_refresh === 'string' ? answer.next_allowed_client_refresh : null,
+    is_cached: false,
+    timezone: team.timezone,
+  };
+}
 
 /** Insight operations over one store. */
 export class InsightsService {
@@ -99,25 +122,6 @@ export class InsightsService {
     return found;
   }
 
-  /** The query's answer in the insight's fields. */
-  private async compute(caller: InsightCaller, query: Record<string, unknown> | null): Promise<Computed> {
-    if (query === null) return NOT_COMPUTED;
-    assertRunnableQuery(query);
-    const answer = (await this.events.query(caller.project.team, query as QueryInput)) as unknown as Record<string, unknown>;
-    const rows = Array.isArray(answer.columns);
-    return {
-      result: answer.results ?? null,
-      hasMore: typeof answer.hasMore === 'boolean' ? answer.hasMore : null,
-      columns: rows ? (answer.columns as string[]) : null,
-      types: rows ? (answer.types as unknown[]) : null,
-      hogql: typeof answer.hogql === 'string' ? answer.hogql : null,
-      last_refresh: typeof answer.last_refresh === 'string' ? answer.last_refresh : new Date().toISOString(),
-      next_allowed_client_refresh: typeof answer.next_allowed_client_refresh === 'string' ? answer.next_allowed_client_refresh : null,
-      is_cached: false,
-      timezone: caller.project.team.timezone,
-    };
-  }
-
   /** The wire form. */
   private async wire(
     caller: InsightCaller,
@@ -132,7 +136,7 @@ export class InsightsService {
       const u = users.get(id);
       return u ? userBasic(u) : null;
     };
-    const computed = refresh && !r.deleted ? await this.compute(caller, r.query) : NOT_COMPUTED;
+    const computed = refresh && !r.deleted ? await computeInsightResult(this.events, caller.project.team, r.query) : NOT_COMPUTED;
     return {
       id: r.id,
       short_id: r.short_id,

@@ -7,6 +7,7 @@
 import type { Store } from '../storage/db.js';
 import { AuthenticationService } from './authentication.js';
 import { DashboardsService } from './dashboards.js';
+import { DashboardTilesService } from './dashboard-tiles.js';
 import { EventDefinitionsService } from './event-definitions.js';
 import { inProcessEventsReads, type EventsReads } from './events-reads.js';
 import { ExplicitMembersService } from './explicit-members.js';
@@ -27,6 +28,8 @@ export interface Services {
   events: EventsReads;
   explicitMembers: ExplicitMembersService;
   dashboards: DashboardsService;
+  /** a dashboard's tile actions and `run_insights` */
+  dashboardTiles: DashboardTilesService;
   /** saved queries, their results through `events.query` */
   insights: InsightsService;
   persons: PersonsService;
@@ -51,13 +54,15 @@ export interface ServiceDeps {
 export function createServices(store: Store, deps: ServiceDeps = {}): Services {
   const organizations = new OrganizationsService(store);
   const events = deps.events ?? inProcessEventsReads(store);
+  const dashboards = new DashboardsService(store, events);
   return {
     projects: new ProjectsService(store),
     pluginConfigs: new PluginConfigService(store),
     events,
     insights: new InsightsService(store, events),
     explicitMembers: new ExplicitMembersService(store),
-    dashboards: new DashboardsService(store),
+    dashboards,
+    dashboardTiles: new DashboardTilesService(store, dashboards, events),
     persons: new PersonsService(store),
     eventDefinitions: new EventDefinitionsService(store),
     organizations,

@@ -155,14 +155,20 @@ async function listRaw(project: number | string, qs: string, key?: string | null
   return rawAnswer<DashboardPage>(res);
 }
 
-/** `GET /dashboards/{id}/` (environments_dashboards_retrieve) with the typed client. */
+/**
+ * `GET /dashboards/{id}/` (environments_dashboards_retrieve) with the typed client, with
+ * `refresh=force_cache`: the tiles as stored, without their insights' results (which
+ * test/server/dashboards-edit.test.ts checks), so that they compare with what the writes answer.
+ */
 function retrieve(project: number | string, id: number, key?: string) {
-  return answer<Dashboard>(api(key).GET(DASHBOARD, { params: { path: { project_id: pid(project), id } } }));
+  return answer<Dashboard>(
+    api(key).GET(DASHBOARD, { params: { path: { project_id: pid(project), id }, query: { refresh: 'force_cache' } } }),
+  );
 }
 
-/** `GET /dashboards/{id}/` with any id and key (raw fetch; `key: null` sends none). */
+/** `GET /dashboards/{id}/?refresh=force_cache` with any id and key (raw fetch; `key: null` sends none). */
 async function retrieveRaw(project: number | string, id: number | string, key?: string | null) {
-  const res = await t.fetch(`/api/environments/${project}/dashboards/${id}/`, key === undefined ? {} : { key });
+  const res = await t.fetch(`/api/environments/${project}/dashboards/${id}/?refresh=force_cache`, key === undefined ? {} : { key });
   return rawAnswer<Dashboard>(res);
 }
 
@@ -1536,7 +1542,7 @@ describe('GET /api/environments/{project_id}/dashboards/{id}/', () => {
 
   it('works without the trailing slash', async () => {
     const d = await create();
-    const res = await t.fetch(`/api/environments/${P}/dashboards/${d.id}`);
+    const res = await t.fetch(`/api/environments/${P}/dashboards/${d.id}?refresh=force_cache`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(d);
   });

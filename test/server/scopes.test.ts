@@ -1,6 +1,6 @@
 /**
  * The scope matrix, driven by the contract (generated/openapi.bundle.yaml: `openapi.yaml` and its
- * generated `/api/projects/{project_id}/` copies): for every operation of it (72, the copies
+ * generated `/api/projects/{project_id}/` copies): for every operation of it (88, the copies
  * included, each with exactly one scope in its `security` but the key's own record and the
  * schema, which need none), a key lacking that scope answers 403 permission_denied with
  * PostHog's "API key missing required scope '…'"; a key holding exactly that scope, a `*` key and,
@@ -83,6 +83,13 @@ const BODIES: Record<string, (f: Fixture) => unknown> = {
   }),
   environments_explicit_members_create: () => ({ user_uuid: EXISTING_UUID, level: 1 }),
   environments_insights_create: () => ({ name: 'Scope matrix insight' }),
+  environments_dashboards_create: () => ({ name: 'Scope matrix dashboard' }),
+  environments_dashboards_partial_update: () => ({ description: 'changed by the scope matrix' }),
+  environments_dashboards_create_text_tile_create: () => ({ body: 'Scope matrix text' }),
+  environments_dashboards_update_text_tile_create: () => ({ tile_id: 1, body: 'changed' }),
+  environments_dashboards_delete_tile_create: () => ({ tile_id: 999999 }),
+  environments_dashboards_reorder_tiles_create: () => ({ tile_order: [999999] }),
+  environments_dashboards_copy_tile_create: () => ({ fromDashboardId: 999999, tileId: 1 }),
   environments_insights_partial_update: () => ({ name: 'renamed by the scope matrix' }),
   environments_explicit_members_partial_update: () => ({ level: 1 }),
 };
@@ -152,8 +159,8 @@ afterAll(async () => {
 });
 
 describe('the scope matrix', () => {
-  it("covers every operation of the contract (72: 41 hand-written in openapi.yaml, 31 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema", () => {
-    expect(operations).toHaveLength(72);
+  it("covers every operation of the contract (88: 49 hand-written in openapi.yaml, 39 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema", () => {
+    expect(operations).toHaveLength(88);
     for (const op of operations)
       expect(requiredScopes(op), op.operationId).toHaveLength(UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : 1);
   });

@@ -24,6 +24,16 @@ export interface DashboardRecord {
   created_at: string;
 }
 
+/** A tile as stored: what it points at, its layouts and colour. */
+export interface TileRow {
+  id: number;
+  insight_id: number | null;
+  text_id: number | null;
+  layouts: Record<string, unknown>;
+  color: string | null;
+  deleted: boolean;
+}
+
 /** A tile with what it holds. */
 export interface TileRecord {
   id: number;
@@ -80,7 +90,8 @@ function smPosition(layouts: Record<string, unknown>): [number, number] {
 
 /** Repository of dashboards; use inside a transaction for multi-row writes. */
 export class DashboardsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** @param db the store, or the transaction the writes run in */
+  constructor(readonly db: Kysely<Database>) {}
 
   /** Creates a dashboard and returns it. */
   async createDashboard(input: Omit<DashboardRecord, 'id' | 'created_at' | 'deleted'>): Promise<DashboardRecord> {
@@ -242,5 +253,104 @@ export class DashboardsRepository {
   /** Moves a tile to another dashboard. */
   async moveTile(tileId: number, toDashboardId: number): Promise<void> {
     await this.db.updateTable('dashboard_tiles').set({ dashboard_id: toDashboardId }).where('id', '=', tileId).execute();
+  }
+  /** A project's dashboard by id, deleted or not (restoring one). */
+  async findAny(teamId: number, id: number): Promise<DashboardRecord | undefined> {
+    const r = await this.db.selectFrom('dashboards').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+    return r && toDashboard(r);
+  }
+
+  /** Writes the fields given to a dashboard and returns it. */
+  async update(
+    id: number,
+    w: Partial<Pick<DashboardRecord, 'name' | 'description' | 'pinned' | 'deleted' | 'restriction_level' | 'filters' | 'tags'>>,
+  ): Promise<DashboardRecord> {
+    const set: Record<string, unknown> = {};
+    if (w.name !== undefined) set.name = w.name;
+    if (w.description !== undefined) set.description = w.description;
+    if (w.pinned !== undefined) set.pinned = boolValue(w.pinned);
+    if (w.deleted !== undefined) set.deleted = boolValue(w.deleted);
+    if (w.restriction_level !== undefined) set.restriction_level = w.restriction_level;
+    if (w.filters !== undefined) set.filters = jsonValue(w.filters);
+    if (w.tags !== undefined) set.tags = jsonValue(w.tags);
+    const q = this.db.updateTable('dashboards').where('id', '=', id);
+    const r = await (Object.keys(set).length > 0 ? q.set(set) : q.set({ id })).returningAll().executeTakeFirstOrThrow();
+    return toDashboard(r);
+  }
+
+  /** The tiles of a dashboard as stored (deleted ones too with `includeDeleted`), by id. */
+  async tileRows(dashboardId: number, includeDeleted = false): Promise<TileRow[]> {
+    let q = this.db
+      .selectFrom('dashboard_tiles')
+      .select(['id', 'insight_id', 'text_id', 'layouts', 'color', 'deleted'])
+      .where('dashboard_id', '=', dashboardId);
+    if (!includeDeleted) q = q.where('deleted', '=', boolValue(false));
+    const rows = await q.orderBy('id').execute();
+    return rows.map((r) => ({
+      id: r.id,
+      insight_id: r.insight_id,
+      text_id: r.text_id,
+      layouts: fromJson<Record<string, unknown>>(r.layouts) ?? {},
+      color: r.color,
+      deleted: toBool(r.deleted),
+    }));
+  }
+
+  /** Writes a tile's layouts, colour or deleted flag. */
+  async updateTile(tileId: number, w: { layouts?: Record<string, unknown>; color?: string | null; deleted?: boolean }): Promise<void> {
+    const set: Record<string, unknown> = {};
+    if (w.layouts !== undefined) set.layouts = jsonValue(w.layouts);
+    if (w.color !== undefined) set.color = w.color;
+    if (w.deleted !== undefined) set.deleted = boolValue(w.deleted);
+    if (Object.keys(set).length === 0) return;
+    await this.db.updateTable('dashboard_tiles').set(set).where('id', '=', tileId).execute();
+  }
+
+  /** Writes a text card's body. */
+  async updateText(textId: number, body: string): Promise<void> {
+    await this.db.updateTable('texts').set({ body }).where('id', '=', textId).execute();
+  }
+
+  /** Soft-deletes (or restores) every tile of a dashboard. */
+  async setTilesDeleted(dashboardId: number, deleted: boolean): Promise<void> {
+    await this.db
+      .updateTable('dashboard_tiles')
+      .set({ deleted: boolValue(deleted) })
+      .where('dashboard_id', '=', dashboardId)
+      .execute();
+  }
+
+  /** The insights on a dashboard's tiles that no live tile of another live dashboard shows. */
+  async insightsOnlyOn(dashboardId: number): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom('dashboard_tiles as t')
+      .select('t.insight_id')
+      .where('t.dashboard_id', '=', dashboardId)
+      .where('t.insight_id', 'is not', null)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('dashboard_tiles as o')
+              .innerJoin('dashboards as d', 'd.id', 'o.dashboard_id')
+              .select('o.id')
+              .whereRef('o.insight_id', '=', 't.insight_id')
+              .where('o.dashboard_id', '!=', dashboardId)
+              .where('o.deleted', '=', boolValue(false))
+              .where('d.deleted', '=', boolValue(false)),
+          ),
+        ),
+      )
+      .execute();
+    return [...new Set(rows.map((r) => r.insight_id!))];
+  }
+
+  /** Soft-deletes (or restores) insights. */
+  async setInsightsDeleted(ids: number[], deleted: boolean): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .updateTable('insights')
+      .set({ deleted: boolValue(deleted) })
+      .where('id', 'in', ids)
+      .execute();
   }
 }
