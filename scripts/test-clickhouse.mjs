@@ -46,6 +46,7 @@ export const CLICKHOUSE_SUITES = [
   'test/server/identity.test.ts',
   'test/server/isolation.test.ts',
   'test/server/schema-docs.test.ts',
+  'test/server/mcp-tools.test.ts',
   'test/hogql/',
   'test/insights/',
   'test/capture/',
