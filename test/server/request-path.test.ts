@@ -299,7 +299,8 @@ describe('production validator (request-only spec) decides as the full one', () 
         const headers = { ...(init.headers as Record<string, string> | undefined), Authorization: `Bearer ${t.boot.key}` };
         const a = await fetch(t.url + url, { ...init, headers });
         const b = await fetch(prodUrl + url, { ...init, headers });
-        const [ta, tb] = [await a.text(), await b.text()];
+        // absolute links (a page's `next`) name each server's own port: compare them without it
+        const [ta, tb] = [(await a.text()).replaceAll(t.url, 'http://server'), (await b.text()).replaceAll(prodUrl, 'http://server')];
         // writes that succeed change the store between the two requests: compare only refusals and reads
         if (a.status < 400 && op.method !== 'get') continue;
         expect({ op: op.operationId, url, body: init.body, status: b.status, text: tb }).toEqual({
