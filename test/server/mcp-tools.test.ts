@@ -200,6 +200,16 @@ describe('read_taxonomy', () => {
     );
   });
 
+  it('reads names with quotes and backslashes as they are (no HogQL injection)', async () => {
+    const name = "it's \\ fine' or 1=1 --";
+    await importEvents(t.store, P, [{ event: name, distinct_id: 'erin', timestamp: '2024-11-03T00:00:00Z', properties: { "o'k": 'yes' } }]);
+    expect(await taxonomy({ kind: 'event_properties', event_name: name })).toBe(`${PREAMBLE}\n<String>\n- o'k\n</String>`);
+    expect(await taxonomy({ kind: 'event_property_values', event_name: name, property_name: "o'k" })).toBe('"yes"');
+    expect(await taxonomy({ kind: 'event_property_values', event_name: '$pageview', property_name: "o'k" })).toBe(
+      "The property o'k does not exist in the taxonomy for the event $pageview.",
+    );
+  });
+
   it('says "and N more" past 25 values', async () => {
     await importEvents(
       t.store,
