@@ -843,6 +843,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{project_id}/dashboard_templates/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List dashboard templates
+         * @description The dashboard templates gallery (posthog/api/dashboards/dashboard_templates.py
+         *     `DashboardTemplateViewSet`): this server serves a small built-in catalogue of global
+         *     templates (server/domain/dashboard-templates/, one JSON file per template), the same for
+         *     every project; there are no team or organization templates, and templates cannot be
+         *     created or edited (PostHog allows that to staff only).
+         *
+         *     Filters: `search` keeps templates whose `template_name`, `tags` or `dashboard_description`
+         *     contain every whitespace-separated term (any case), best matches first (a match in the name
+         *     outranks one in the tags, which outranks one in the description; PostHog ranks by Postgres
+         *     full-text weight the same way and keeps ranks above 0.05); `scope` (`global` keeps all,
+         *     `team`, `organization` and `feature_flag` keep none: the catalogue holds only global
+         *     templates); `is_featured`. Order: featured first, then by `template_name`, as PostHog's
+         *     newest default.
+         *
+         *     Pagination: `limit` (default 100) and `offset`, in PostHog's envelope
+         *     `{count, next, previous, results}`.
+         *
+         *     Each template can be posted unchanged as the `template` of
+         *     `POST …/dashboards/create_from_template_json/`.
+         */
+        get: operations["environments_dashboard_templates_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/dashboard_templates/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The template's id (a UUID).
+                 * @example 8f3c1a52-6d1e-4b7a-9c0e-2a4b6c8d0e01
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dashboard template
+         * @description One template of the built-in catalogue by its id, with its tiles and variables. An id that
+         *     is not a template of the catalogue (a UUID or not) answers 404 "Not found.", as PostHog
+         *     answers an unknown template (PostHog answers 404 for a malformed UUID too).
+         */
+        get: operations["environments_dashboard_templates_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{project_id}/events/": {
         parameters: {
             query?: never;
@@ -1216,6 +1293,117 @@ export interface paths {
          *     (`QUERY_TIMEOUT_MS`), 504.
          */
         post: operations["environments_query_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/mcp_tools/execute_sql/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run HogQL and answer its rows as text (MCP tool `execute_sql`)
+         * @description PostHog's MCP tool `execute_sql` (ee/hogai's `ExecuteSQLMCPTool`, invoked through
+         *     `MCPToolsViewSet.invoke_tool`), as `@posthog/cli`'s `execute-sql` calls it:
+         *     `{"args": {"query": "<HogQL>", "truncate": true}}`. The HogQL runs as a `HogQLQuery` on the
+         *     project, exactly as `POST …/query/` runs it (same subset, same rows, same default `LIMIT 100`),
+         *     and the rows come back as one text in PostHog's format for language models
+         *     (ee/hogai/context/insight/format/sql.py):
+         *
+         *     - the first line is the column names joined with `|`, then one line per row, cells joined
+         *       with `|`;
+         *     - a null cell is `(null)`, and a text that is exactly `(null)` is written `"(null)"`;
+         *     - with `truncate` true (the default), a JSON-like cell (an object, an array, or a text
+         *       starting with `{` or `[`) longer than 500 characters is cut to 500 characters followed by
+         *       `...truncated`; other cells are never cut.
+         *
+         *     Cells are written as Python's `str()` writes them for numbers, texts and booleans (`True`,
+         *     `False`); objects and arrays are written as JSON, where PostHog writes Python's `repr`
+         *     (`{'a': 1}`).
+         *
+         *     A query that fails (a syntax error, a construct outside the subset, a query past its time
+         *     budget) answers **200** with `success: false`, as PostHog's newest version does: `content`
+         *     is `Tool \`execute_sql\` failed (<category>): <cause> <retry guidance> Correlation ID: <hex>.`
+         *     and `error` repeats the category, the retry verdict, the tool and the correlation id
+         *     (`invalid_input`/`adjusted` for a bad query, `transient`/`once` for a timeout). `connectionId`
+         *     names a data-warehouse connection, which this server has none of: it answers the same kind
+         *     of failure (`invalid_input`). PostHog also prefixes `<taxonomy_warnings>` for event names
+         *     missing from the taxonomy, and binds HogQL variables; this server does neither.
+         *
+         *     A body without `args` or without `args.query` answers 400 `validation_error` naming the
+         *     field (PostHog answers 400 with its failure body `{success: false, content, error}`).
+         */
+        post: operations["environments_mcp_tools_execute_sql_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/mcp_tools/read_taxonomy/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Describe the project's events, properties and values as text (MCP tool `read_taxonomy`)
+         * @description PostHog's MCP tool `read_taxonomy` (ee/hogai/tools/read_taxonomy/), as `@posthog/cli`'s
+         *     `read-data-schema` calls it: `{"args": {"query": {"kind": …, …}}}`. It answers
+         *     `{success: true, content}` with `content` one text in PostHog's formats, computed from what
+         *     the project's events and persons hold (PostHog reads its event and property definition
+         *     tables and its taxonomy query runners):
+         *
+         *     - `events` (`limit` 1–500, default 500; `offset`): `events:` then one line
+         *       ``- `<event>` `` per event name, the most frequent first (then by name).
+         *     - `event_properties` (`event_name`): PostHog's preamble explaining the format, then
+         *       `Results:` and, per property type, `<String>` … `</String>` (`Numeric`, `Boolean`,
+         *       `DateTime`) around lines `- <name>`, the properties found on most events first. The
+         *       properties and their types are read from the latest 10,000 events of that name; a
+         *       property's type is that of its earliest non-null value in them (PostHog fixes a type when
+         *       it first sees a property; a text in ISO 8601 form is `DateTime`). No events or no
+         *       properties: `Properties do not exist in the taxonomy for the event <name>.`
+         *     - `entity_properties` (`entity`): `person` reads the persons' properties the same way;
+         *       `session` lists PostHog's fixed session properties; any other entity (groups are not
+         *       stored here) is `Entity <name> does not exist in the taxonomy.`
+         *     - `event_property_values` (`event_name`, `property_name`) and `entity_property_values`
+         *       (`entity`, `property_name`): at most 25 values, the most frequent first, joined with
+         *       `, `, texts quoted (`"Chrome", "Safari"`), then ` and N more distinct value(s).` when
+         *       there are more. A property never seen on the project's events (persons) is
+         *       `The property <name> does not exist in the taxonomy.`; one seen but not on that event,
+         *       `The property <name> does not exist in the taxonomy for the event <event>.`; one with
+         *       only null values, `The property does not have any values in the taxonomy.`
+         *     - `action_properties`, `action_property_values` (`action_id`): this server stores no
+         *       actions, so the answer is PostHog's for a project without actions,
+         *       `No actions exist in the project.` (success true).
+         *
+         *     PostHog adds descriptions of its core properties (`- $browser – Name of the browser…`)
+         *     and virtual properties; this server writes names only. A required field missing for the
+         *     `kind` answers 400 `validation_error` naming it (PostHog: 400 with its failure body).
+         */
+        post: operations["environments_mcp_tools_read_taxonomy_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3124,6 +3312,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/dashboard_templates/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List dashboard templates
+         * @description The dashboard templates gallery (posthog/api/dashboards/dashboard_templates.py
+         *     `DashboardTemplateViewSet`): this server serves a small built-in catalogue of global
+         *     templates (server/domain/dashboard-templates/, one JSON file per template), the same for
+         *     every project; there are no team or organization templates, and templates cannot be
+         *     created or edited (PostHog allows that to staff only).
+         *
+         *     Filters: `search` keeps templates whose `template_name`, `tags` or `dashboard_description`
+         *     contain every whitespace-separated term (any case), best matches first (a match in the name
+         *     outranks one in the tags, which outranks one in the description; PostHog ranks by Postgres
+         *     full-text weight the same way and keeps ranks above 0.05); `scope` (`global` keeps all,
+         *     `team`, `organization` and `feature_flag` keep none: the catalogue holds only global
+         *     templates); `is_featured`. Order: featured first, then by `template_name`, as PostHog's
+         *     newest default.
+         *
+         *     Pagination: `limit` (default 100) and `offset`, in PostHog's envelope
+         *     `{count, next, previous, results}`.
+         *
+         *     Each template can be posted unchanged as the `template` of
+         *     `POST …/dashboards/create_from_template_json/`.
+         */
+        get: operations["dashboard_templates_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/dashboard_templates/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The template's id (a UUID).
+                 * @example 8f3c1a52-6d1e-4b7a-9c0e-2a4b6c8d0e01
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dashboard template
+         * @description One template of the built-in catalogue by its id, with its tiles and variables. An id that
+         *     is not a template of the catalogue (a UUID or not) answers 404 "Not found.", as PostHog
+         *     answers an unknown template (PostHog answers 404 for a malformed UUID too).
+         */
+        get: operations["dashboard_templates_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/events/": {
         parameters: {
             query?: never;
@@ -3497,6 +3762,117 @@ export interface paths {
          *     (`QUERY_TIMEOUT_MS`), 504.
          */
         post: operations["query_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/mcp_tools/execute_sql/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run HogQL and answer its rows as text (MCP tool `execute_sql`)
+         * @description PostHog's MCP tool `execute_sql` (ee/hogai's `ExecuteSQLMCPTool`, invoked through
+         *     `MCPToolsViewSet.invoke_tool`), as `@posthog/cli`'s `execute-sql` calls it:
+         *     `{"args": {"query": "<HogQL>", "truncate": true}}`. The HogQL runs as a `HogQLQuery` on the
+         *     project, exactly as `POST …/query/` runs it (same subset, same rows, same default `LIMIT 100`),
+         *     and the rows come back as one text in PostHog's format for language models
+         *     (ee/hogai/context/insight/format/sql.py):
+         *
+         *     - the first line is the column names joined with `|`, then one line per row, cells joined
+         *       with `|`;
+         *     - a null cell is `(null)`, and a text that is exactly `(null)` is written `"(null)"`;
+         *     - with `truncate` true (the default), a JSON-like cell (an object, an array, or a text
+         *       starting with `{` or `[`) longer than 500 characters is cut to 500 characters followed by
+         *       `...truncated`; other cells are never cut.
+         *
+         *     Cells are written as Python's `str()` writes them for numbers, texts and booleans (`True`,
+         *     `False`); objects and arrays are written as JSON, where PostHog writes Python's `repr`
+         *     (`{'a': 1}`).
+         *
+         *     A query that fails (a syntax error, a construct outside the subset, a query past its time
+         *     budget) answers **200** with `success: false`, as PostHog's newest version does: `content`
+         *     is `Tool \`execute_sql\` failed (<category>): <cause> <retry guidance> Correlation ID: <hex>.`
+         *     and `error` repeats the category, the retry verdict, the tool and the correlation id
+         *     (`invalid_input`/`adjusted` for a bad query, `transient`/`once` for a timeout). `connectionId`
+         *     names a data-warehouse connection, which this server has none of: it answers the same kind
+         *     of failure (`invalid_input`). PostHog also prefixes `<taxonomy_warnings>` for event names
+         *     missing from the taxonomy, and binds HogQL variables; this server does neither.
+         *
+         *     A body without `args` or without `args.query` answers 400 `validation_error` naming the
+         *     field (PostHog answers 400 with its failure body `{success: false, content, error}`).
+         */
+        post: operations["mcp_tools_execute_sql_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/mcp_tools/read_taxonomy/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Describe the project's events, properties and values as text (MCP tool `read_taxonomy`)
+         * @description PostHog's MCP tool `read_taxonomy` (ee/hogai/tools/read_taxonomy/), as `@posthog/cli`'s
+         *     `read-data-schema` calls it: `{"args": {"query": {"kind": …, …}}}`. It answers
+         *     `{success: true, content}` with `content` one text in PostHog's formats, computed from what
+         *     the project's events and persons hold (PostHog reads its event and property definition
+         *     tables and its taxonomy query runners):
+         *
+         *     - `events` (`limit` 1–500, default 500; `offset`): `events:` then one line
+         *       ``- `<event>` `` per event name, the most frequent first (then by name).
+         *     - `event_properties` (`event_name`): PostHog's preamble explaining the format, then
+         *       `Results:` and, per property type, `<String>` … `</String>` (`Numeric`, `Boolean`,
+         *       `DateTime`) around lines `- <name>`, the properties found on most events first. The
+         *       properties and their types are read from the latest 10,000 events of that name; a
+         *       property's type is that of its earliest non-null value in them (PostHog fixes a type when
+         *       it first sees a property; a text in ISO 8601 form is `DateTime`). No events or no
+         *       properties: `Properties do not exist in the taxonomy for the event <name>.`
+         *     - `entity_properties` (`entity`): `person` reads the persons' properties the same way;
+         *       `session` lists PostHog's fixed session properties; any other entity (groups are not
+         *       stored here) is `Entity <name> does not exist in the taxonomy.`
+         *     - `event_property_values` (`event_name`, `property_name`) and `entity_property_values`
+         *       (`entity`, `property_name`): at most 25 values, the most frequent first, joined with
+         *       `, `, texts quoted (`"Chrome", "Safari"`), then ` and N more distinct value(s).` when
+         *       there are more. A property never seen on the project's events (persons) is
+         *       `The property <name> does not exist in the taxonomy.`; one seen but not on that event,
+         *       `The property <name> does not exist in the taxonomy for the event <event>.`; one with
+         *       only null values, `The property does not have any values in the taxonomy.`
+         *     - `action_properties`, `action_property_values` (`action_id`): this server stores no
+         *       actions, so the answer is PostHog's for a project without actions,
+         *       `No actions exist in the project.` (success true).
+         *
+         *     PostHog adds descriptions of its core properties (`- $browser – Name of the browser…`)
+         *     and virtual properties; this server writes names only. A required field missing for the
+         *     `kind` answers 400 `validation_error` naming it (PostHog: 400 with its failure body).
+         */
+        post: operations["mcp_tools_read_taxonomy_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5420,6 +5796,131 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["EventDefinition"][];
         };
+        /** @description The body of `mcp_tools/execute_sql/`. Unknown fields are ignored. */
+        McpExecuteSqlRequest: {
+            args: components["schemas"]["McpExecuteSqlArgs"];
+        };
+        /** @description The arguments of `execute_sql`. Unknown fields (e.g. the CLI's `sendRawQuery`) are ignored. */
+        McpExecuteSqlArgs: {
+            /**
+             * @description One HogQL SELECT, run as a `HogQLQuery` (see `POST …/query/` for the subset).
+             * @example select event, count() from events group by event
+             */
+            query: string;
+            /**
+             * @description Cut JSON-like cells longer than 500 characters (to 500 characters and `...truncated`).
+             * @default true
+             */
+            truncate: boolean;
+            /** @description A data-warehouse connection to run on; this server has none, so any value answers a failure. */
+            connectionId?: string;
+        };
+        /** @description The body of `mcp_tools/read_taxonomy/`. Unknown fields are ignored. */
+        McpReadTaxonomyRequest: {
+            /** @description The arguments of `read_taxonomy`. */
+            args: {
+                query: components["schemas"]["McpTaxonomyQuery"];
+            };
+        };
+        /**
+         * @description What to read, by `kind`: `events` (`limit`, `offset`); `event_properties` (`event_name`);
+         *     `entity_properties` (`entity`); `action_properties` (`action_id`); `event_property_values`
+         *     (`event_name`, `property_name`); `entity_property_values` (`entity`, `property_name`);
+         *     `action_property_values` (`action_id`, `property_name`). Fields the kind does not use are
+         *     ignored.
+         */
+        McpTaxonomyQuery: {
+            /** @enum {string} */
+            kind: "events" | "event_properties" | "entity_properties" | "action_properties" | "event_property_values" | "entity_property_values" | "action_property_values";
+            /**
+             * @description `events`: how many event names per page.
+             * @default 500
+             */
+            limit: number;
+            /**
+             * @description `events`: how many event names to skip.
+             * @default 0
+             */
+            offset: number;
+            /** @description The event whose properties or values to read. */
+            event_name?: string;
+            /** @description `person`, `session`, or a group type name. */
+            entity?: string;
+            /** @description The property whose values to read. */
+            property_name?: string;
+            /** @description The action whose properties or values to read. */
+            action_id?: number;
+        };
+        /** @description What an MCP tool answers, PostHog's `{success, content}`; a failure also has `error`. */
+        McpToolResult: {
+            /** @description Whether the tool ran; when false, `content` says why, for a language model to read. */
+            success: boolean;
+            /** @description The tool's output text, or the failure's text. */
+            content: string;
+            error?: components["schemas"]["McpToolError"];
+        };
+        /** @description Why a tool failed (PostHog's `_failure_response`). */
+        McpToolError: {
+            /** @enum {string} */
+            category: "unknown_tool" | "invalid_input" | "permission" | "transient" | "fatal" | "internal";
+            /**
+             * @description `never`: the same input fails again; `once`: retrying once is safe; `adjusted`: retry with a changed input.
+             * @enum {string}
+             */
+            retry: "never" | "once" | "adjusted";
+            tool: string;
+            /** @description 32 hex digits naming this failure. */
+            correlation_id: string;
+        };
+        /** @description A template of the dashboard templates gallery (PostHog's `DashboardTemplateSerializer`). */
+        DashboardTemplateEntry: {
+            /** Format: uuid */
+            readonly id: string;
+            template_name: string | null;
+            dashboard_description: string | null;
+            /** @description The filters a dashboard made from the template starts with, e.g. `{"date_from": "-30d"}`. */
+            dashboard_filters: {
+                [key: string]: unknown;
+            } | null;
+            tags: string[];
+            /** @description The tiles, in order; `INSIGHT` tiles hold an `InsightVizNode` query. */
+            tiles: components["schemas"]["DashboardTemplateTile"][];
+            variables: components["schemas"]["DashboardTemplateVariable"][] | null;
+            deleted: boolean | null;
+            /** Format: date-time */
+            readonly created_at: string | null;
+            /** @description Who made the template; null for built-in templates. */
+            readonly created_by: components["schemas"]["UserBasic"] | null;
+            image_url: string | null;
+            /** @description The team of a team template; null for global templates. */
+            readonly team_id: number | null;
+            /** @enum {string|null} */
+            scope: "team" | "organization" | "global" | "feature_flag" | "" | null;
+            availability_contexts: string[] | null;
+            is_featured: boolean;
+            /** @description What the template's tiles refer to that another project does not have (none here). */
+            readonly non_portable_references: {
+                actions: number;
+                cohorts: number;
+                warehouse_tables: string[];
+            };
+        };
+        /** @description A page of dashboard templates. */
+        PaginatedDashboardTemplateEntryList: {
+            /** @description Number of matching templates in all pages. */
+            count: number;
+            /**
+             * Format: uri
+             * @description Absolute URL of the next page, or null.
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description Absolute URL of the previous page, or null.
+             */
+            previous: string | null;
+            results: components["schemas"]["DashboardTemplateEntry"][];
+        };
         /**
          * @description What an SDK sends to `/flags/` and `/decide/` (posthog-js and posthog-node also send `groups`,
          *     `person_properties`, `group_properties`, `$anon_distinct_id`, …; read and ignored here).
@@ -7096,6 +7597,91 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    environments_dashboard_templates_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only templates whose name, tags or description contain every whitespace-separated term (any case).
+                 * @example traffic
+                 */
+                search?: string;
+                /** @description Only templates of this scope (every template of the catalogue is `global`). */
+                scope?: "feature_flag" | "global" | "organization" | "team";
+                /** @description Only featured (true) or only other (false) templates. */
+                is_featured?: boolean;
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dashboard templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDashboardTemplateEntryList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_dashboard_templates_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The template's id (a UUID).
+                 * @example 8f3c1a52-6d1e-4b7a-9c0e-2a4b6c8d0e01
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTemplateEntry"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     environments_events_list: {
         parameters: {
             query?: {
@@ -7581,6 +8167,99 @@ export interface operations {
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    environments_mcp_tools_execute_sql_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpExecuteSqlRequest"];
+            };
+        };
+        responses: {
+            /** @description The rows as text (`success` true), or why the query failed (`success` false). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpToolResult"];
+                };
+            };
+            /** @description The body has no `args`, or `args` has no `query`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_mcp_tools_read_taxonomy_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpReadTaxonomyRequest"];
+            };
+        };
+        responses: {
+            /** @description The taxonomy text. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpToolResult"];
+                };
+            };
+            /** @description The body has no `args.query`, or a field the `kind` needs is missing. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10139,6 +10818,91 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    dashboard_templates_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only templates whose name, tags or description contain every whitespace-separated term (any case).
+                 * @example traffic
+                 */
+                search?: string;
+                /** @description Only templates of this scope (every template of the catalogue is `global`). */
+                scope?: "feature_flag" | "global" | "organization" | "team";
+                /** @description Only featured (true) or only other (false) templates. */
+                is_featured?: boolean;
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dashboard templates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDashboardTemplateEntryList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    dashboard_templates_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The template's id (a UUID).
+                 * @example 8f3c1a52-6d1e-4b7a-9c0e-2a4b6c8d0e01
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardTemplateEntry"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     events_list: {
         parameters: {
             query?: {
@@ -10624,6 +11388,99 @@ export interface operations {
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    mcp_tools_execute_sql_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpExecuteSqlRequest"];
+            };
+        };
+        responses: {
+            /** @description The rows as text (`success` true), or why the query failed (`success` false). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpToolResult"];
+                };
+            };
+            /** @description The body has no `args`, or `args` has no `query`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    mcp_tools_read_taxonomy_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpReadTaxonomyRequest"];
+            };
+        };
+        responses: {
+            /** @description The taxonomy text. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpToolResult"];
+                };
+            };
+            /** @description The body has no `args.query`, or a field the `kind` needs is missing. */
             400: {
                 headers: {
                     [name: string]: unknown;

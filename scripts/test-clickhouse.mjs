@@ -48,6 +48,7 @@ export const CLICKHOUSE_SUITES = [
   'test/server/schema-docs.test.ts',
   'test/server/insights.test.ts',
   'test/server/dashboards-edit.test.ts',
+  'test/server/mcp-tools.test.ts',
   'test/hogql/',
   'test/insights/',
   'test/capture/',

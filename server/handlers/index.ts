@@ -7,11 +7,13 @@
 import type { operations } from '../../generated/api.js';
 import type { HandlerMap, HandlersFor, OperationId } from '../http/handler-types.js';
 import { dashboardHandlers } from './dashboards.js';
+import { dashboardTemplateHandlers } from './dashboard-templates.js';
 import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';
 import { explicitMemberHandlers } from './explicit-members.js';
 import { identityHandlers } from './identity.js';
 import { insightHandlers } from './insights.js';
+import { mcpToolHandlers } from './mcp-tools.js';
 import { personHandlers } from './persons.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
@@ -26,6 +28,8 @@ const environmentHandlers: HandlersFor<EnvironmentsId> = {
   ...personHandlers,
   ...queryHandlers,
   ...insightHandlers,
+  ...mcpToolHandlers,
+  ...dashboardTemplateHandlers,
 };
 
 /** `environments_retrieve` (`/api/environments/{id}/`, one environment) is not environment-scoped: it has no projects copy. */

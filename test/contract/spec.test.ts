@@ -102,15 +102,28 @@ function isCollection(p: string): boolean {
   return /^\/api\/[a-z_]+\/$/.test(p) || /^\/api\/[a-z_]+\/\{[a-z_]+\}\/[a-z_]+\/$/.test(p);
 }
 
-/** POST operations that only read, with a `:read` scope as PostHog declares them (posthog/api/query.py: `query:read`). */
-const READING_POSTS = ['environments_query_create', 'query_create'];
+/**
+ * POST operations that only read, with `:read` scopes as PostHog declares them (posthog/api/query.py:
+ * `query:read`; the MCP tools' registrations: `query:read`, `event_definition:read` and `property_definition:read`).
+ */
+const READING_POSTS = [
+  'environments_query_create',
+  'query_create',
+  'environments_mcp_tools_execute_sql_create',
+  'mcp_tools_execute_sql_create',
+  'environments_mcp_tools_read_taxonomy_create',
+  'mcp_tools_read_taxonomy_create',
+];
+
+/** Operations with two scopes (PostHog registers `read_taxonomy` with both definition scopes). */
+const TWO_SCOPE_OPERATIONS = ['environments_mcp_tools_read_taxonomy_create', 'mcp_tools_read_taxonomy_create'];
 
 describe('the contract (generated/openapi.bundle.yaml: openapi.yaml and its /api/projects/ copies)', () => {
-  it('has 88 operations (49 hand-written: the 19 of the seed, 29 PostHog operations it does not show and the schema; their 39 /api/projects/{project_id}/ copies), each with a unique operationId', () => {
+  it('has 96 operations (53 hand-written: the 19 of the seed, 33 PostHog operations it does not show and the schema; their 43 /api/projects/{project_id}/ copies), each with a unique operationId', () => {
     const ids = ops.map((o) => o.operationId);
-    expect(handWrittenOperations).toHaveLength(49);
-    expect(projectsCopies).toHaveLength(39);
-    expect(ids).toHaveLength(88);
+    expect(handWrittenOperations).toHaveLength(53);
+    expect(projectsCopies).toHaveLength(43);
+    expect(ids).toHaveLength(96);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toContain('projects_list');
   });
@@ -213,7 +226,7 @@ describe('the contract (generated/openapi.bundle.yaml: openapi.yaml and its /api
     });
 
     it.each(all.map((o) => [o.operationId, o]))(
-      "%s lists exactly one PersonalAPIKeyAuth scope (none for a key's own record; no security at all for the schema)",
+      "%s lists exactly one PersonalAPIKeyAuth scope (none for a key's own record; two for read_taxonomy; no security at all for the schema)",
       (id, o) => {
         const sec = o.op.security;
         if (PUBLIC_OPERATIONS.includes(id)) {
@@ -227,11 +240,13 @@ describe('the contract (generated/openapi.bundle.yaml: openapi.yaml and its /api
           expect(scopes).toEqual([]);
           return;
         }
-        expect(scopes).toHaveLength(1);
-        expect(scopes[0]).toMatch(/^[a-z_]+:(read|write)$/);
-        // a read for GET, a write for everything else, but the query endpoint: a POST that only reads (PostHog's `query:read`)
+        expect(scopes).toHaveLength(TWO_SCOPE_OPERATIONS.includes(id) ? 2 : 1);
+        // a read for GET, a write for everything else, but the query endpoint and the MCP tools: POSTs that only read (PostHog's `query:read`)
         const reads = o.method === 'get' || READING_POSTS.includes(id);
-        expect(scopes[0]!.endsWith(reads ? ':read' : ':write')).toBe(true);
+        for (const scope of scopes) {
+          expect(scope).toMatch(/^[a-z_]+:(read|write)$/);
+          expect(scope.endsWith(reads ? ':read' : ':write')).toBe(true);
+        }
       },
     );
   });

@@ -1,9 +1,10 @@
 /**
  * The scope matrix, driven by the contract (generated/openapi.bundle.yaml: `openapi.yaml` and its
- * generated `/api/projects/{project_id}/` copies): for every operation of it (88, the copies
+ * generated `/api/projects/{project_id}/` copies): for every operation of it (96, the copies
  * included, each with exactly one scope in its `security` but the key's own record and the
- * schema, which need none), a key lacking that scope answers 403 permission_denied with
- * PostHog's "API key missing required scope '…'"; a key holding exactly that scope, a `*` key and,
+ * schema, which need none, and `read_taxonomy`, which needs two), a key lacking one of those
+ * scopes answers 403 permission_denied with PostHog's "API key missing required scope '…'"; a
+ * key holding exactly the operation's scopes, a `*` key and,
  * for a `:read` scope, a key holding only the matching `:write` are not refused (answering a status
  * the operation declares, neither 401 nor 403); and on operations under a project, a key limited to
  * another project answers 403 on project 1 while a key limited to project 1 (among others) is not
@@ -25,6 +26,9 @@ import {
   UNSCOPED_OPERATIONS,
   type Param,
 } from '../helpers/spec.js';
+
+/** Operations that need two scopes (PostHog's `read_taxonomy` registers both definition scopes). */
+const TWO_SCOPE_OPERATIONS: readonly string[] = ['environments_mcp_tools_read_taxonomy_create', 'mcp_tools_read_taxonomy_create'];
 
 /** Every scope a key can carry, but `*`. */
 const ALL_SCOPES = KNOWN_SCOPES.filter((s) => s !== '*');
@@ -91,6 +95,8 @@ const BODIES: Record<string, (f: Fixture) => unknown> = {
   environments_dashboards_reorder_tiles_create: () => ({ tile_order: [999999] }),
   environments_dashboards_copy_tile_create: () => ({ fromDashboardId: 999999, tileId: 1 }),
   environments_insights_partial_update: () => ({ name: 'renamed by the scope matrix' }),
+  environments_mcp_tools_execute_sql_create: () => ({ args: { query: 'select 1' } }),
+  environments_mcp_tools_read_taxonomy_create: () => ({ args: { query: { kind: 'events' } } }),
   environments_explicit_members_partial_update: () => ({ level: 1 }),
 };
 
@@ -110,6 +116,7 @@ async function buildRequest(f: Fixture, op: SpecOperation, projectId = '1'): Pro
       else if (p.name === 'id' && op.path.includes('/insights/')) value = '1';
       else if (p.name === 'id' && op.path.includes('/events/')) value = '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f';
       else if (p.name === 'id' && op.path.includes('/persons/')) value = EXISTING_UUID;
+      else if (p.name === 'id' && op.path.includes('/dashboard_templates/')) value = '8f3c1a52-6d1e-4b7a-9c0e-2a4b6c8d0e01';
       else if (p.name === 'parent_membership__user__uuid') value = EXISTING_UUID;
       else if (p.name === 'id' && /^\/api\/(projects|environments)\/\{id\}\/$/.test(op.path)) value = projectId;
       else if ((p.name === 'id' || p.name === 'organization_id') && op.path.startsWith('/api/organizations/'))
@@ -159,10 +166,12 @@ afterAll(async () => {
 });
 
 describe('the scope matrix', () => {
-  it("covers every operation of the contract (88: 49 hand-written in openapi.yaml, 39 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema", () => {
-    expect(operations).toHaveLength(88);
+  it("covers every operation of the contract (96: 53 hand-written in openapi.yaml, 43 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema (none) and read_taxonomy (two)", () => {
+    expect(operations).toHaveLength(96);
     for (const op of operations)
-      expect(requiredScopes(op), op.operationId).toHaveLength(UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : 1);
+      expect(requiredScopes(op), op.operationId).toHaveLength(
+        UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : TWO_SCOPE_OPERATIONS.includes(op.operationId) ? 2 : 1,
+      );
   });
 
   it('has a request body for every operation whose body is required', () => {
@@ -194,16 +203,16 @@ for (const op of operations) {
         expect(body).toEqual(missingScope(scope));
       });
 
-      it(`with a key holding exactly ${scope}, is not refused`, async () => {
-        const key = await t.key([scope]);
+      it(`with a key holding exactly ${scopes.join(' and ')}, is not refused`, async () => {
+        const key = await t.key(scopes);
         const { path, init } = await buildRequest(fixture, op);
         const res = await t.fetch(path, { ...init, key });
         await expectNotRefused(op, path, res);
       });
 
       if (action === 'read') {
-        it(`with a key holding only ${object}:write, passes the ${scope} check`, async () => {
-          const key = await t.key([`${object}:write`]);
+        it(`with a key holding only ${object}:write (and the operation's other scopes), passes the ${scope} check`, async () => {
+          const key = await t.key([`${object}:write`, ...scopes.filter((s) => s !== scope)]);
           const { path, init } = await buildRequest(fixture, op);
           const res = await t.fetch(path, { ...init, key });
           await expectNotRefused(op, path, res);
