@@ -8,8 +8,9 @@
  * validates every answer with its own zod schemas and throws on a mismatch).
  *
  * Also `event-definitions-list` (`GET /api/projects/{id}/event_definitions/`, following `next`).
- * Not covered: tools whose endpoints envapi does not serve (insights, feature flags, experiments,
- * surveys, query, `dashboard-create` / `-update` / `-delete`).
+ * Also `query-run` (`POST /api/environments/{id}/query/` with a DataVisualizationNode or an
+ * InsightVizNode). Not covered: tools whose endpoints envapi does not serve (feature flags,
+ * experiments, surveys).
  *
  * The toolkit keeps its state (key record, project, organization) in a process-wide cache keyed by
  * a hash of the key, so every test makes its own key.
@@ -198,5 +199,34 @@ describe('@posthog/agent-toolkit against envapi', () => {
     for (const d of all) expect(new Date(d.last_seen_at).toISOString()).toBe(at);
     const some = await run<Array<{ name: string }>>('event-definitions-list', { q: 'sign' });
     expect(some.map((d) => d.name)).toEqual(['signed_up']);
+  });
+
+  it('query-run runs a DataVisualizationNode (HogQL) and an InsightVizNode (TrendsQuery) through /query/', async () => {
+    const project = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Queried' })).id;
+    const { importEvents } = await import('../../server/ingest/import.js');
+    await importEvents(t.store, project, [
+      { event: '$pageview', distinct_id: 'u1', timestamp: '2024-11-01T10:00:00Z' },
+      { event: '$pageview', distinct_id: 'u2', timestamp: '2024-11-02T10:00:00Z' },
+      { event: '$pageview', distinct_id: 'u2', timestamp: '2024-11-02T11:00:00Z' },
+    ]);
+    const { run } = await toolkitFor(['query:read', 'user:read'], [project]);
+    const rows = await run<unknown[][]>('query-run', {
+      query: {
+        kind: 'DataVisualizationNode',
+        source: { kind: 'HogQLQuery', query: "select count() from events where event = '$pageview'" },
+      },
+    });
+    expect(rows).toEqual([[3]]);
+    const series = await run<{ data: number[] }[]>('query-run', {
+      query: {
+        kind: 'InsightVizNode',
+        source: {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: '$pageview', math: 'total' }],
+          dateRange: { date_from: '2024-11-01', date_to: '2024-11-02' },
+        },
+      },
+    });
+    expect(series[0]!.data).toEqual([1, 2]);
   });
 });

@@ -2,8 +2,9 @@
  * PostHog's agent tool catalogue, `@posthog/cli` 0.18.3 (npm devDependency, installed with its
  * install script denied: its `lib/posthog-api-cli.mjs` is the same code as PostHog's MCP server),
  * run unchanged through its own `call --json` command against the test server with a small
- * dataset: the query tools and the insight tools. Each tool's own output must be a success (exit
- * 0) with the right numbers: a trends total equals the count of the same events through HogQL.
+ * dataset: the query tools, the insight tools and the dashboard tools. Each tool's own output must
+ * be a success (exit 0) with the right numbers: a trends total equals the count of the same events
+ * through HogQL, a dashboard's insights run to the same results as the query tool's.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -139,5 +140,51 @@ describe('@posthog/cli insight tools', () => {
     const queried = await tool('insight-query', { insightId: created.out.short_id });
     expect(queried.code, queried.err).toBe(0);
     expect(queried.out.results).toEqual({ columns: ['n'], results: [[1]] });
+  });
+});
+
+describe('@posthog/cli dashboard tools', () => {
+  it('dashboard-create, -create-tile, -update-text-tile, -reorder-tiles, -tile-copy, -delete-tile, -update, -get, -insights-run, -delete', async () => {
+    const created = await tool('dashboard-create', { name: 'Weekly', description: 'Numbers', pinned: true, tags: ['w'] });
+    expect(created.code, created.err).toBe(0);
+    const id = created.out.id as number;
+    const first = await tool('dashboard-create-tile', { id, type: 'text', body: 'First' });
+    expect(first.code, first.err).toBe(0);
+    const second = await tool('dashboard-create-tile', { id, type: 'text', body: 'Second' });
+    expect(second.code, second.err).toBe(0);
+    const changed = await tool('dashboard-update-text-tile', { id, tile_id: first.out.id, body: 'First, changed', color: null });
+    expect(changed.code, changed.err).toBe(0);
+    expect(changed.out).toMatchObject({ text: { body: 'First, changed' } });
+    const reordered = await tool('dashboard-reorder-tiles', { id, tile_order: [second.out.id, first.out.id] });
+    expect(reordered.code, reordered.err).toBe(0);
+
+    const query = {
+      kind: 'InsightVizNode',
+      source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], dateRange: RANGE },
+    };
+    const insight = await tool('insight-create', { name: 'On the dashboard', query, dashboards: [id] });
+    expect(insight.code, insight.err).toBe(0);
+    const run = await tool('dashboard-insights-run', { id, refresh: 'blocking' });
+    expect(run.code, run.err).toBe(0);
+    const trends = await tool('query-trends', { series: [{ event: '$pageview' }], dateRange: RANGE });
+    const results = run.out.results as { insight: { name: string; result: unknown } }[];
+    expect(results.map((r) => r.insight.name)).toEqual(['On the dashboard']);
+    expect(results[0]!.insight.result).toEqual(trends.out.results);
+
+    const other = await tool('dashboard-create', { name: 'Other' });
+    const copied = await tool('dashboard-tile-copy', { id: other.out.id, fromDashboardId: id, tileId: first.out.id });
+    expect(copied.code, copied.err).toBe(0);
+    const removed = await tool('dashboard-delete-tile', { id, tile_id: second.out.id }, { confirm: true });
+    expect(removed.code, removed.err).toBe(0);
+    const updated = await tool('dashboard-update', { id, name: 'Weekly numbers', pinned: false });
+    expect(updated.code, updated.err).toBe(0);
+    const got = await tool('dashboard-get', { id });
+    expect(got.code, got.err).toBe(0);
+    expect(got.out).toMatchObject({ name: 'Weekly numbers', pinned: false });
+    const texts = (got.out.tiles as { text?: { body: string } | null }[]).flatMap((x) => (x.text ? [x.text.body] : []));
+    expect(texts).toEqual(['First, changed']);
+    const deleted = await tool('dashboard-delete', { id }, { confirm: true });
+    expect(deleted.code, deleted.err).toBe(0);
+    expect((await tool('dashboard-get', { id })).code).toBe(1);
   });
 });
