@@ -5268,7 +5268,7 @@ export interface components {
             results: components["schemas"]["TrendsSeriesResult"][];
             /** @description Whether breakdown values were merged into `$$_posthog_breakdown_other_$$`. */
             hasMore: boolean;
-            /** @description The HogQL of the first series' query. */
+            /** @description The HogQL of the first series' query, its event and time window written as a WHERE clause (its property filters apply too, as the events store's conditions, and are not written out). */
             hogql: string;
             is_cached: boolean;
             /** Format: date-time */

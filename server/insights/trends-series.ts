@@ -16,7 +16,7 @@
 import { DateTime } from 'luxon';
 import type { EventsWindow, InsightContext, SeriesNode, RawProperties } from './context.js';
 import { answeredKey, bucketKey, nextInterval, type DateRange, type Interval } from './date-range.js';
-import { hogqlString, propertyField } from './hogql-text.js';
+import { hogqlString, propertyField, withWindow } from './hogql-text.js';
 import type { SeriesMath } from './trends-math.js';
 
 /** PostHog's breakdown labels (posthog/hogql_queries/insights/trends/breakdown.py). */
@@ -128,7 +128,7 @@ export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promi
       `SELECT ${value} AS breakdown_value, ${math.aggregate} AS value FROM events GROUP BY breakdown_value ORDER BY value DESC, breakdown_value LIMIT ${ROWS}`,
       whole,
     );
-    firstHogql = ranking.hogql;
+    firstHogql = withWindow(ranking.hogql, whole);
     const totals = new Map<string, number>();
     let nullTotal: number | undefined;
     for (const [v, total] of ranking.results) {
@@ -157,7 +157,7 @@ export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promi
       ? `SELECT ${keySelect}${math.aggregate} AS value FROM events${key ? ' GROUP BY breakdown_value' : ''} LIMIT ${ROWS}`
       : `SELECT ${bucket} AS bucket, ${keySelect}${math.aggregate} AS value FROM events GROUP BY bucket${groupBy} LIMIT ${ROWS}`;
     const answer = await ctx.select(text, whole);
-    firstHogql ??= answer.hogql;
+    firstHogql ??= withWindow(answer.hogql, whole);
     for (const row of answer.results) {
       const [at, bv, v] = plan.totalValue
         ? [0, key ? row[0] : undefined, row[key ? 1 : 0]]
@@ -176,8 +176,9 @@ export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promi
           ? DateTime.fromMillis(end, { zone: range.zone }).minus({ days: math.windowDays }).toMillis()
           : range.from;
       const text = `SELECT ${keySelect}${math.aggregate} AS value FROM events${key ? ' GROUP BY breakdown_value' : ''} LIMIT ${ROWS}`;
-      const answer = await ctx.select(text, windowOf(plan, start, end));
-      firstHogql ??= answer.hogql;
+      const window = windowOf(plan, start, end);
+      const answer = await ctx.select(text, window);
+      firstHogql ??= withWindow(answer.hogql, window);
       for (const row of answer.results) rowOf(key ? String(row[0]) : undefined)[i] = numberOf(row[key ? 1 : 0]);
     }
   }

@@ -1,7 +1,8 @@
 /**
- * The README's HogQL example ("Query events with HogQL") run as written: its curl command, with the
- * test server's URL and project and `$KEY` a personal API key holding `query:read`, answers the
- * columns the README shows and one row per event name, most frequent first.
+ * The README's HogQL examples ("Query events with HogQL") run as written: their curl commands, with
+ * the test server's URL and project and `$KEY` a personal API key holding `query:read`. The HogQL one
+ * answers the columns the README shows and one row per event name, most frequent first; the
+ * TrendsQuery one answers the README's days and labels, and the day's distinct persons.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,12 +31,15 @@ afterAll(async () => {
   await t.close();
 });
 
-/** The `sh` code block under the README heading "Query events with HogQL". */
-function readmeCommand(): string {
+/** The `n`th `sh` code block under the README heading "Query events with HogQL". */
+function readmeCommand(n = 0): string {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Query events with HogQL'));
-  const block = /```sh\n([\s\S]*?)```/.exec(section);
-  if (!block) throw new Error('README: no sh block under "Query events with HogQL"');
+  const section = readme.slice(
+    readme.indexOf('## Query events with HogQL'),
+    readme.indexOf('\n## ', readme.indexOf('## Query events with HogQL') + 3),
+  );
+  const block = [...section.matchAll(/```sh\n([\s\S]*?)```/g)][n];
+  if (!block) throw new Error(`README: no sh block ${n} under "Query events with HogQL"`);
   return block[1]!;
 }
 
@@ -56,5 +60,35 @@ describe("the README's HogQL example", () => {
       ['signed_up', 1],
     ]);
     expect(body.hasMore).toBe(false);
+  });
+
+  it('the TrendsQuery example answers the days and labels the README shows, with distinct persons per day', async () => {
+    const { importEvents } = await import('../../server/ingest/import.js');
+    // distinct persons with a pageview: 2 on 30 November, 1 on 1 December, 3 on 2 December
+    const at = (day: string, who: string) => ({ event: '$pageview', distinct_id: who, timestamp: `${day}T12:00:00Z` });
+    await importEvents(t.store, t.boot.team.id, [
+      at('2026-11-30', 'p1'),
+      at('2026-11-30', 'p2'),
+      at('2026-11-30', 'p2'),
+      at('2026-12-01', 'p1'),
+      at('2026-12-02', 'p1'),
+      at('2026-12-02', 'p2'),
+      at('2026-12-02', 'p3'),
+    ]);
+    const command = readmeCommand(1).replaceAll(README_HOST, t.url).replace('/api/projects/1/', `/api/projects/${t.boot.team.id}/`);
+    const key = await t.key(['query:read']);
+    const { stdout } = await run('sh', ['-c', command.replace('curl ', 'curl -sS --fail-with-body ')], {
+      env: { ...process.env, KEY: key },
+      timeout: 60_000,
+    });
+    const body = JSON.parse(stdout) as { results: { data: number[]; days: string[]; labels: string[]; label: string; count: number }[] };
+    expect(body.results).toHaveLength(1);
+    expect(body.results[0]).toMatchObject({
+      data: [2, 1, 3],
+      count: 6,
+      label: '$pageview',
+      days: ['2026-11-30', '2026-12-01', '2026-12-02'],
+      labels: ['30-Nov-2026', '1-Dec-2026', '2-Dec-2026'],
+    });
   });
 });

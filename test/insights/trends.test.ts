@@ -82,6 +82,16 @@ describe('TrendsQuery', () => {
       "select count() from events where event = '$pageview' and timestamp >= '2024-11-01' and timestamp < '2024-11-08'",
     );
     expect(rows[0]![0]).toBe(s.count);
+    // the answer's `hogql` is a query that runs, and counts the same buckets
+    const shown = await t.hogql(P, a.hogql as string);
+    expect(Object.fromEntries(shown.map(([day, n]) => [String(day).slice(0, 10), n]))).toEqual({
+      '2024-11-01': 3,
+      '2024-11-02': 1,
+      '2024-11-03': 3,
+      '2024-11-05': 2,
+      '2024-11-06': 1,
+      '2024-11-07': 1,
+    });
   });
 
   it('the same on the /api/projects/ prefix, through an InsightVizNode, and with event null for all events', async () => {
