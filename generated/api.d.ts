@@ -3808,12 +3808,12 @@ export interface components {
         /** @description A query to run (PostHog's QueryRequest). Other fields PostHog's clients send (`refresh`, `client_query_id`, `name`, `async`) are accepted and ignored. */
         QueryRequest: {
             /** @description The query; its `kind` says which (see the operation's description). */
-            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
+            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
         } & {
             [key: string]: unknown;
         };
         /** @description The query a wrapper node runs (its `source`). */
-        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"];
+        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"];
         /** @description PostHog's table wrapper; runs `source`. Its view fields (`columns`, `hiddenColumns`, …) are accepted and ignored. */
         DataTableNode: {
             /**
@@ -4090,6 +4090,410 @@ export interface components {
             modifiers?: {
                 [key: string]: unknown;
             };
+        };
+        /** @description Property filters of every series or step (a list, or a group `{type, values}`). */
+        InsightProperties: {
+            [key: string]: unknown;
+        }[] | {
+            [key: string]: unknown;
+        } | null;
+        /** @description The range the runner read, its end inclusive to the microsecond (`…T23:59:59.999999Z`). */
+        ResolvedDateRange: {
+            /** Format: date-time */
+            date_from: string;
+            /** Format: date-time */
+            date_to: string;
+        };
+        /**
+         * @description PostHog's funnel insight (schema FunnelsQuery; posthog/hogql_queries/insights/funnels/):
+         *     the persons who did the `series` steps in order, each step within the conversion window
+         *     (`funnelsFilter.funnelWindowInterval` × `funnelWindowIntervalUnit`, default 14 days) of
+         *     the person's step 0, every step's event inside `dateRange` (default `-7d`). A person is
+         *     counted once, at the furthest step of any of their attempts.
+         *
+         *     `funnelOrderType`: `ordered` (default; other events may come between steps; a step of the
+         *     same event as the step before needs a later event), `strict` (the step events must follow
+         *     each other with no event of any step between them), `unordered` (the steps in any order
+         *     within the window from the first of them; steps are named `Completed N step(s)`).
+         *
+         *     `funnelVizType`: `steps` (default) answers one object per step with `count` (persons who
+         *     reached this step or a later one) and `average_conversion_time` /
+         *     `median_conversion_time` (seconds from the step before, over the persons who reached the
+         *     step; null on step 0); `trends` answers one object whose `data` is the conversion rate
+         *     (%, 2 decimals) from `funnelFromStep` (default 0) to `funnelToStep` (default the last
+         *     step) of the persons who entered in each `interval` period (day default); `time_to_convert`
+         *     answers `{average_conversion_time, bins}`, the seconds from `funnelFromStep` to
+         *     `funnelToStep` in `binCount` bins (default the cube root of the number of persons, 1 to
+         *     60; at most 90).
+         *
+         *     Where it differs from PostHog: the conversion times are those of each person's first
+         *     attempt that reached their furthest step (PostHog averages their attempts); the median is
+         *     exact (the mean of the two middle values for an even count). Exclusions, breakdowns,
+         *     `aggregation_group_type_index`, `funnelAggregateByHogQL` and ActionsNode steps (this
+         *     server stores no actions) answer 400 naming the field. Fewer than two steps answers
+         *     PostHog's 400 `Funnels require at least two steps before calculating.`
+         */
+        FunnelsQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "FunnelsQuery";
+            /** @description The steps, in order (EventsNode; `event` null means any event). */
+            series: components["schemas"]["InsightSeriesNode"][];
+            /**
+             * @description The entrance periods of the `trends` view (default `day`).
+             * @enum {string|null}
+             */
+            interval?: "hour" | "day" | "week" | "month" | null;
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            /** @description Accepted; changes nothing (a project here has no test-account filters). */
+            filterTestAccounts?: boolean | null;
+            /** @description Not served (groups); a value answers 400. */
+            aggregation_group_type_index?: number | null;
+            /** @description The funnel's options; display fields (`layout`, `funnelStepReference`, `hiddenLegendBreakdowns`, …) are accepted and ignored. */
+            funnelsFilter?: ({
+                /** @enum {string|null} */
+                funnelVizType?: "steps" | "trends" | "time_to_convert" | null;
+                /** @enum {string|null} */
+                funnelOrderType?: "ordered" | "strict" | "unordered" | null;
+                /** @description The conversion window's length in `funnelWindowIntervalUnit` (default 14). */
+                funnelWindowInterval?: number | null;
+                /**
+                 * @description Default `day`.
+                 * @enum {string|null}
+                 */
+                funnelWindowIntervalUnit?: "second" | "minute" | "hour" | "day" | "week" | "month" | null;
+                /** @description The first step (0-based) of the `trends` and `time_to_convert` views. */
+                funnelFromStep?: number | null;
+                /** @description The last step (0-based) of the `trends` and `time_to_convert` views. */
+                funnelToStep?: number | null;
+                /** @description The bins of `time_to_convert` (1 to 90). */
+                binCount?: number | null;
+                /** @description Not served; a non-empty list answers 400. */
+                exclusions?: {
+                    [key: string]: unknown;
+                }[] | null;
+                /** @description Not served; a value other than `person_id` answers 400. */
+                funnelAggregateByHogQL?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description Not served for funnels; a `breakdown` answers 400. */
+            breakdownFilter?: {
+                [key: string]: unknown;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One step of a funnel's `steps` view (PostHog's shape). */
+        FunnelStepResult: {
+            /** @description The step's event (null for any event, and for an unordered funnel). */
+            action_id: string | null;
+            /** @description The step's event, `All events`, or `Completed N step(s)` for an unordered funnel. */
+            name: string;
+            custom_name: string | null;
+            order: number;
+            people: unknown[];
+            /** @description Persons who reached this step or a later one. */
+            count: number;
+            /** @constant */
+            type: "events";
+            /** @description Mean seconds from the step before (null on step 0 and when nobody reached the step). */
+            average_conversion_time: number | null;
+            /** @description Median seconds from the step before. */
+            median_conversion_time: number | null;
+        };
+        /** @description A funnel's `trends` view (PostHog's shape). */
+        FunnelTrendsResult: {
+            /** @description The number of entrance periods. */
+            count: number;
+            /** @description The conversion rate (%) of the persons who entered in each period. */
+            data: number[];
+            days: string[];
+            labels: string[];
+        };
+        /** @description A funnel's `time_to_convert` view. */
+        FunnelTimeToConvertResult: {
+            /** @description Mean seconds from `funnelFromStep` to `funnelToStep` (2 decimals). */
+            average_conversion_time: number | null;
+            /** @description `[bin start (seconds), persons]` pairs. */
+            bins: number[][];
+        };
+        /** @description A FunnelsQuery's answer (PostHog's FunnelsQueryResponse with its cache fields). */
+        FunnelsQueryResponse: {
+            results: components["schemas"]["FunnelStepResult"][] | components["schemas"]["FunnelTrendsResult"][] | components["schemas"]["FunnelTimeToConvertResult"];
+            /** @constant */
+            isUdf: false;
+            /** @description The HogQL of the first step's query. */
+            hogql: string;
+            query_status?: null;
+            resolved_date_range: components["schemas"]["ResolvedDateRange"];
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+        };
+        /** @description A retention event (PostHog's RetentionEntity); `id` is the event name (`type` `events`). Actions (`type` `actions`) are not served (400). */
+        RetentionEntity: {
+            id?: string | number | null;
+            /** @enum {string|null} */
+            type?: "events" | "actions" | null;
+            name?: string | null;
+            properties?: components["schemas"]["InsightProperties"];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description PostHog's retention insight (schema RetentionQuery;
+         *     posthog/hogql_queries/insights/retention_query_runner.py): cohorts of persons by the
+         *     `period` (`Hour`, `Day` (default), `Week` (starting on Sunday), `Month`) in which they did
+         *     `targetEntity`, and how many of each cohort did `returningEntity` (both default
+         *     `$pageview`) in each period after. `retentionType` `retention_recurring` (default): a cohort
+         *     is everyone with a target event in the period; `retention_first_time`: the period of the
+         *     person's first-ever target event (all time, with the filters). `values[0]` is the cohort's
+         *     size, `values[k]` its persons who returned k periods later. Every cohort has
+         *     `totalIntervals` values (default 8, the value PostHog's schema documents and its CLI
+         *     sends; PostHog's runner defaults to 7), 0 for periods not yet come.
+         *
+         *     The range: `date_to` (default now) is moved to the start of the period after it;
+         *     `date_from` to the start of its period, or, when absent, `totalIntervals` periods before
+         *     `date_to`. One cohort per period between them. `minimumOccurrences` (default 1): a return
+         *     period counts only with that many returning events. `cumulative`: a person returning in
+         *     period k counts in every period up to k. Breakdowns, `retention_first_ever_occurrence`,
+         *     groups and actions answer 400 naming the field.
+         */
+        RetentionQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "RetentionQuery";
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            filterTestAccounts?: boolean | null;
+            /** @description Not served (groups); a value answers 400. */
+            aggregation_group_type_index?: number | null;
+            /** @description Not served for retention; a `breakdown` answers 400. */
+            breakdownFilter?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The retention's options; display fields (`display`, `retentionReference`, `meanRetentionCalculation`, …) are accepted and ignored. */
+            retentionFilter: {
+                /** @enum {string|null} */
+                period?: "Hour" | "Day" | "Week" | "Month" | null;
+                totalIntervals?: number | null;
+                /** @enum {string|null} */
+                retentionType?: "retention_recurring" | "retention_first_time" | "retention_first_ever_occurrence" | null;
+                targetEntity?: components["schemas"]["RetentionEntity"] | null;
+                returningEntity?: components["schemas"]["RetentionEntity"] | null;
+                minimumOccurrences?: number | null;
+                cumulative?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One cohort of a RetentionQuery's answer (PostHog's shape). */
+        RetentionCohortResult: {
+            values: {
+                count: number;
+                /** @description `<Period> <k>`, e.g. `Day 1`. */
+                label: string;
+            }[];
+            /** @description `<Period> <i>`, e.g. `Day 0`, `Week 3`. */
+            label: string;
+            /**
+             * Format: date-time
+             * @description The cohort period's start, in the project's timezone.
+             */
+            date: string;
+        };
+        /** @description A RetentionQuery's answer (PostHog's RetentionQueryResponse with its cache fields). */
+        RetentionQueryResponse: {
+            results: components["schemas"]["RetentionCohortResult"][];
+            hogql: string;
+            query_status?: null;
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+        };
+        /**
+         * @description PostHog's lifecycle insight (schema LifecycleQuery;
+         *     posthog/hogql_queries/insights/lifecycle_query_runner.py) of the first series: for each
+         *     `interval` period of `dateRange` (day default), the persons who were `new` (their first
+         *     active period is the one of their person's `created_at`), `returning` (active in the
+         *     period before too), `resurrecting` (active, but not in the period before; also a first
+         *     active period that is not the one of `created_at`), and `dormant` (active in the period
+         *     before, not in this one; counted negative). Activity is read from one period before the
+         *     range to its end; events with `$process_person_profile` false are left out. Four objects,
+         *     in that order, each with `data`, `count`, `labels`, `days`, `label` (`<event> - <status>`),
+         *     `status` and `action`. `lifecycleFilter` (display fields) is accepted and ignored, as are
+         *     `toggledLifecycles` (PostHog answers all four too). Groups and ActionsNode answer 400.
+         */
+        LifecycleQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "LifecycleQuery";
+            /** @description Only the first series is read. */
+            series: components["schemas"]["InsightSeriesNode"][];
+            /** @enum {string|null} */
+            interval?: "hour" | "day" | "week" | "month" | null;
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            filterTestAccounts?: boolean | null;
+            /** @description Not served (groups); a value answers 400. */
+            aggregation_group_type_index?: number | null;
+            lifecycleFilter?: {
+                [key: string]: unknown;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One status of a LifecycleQuery's answer (PostHog's shape). */
+        LifecycleSeriesResult: {
+            action: {
+                [key: string]: unknown;
+            };
+            /** @description Persons per period (negative for `dormant`). */
+            data: number[];
+            count: number;
+            labels: string[];
+            days: string[];
+            label: string;
+            /** @enum {string} */
+            status: "new" | "returning" | "resurrecting" | "dormant";
+        };
+        /** @description A LifecycleQuery's answer (PostHog's LifecycleQueryResponse with its cache fields). */
+        LifecycleQueryResponse: {
+            results: components["schemas"]["LifecycleSeriesResult"][];
+            hogql: string;
+            query_status?: null;
+            resolved_date_range: components["schemas"]["ResolvedDateRange"];
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+        };
+        /**
+         * @description PostHog's stickiness insight (schema StickinessQuery;
+         *     posthog/hogql_queries/insights/stickiness_query_runner.py): for each series, `data[n-1]`
+         *     is the number of persons who did it in exactly n of the range's `interval` periods (day
+         *     default), n from 1 to the number of periods; `labels` `1 day`, `2 days`, …; `days` 1 … N.
+         *     `stickinessFilter.computedAs` `cumulative`: in n periods or more (labels `1 day or more`).
+         *     `stickinessFilter.stickinessCriteria` `{operator: gte | lte | exact, value}`: a period
+         *     counts only when the person's events in it meet it (default: at least one).
+         *     `compareFilter.compare` adds the previous period of the same length (`compare`,
+         *     `compare_label`). `intervalCount` other than 1, groups, `math` other than persons, and
+         *     ActionsNode series answer 400; display fields are accepted and ignored.
+         */
+        StickinessQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "StickinessQuery";
+            series: components["schemas"]["InsightSeriesNode"][];
+            /** @enum {string|null} */
+            interval?: "hour" | "day" | "week" | "month" | null;
+            /** @description Periods per bucket; only 1 is served. */
+            intervalCount?: number | null;
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            filterTestAccounts?: boolean | null;
+            stickinessFilter?: ({
+                /** @enum {string|null} */
+                computedAs?: "non_cumulative" | "cumulative" | null;
+                stickinessCriteria?: ({
+                    /** @enum {string} */
+                    operator: "gte" | "lte" | "exact";
+                    value: number;
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            compareFilter?: ({
+                compare?: boolean | null;
+                /** @description Not served (answers 400). */
+                compare_to?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One series of a StickinessQuery's answer (PostHog's shape). */
+        StickinessSeriesResult: {
+            /** @description The persons who did the series at all (the sum of the non-cumulative `data`). */
+            count: number;
+            data: number[];
+            days: number[];
+            label: string;
+            labels: string[];
+            action: {
+                [key: string]: unknown;
+            };
+            compare?: boolean;
+            /** @enum {string} */
+            compare_label?: "current" | "previous";
+        };
+        /** @description A StickinessQuery's answer (PostHog's StickinessQueryResponse with its cache fields). */
+        StickinessQueryResponse: {
+            results: components["schemas"]["StickinessSeriesResult"][];
+            hogql: string;
+            query_status?: null;
+            resolved_date_range: components["schemas"]["ResolvedDateRange"];
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
         };
         HogQLNotice: {
             message: string;
@@ -6060,7 +6464,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
@@ -8425,7 +8829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
