@@ -804,7 +804,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run a query (HogQL, EventsQuery, TrendsQuery, …)
+         * Run a query (HogQL, EventsQuery, TrendsQuery, FunnelsQuery, …)
          * @description Runs one query on the project's events and persons, as PostHog's query endpoint
          *     (posthog/api/query.py) does, and answers at once (no async, no cache: `refresh` is accepted
          *     and every answer is computed, `is_cached` false). The `kind` of `query` picks what runs:
@@ -815,13 +815,29 @@ export interface paths {
          *       breakdown value and compare period (`data`, `labels`, `days`, `count`, `label`, `action`,
          *       `filter`, `order`, and `breakdown_value`, `compare`, `compare_label` where they apply; see
          *       `TrendsQuery`).
+         *     - `FunnelsQuery`: PostHog's funnel (posthog/hogql_queries/insights/funnels/): the persons who
+         *       did the steps in order within the conversion window; `steps` (one object per step with
+         *       its `count` and conversion times), `trends` (the conversion rate per entrance period)
+         *       or `time_to_convert` (bins of seconds); `ordered`, `strict` or `unordered` (see
+         *       `FunnelsQuery`).
+         *     - `RetentionQuery`: PostHog's retention (retention_query_runner.py): one object per cohort
+         *       period with `values` (the cohort's size, then how many came back each period after;
+         *       see `RetentionQuery`).
+         *     - `LifecycleQuery`: PostHog's lifecycle (lifecycle_query_runner.py): four objects, `new`,
+         *       `returning`, `resurrecting` and `dormant` (negative), one number per period.
+         *     - `StickinessQuery`: PostHog's stickiness (stickiness_query_runner.py): per series, the
+         *       persons active in exactly 1, 2, … of the range's periods.
+         *
+         *       These runners read per-person rows over HogQL and compute the rest on the server, the same
+         *       on every events store; each answers 400 naming the field it does not run (breakdowns of
+         *       funnels and retention, funnel exclusions, groups, actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
          *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
          *       `source` and answer what it answers, as PostHog's `process_query_model` does.
          *
-         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelsQuery` and
+         *     A `kind` this server does not run (PostHog's other kinds, among them `PathsQuery` and
          *     `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
          *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
          *     a `parse_error` instead. The same holds inside a wrapper's `source`.
@@ -2771,7 +2787,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run a query (HogQL, EventsQuery, TrendsQuery, …)
+         * Run a query (HogQL, EventsQuery, TrendsQuery, FunnelsQuery, …)
          * @description Runs one query on the project's events and persons, as PostHog's query endpoint
          *     (posthog/api/query.py) does, and answers at once (no async, no cache: `refresh` is accepted
          *     and every answer is computed, `is_cached` false). The `kind` of `query` picks what runs:
@@ -2782,13 +2798,29 @@ export interface paths {
          *       breakdown value and compare period (`data`, `labels`, `days`, `count`, `label`, `action`,
          *       `filter`, `order`, and `breakdown_value`, `compare`, `compare_label` where they apply; see
          *       `TrendsQuery`).
+         *     - `FunnelsQuery`: PostHog's funnel (posthog/hogql_queries/insights/funnels/): the persons who
+         *       did the steps in order within the conversion window; `steps` (one object per step with
+         *       its `count` and conversion times), `trends` (the conversion rate per entrance period)
+         *       or `time_to_convert` (bins of seconds); `ordered`, `strict` or `unordered` (see
+         *       `FunnelsQuery`).
+         *     - `RetentionQuery`: PostHog's retention (retention_query_runner.py): one object per cohort
+         *       period with `values` (the cohort's size, then how many came back each period after;
+         *       see `RetentionQuery`).
+         *     - `LifecycleQuery`: PostHog's lifecycle (lifecycle_query_runner.py): four objects, `new`,
+         *       `returning`, `resurrecting` and `dormant` (negative), one number per period.
+         *     - `StickinessQuery`: PostHog's stickiness (stickiness_query_runner.py): per series, the
+         *       persons active in exactly 1, 2, … of the range's periods.
+         *
+         *       These runners read per-person rows over HogQL and compute the rest on the server, the same
+         *       on every events store; each answers 400 naming the field it does not run (breakdowns of
+         *       funnels and retention, funnel exclusions, groups, actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
          *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
          *       `source` and answer what it answers, as PostHog's `process_query_model` does.
          *
-         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelsQuery` and
+         *     A `kind` this server does not run (PostHog's other kinds, among them `PathsQuery` and
          *     `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
          *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
          *     a `parse_error` instead. The same holds inside a wrapper's `source`.
