@@ -830,7 +830,7 @@ export interface paths {
          *
          *       These runners read per-person rows over HogQL and compute the rest on the server, the same
          *       on every events store; each answers 400 naming the field it does not run (breakdowns of
-         *       funnels and retention, funnel exclusions, groups, actions).
+         *       funnels and retention, groups, actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
@@ -2813,7 +2813,7 @@ export interface paths {
          *
          *       These runners read per-person rows over HogQL and compute the rest on the server, the same
          *       on every events store; each answers 400 naming the field it does not run (breakdowns of
-         *       funnels and retention, funnel exclusions, groups, actions).
+         *       funnels and retention, groups, actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
@@ -4160,9 +4160,12 @@ export interface components {
          *
          *     Where it differs from PostHog: the conversion times are those of each person's first
          *     attempt that reached their furthest step (PostHog averages their attempts); the median is
-         *     exact (the mean of the two middle values for an even count). Exclusions, breakdowns,
-         *     `aggregation_group_type_index`, `funnelAggregateByHogQL` and ActionsNode steps (this
-         *     server stores no actions) answer 400 naming the field. Fewer than two steps answers
+         *     exact (the mean of the two middle values for an even count). `funnelsFilter.exclusions`:
+         *     an attempt with an exclusion event strictly between the exclusion's `funnelFromStep` and
+         *     `funnelToStep` does not count, so a person counts at their best attempt without one
+         *     (PostHog drops such attempts the same way). Breakdowns, `aggregation_group_type_index`,
+         *     `funnelAggregateByHogQL` and ActionsNode steps (this server stores no actions) answer 400
+         *     naming the field. Fewer than two steps answers
          *     PostHog's 400 `Funnels require at least two steps before calculating.`
          */
         FunnelsQuery: {
@@ -4203,10 +4206,19 @@ export interface components {
                 funnelToStep?: number | null;
                 /** @description The bins of `time_to_convert` (1 to 90). */
                 binCount?: number | null;
-                /** @description Not served; a non-empty list answers 400. */
-                exclusions?: {
+                /** @description Events that must not happen between two steps (see the schema's description). */
+                exclusions?: ({
+                    /** @enum {string} */
+                    kind?: "EventsNode" | "ActionsNode";
+                    event?: string | null;
+                    properties?: components["schemas"]["InsightProperties"];
+                    /** @description The step after which the event excludes (0-based, default 0). */
+                    funnelFromStep?: number | null;
+                    /** @description The step before which it excludes (default the last). */
+                    funnelToStep?: number | null;
+                } & {
                     [key: string]: unknown;
-                }[] | null;
+                })[] | null;
                 /** @description Not served; a value other than `person_id` answers 400. */
                 funnelAggregateByHogQL?: string | null;
             } & {

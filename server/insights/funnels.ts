@@ -18,8 +18,13 @@
  * - `time_to_convert`: `{average_conversion_time, bins}` of the seconds from `funnelFromStep` to
  *   `funnelToStep`.
  *
- * Throws `InsightQueryError` for fewer than two steps, out-of-range steps, a bad window, and what
- * it does not run (breakdowns, exclusions, groups, actions, `funnelAggregateByHogQL`).
+ * Exclusions (`funnelsFilter.exclusions`, each an EventsNode with `funnelFromStep` and
+ * `funnelToStep`): an attempt that reached the exclusion's to-step with an exclusion event strictly
+ * between its from-step and to-step does not count; the person counts at their best other attempt
+ * (PostHog's `exclusion = 0` condition on each attempt, funnel.py).
+ *
+ * Throws `InsightQueryError` for fewer than two steps, out-of-range steps or exclusion ranges, a
+ * bad window, and what it does not run (breakdowns, groups, actions, `funnelAggregateByHogQL`).
  */
 import { DateTime } from 'luxon';
 import type { components } from '../../generated/api.js';
@@ -73,13 +78,71 @@ function deadlineOf(q: FunnelsQueryInput, zone: string): (t: number) => number {
 function refuseUnsupported(q: FunnelsQueryInput): void {
   requireEventSeries(q.series, q);
   const f = q.funnelsFilter;
-  if (f?.exclusions && f.exclusions.length > 0)
-    throw new InsightQueryError('Funnel exclusions are not supported.', 'funnelsFilter__exclusions');
   if (f?.funnelAggregateByHogQL && f.funnelAggregateByHogQL !== 'person_id')
     throw new InsightQueryError('funnelAggregateByHogQL is not supported: funnels count persons.', 'funnelsFilter__funnelAggregateByHogQL');
   const bf = q.breakdownFilter as { breakdown?: unknown; breakdowns?: unknown[] } | null | undefined;
   if (bf && ((bf.breakdown !== undefined && bf.breakdown !== null && bf.breakdown !== '') || (bf.breakdowns?.length ?? 0) > 0))
     throw new InsightQueryError('Funnel breakdowns are not supported.', 'breakdownFilter__breakdown');
+}
+
+/** An exclusion as the runner reads it. */
+interface Exclusion {
+  node: FunnelsQueryInput['series'][number];
+  from: number;
+  to: number;
+}
+
+/** The exclusions of `funnelsFilter`, checked (PostHog's messages for a bad range). */
+function exclusionsOf(q: FunnelsQueryInput): Exclusion[] {
+  const n = q.series.length;
+  return (q.funnelsFilter?.exclusions ?? []).map((raw, i) => {
+    const attr = `funnelsFilter__exclusions__${i}`;
+    const e = raw as FunnelsQueryInput['series'][number] & { funnelFromStep?: unknown; funnelToStep?: unknown };
+    if (e.kind === 'ActionsNode')
+      throw new InsightQueryError(
+        'Actions are not supported: this server stores no actions; use an EventsNode with the event name.',
+        `${attr}__kind`,
+      );
+    const from = e.funnelFromStep ?? 0;
+    const to = e.funnelToStep ?? n - 1;
+    if (!Number.isInteger(from) || !Number.isInteger(to))
+      throw new InsightQueryError('Exclusion steps must be whole numbers.', `${attr}__funnelFromStep`);
+    const [a, b] = [from as number, to as number];
+    if (b <= a) throw new InsightQueryError('Exclusion event range is invalid. End of range should be greater than start.', attr);
+    if (a < 0 || b > n - 1) throw new InsightQueryError(`Exclusion event range is invalid. Steps must be between 0 and ${n - 1}.`, attr);
+    for (let s = a; s <= b; s++) {
+      const step = q.series[s]!;
+      if ((step.event ?? null) === (e.event ?? null) && JSON.stringify(step.properties ?? []) === JSON.stringify(e.properties ?? []))
+        throw new InsightQueryError("Exclusion steps cannot contain an event that's part of funnel steps.", attr);
+    }
+    return { node: e, from: a, to: b };
+  });
+}
+
+/** Whether an attempt has an exclusion event strictly between the exclusion's steps (µs instants, sorted). */
+function excluded(a: Attempt, exclusions: Exclusion[], times: number[][]): boolean {
+  return exclusions.some((e, i) => {
+    if (a.times.length <= e.to) return false;
+    const lo = a.times[e.from]!;
+    const hi = a.times[e.to]!;
+    return times[i]!.some((t) => t > lo && t < hi);
+  });
+}
+
+/** Each person's exclusion events (µs), one sorted list per exclusion. */
+async function exclusionTimes(ctx: InsightContext, q: FunnelsQueryInput, exclusions: Exclusion[], from: number, to: number) {
+  const out = new Map<string, number[][]>();
+  for (const [i, e] of exclusions.entries()) {
+    const window = seriesWindow(e.node, q.properties, from, to);
+    const answer = await selectAll(ctx, 'SELECT person_id, timestamp FROM events ORDER BY person_id, timestamp', window);
+    for (const [person, timestamp] of answer.rows) {
+      if (person === null || person === undefined) continue;
+      let lists = out.get(String(person));
+      if (!lists) out.set(String(person), (lists = exclusions.map(() => [])));
+      lists[i]!.push(micros(timestamp));
+    }
+  }
+  return out;
 }
 
 /** The from and to steps of the trends and time-to-convert views (PostHog's bounds and messages). */
@@ -177,8 +240,15 @@ export async function runFunnelsQuery(ctx: InsightContext, q: FunnelsQueryInput)
   const deadline = deadlineOf(q, ctx.team.timezone);
   const steps = viz === 'steps' ? { from: 0, to: n - 1 } : stepRange(q, n);
   const range = await queryRange(ctx, q.dateRange, interval);
+  const exclusions = exclusionsOf(q);
   const { persons, hogql } = await personEvents(ctx, q, range.from, range.to);
-  const attempts = [...persons.values()].map((events) => attemptsOf(events, n, order, deadline));
+  const excludedTimes =
+    exclusions.length > 0 ? await exclusionTimes(ctx, q, exclusions, range.from, range.to) : new Map<string, number[][]>();
+  const attempts = [...persons.entries()].map(([person, events]) => {
+    const all = attemptsOf(events, n, order, deadline);
+    const times = excludedTimes.get(person);
+    return times ? all.filter((a) => !excluded(a, exclusions, times)) : all;
+  });
 
   let results: FunnelsAnswer['results'];
   if (viz === 'trends') {

@@ -110,6 +110,28 @@ describe('FunnelsQuery', () => {
     ]);
   });
 
+  it('exclusions drop the attempts with the event between their steps', async () => {
+    // f5's noise comes between its signup and pageview: its only attempt goes
+    const exclude = (from: number, to: number) => ({
+      exclusions: [{ kind: 'EventsNode', event: 'noise', funnelFromStep: from, funnelToStep: to }],
+    });
+    expect(counts(await funnel({}, exclude(0, 1)))).toEqual([5, 3, 2]);
+    // between steps 1 and 2 f5's attempt stops before step 2: it stays
+    expect(counts(await funnel({}, exclude(1, 2)))).toEqual([6, 4, 2]);
+    const bad = await query({ kind: 'FunnelsQuery', series: STEPS, funnelsFilter: exclude(1, 1) });
+    expect(bad.body).toMatchObject({
+      detail: 'Exclusion event range is invalid. End of range should be greater than start.',
+      attr: 'query__funnelsFilter__exclusions__0',
+    });
+    const step = await query({
+      kind: 'FunnelsQuery',
+      series: STEPS,
+      funnelsFilter: { exclusions: [{ kind: 'EventsNode', event: '$pageview', funnelFromStep: 0, funnelToStep: 1 }] },
+    });
+    expect(step.status).toBe(400);
+    expect(step.body).toMatchObject({ type: 'validation_error', attr: 'query__funnelsFilter__exclusions__0' });
+  });
+
   it('trends: the conversion rate per entrance day', async () => {
     const week = { date_from: '2024-11-01', date_to: '2024-11-07' };
     const a = await funnel({ dateRange: week }, { funnelVizType: 'trends' });
