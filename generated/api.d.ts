@@ -827,6 +827,8 @@ export interface paths {
          *       `returning`, `resurrecting` and `dormant` (negative), one number per period.
          *     - `StickinessQuery`: PostHog's stickiness (stickiness_query_runner.py): per series, the
          *       persons active in exactly 1, 2, … of the range's periods.
+         *     - `PathsQuery`: PostHog's paths (paths_query_runner.py): the most common moves between
+         *       positioned items (`1_/home` → `2_/pricing`), each with its count and mean time.
          *
          *       These runners read per-person rows over HogQL and compute the rest on the server, the same
          *       on every events store; each answers 400 naming the field it does not run (breakdowns of
@@ -837,8 +839,8 @@ export interface paths {
          *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
          *       `source` and answer what it answers, as PostHog's `process_query_model` does.
          *
-         *     A `kind` this server does not run (PostHog's other kinds, among them `PathsQuery` and
-         *     `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
+         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelCorrelationQuery`
+         *     and `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
          *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
          *     a `parse_error` instead. The same holds inside a wrapper's `source`.
          *
@@ -2810,6 +2812,8 @@ export interface paths {
          *       `returning`, `resurrecting` and `dormant` (negative), one number per period.
          *     - `StickinessQuery`: PostHog's stickiness (stickiness_query_runner.py): per series, the
          *       persons active in exactly 1, 2, … of the range's periods.
+         *     - `PathsQuery`: PostHog's paths (paths_query_runner.py): the most common moves between
+         *       positioned items (`1_/home` → `2_/pricing`), each with its count and mean time.
          *
          *       These runners read per-person rows over HogQL and compute the rest on the server, the same
          *       on every events store; each answers 400 naming the field it does not run (breakdowns of
@@ -2820,8 +2824,8 @@ export interface paths {
          *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
          *       `source` and answer what it answers, as PostHog's `process_query_model` does.
          *
-         *     A `kind` this server does not run (PostHog's other kinds, among them `PathsQuery` and
-         *     `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
+         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelCorrelationQuery`
+         *     and `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
          *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
          *     a `parse_error` instead. The same holds inside a wrapper's `source`.
          *
@@ -3840,12 +3844,12 @@ export interface components {
         /** @description A query to run (PostHog's QueryRequest). Other fields PostHog's clients send (`refresh`, `client_query_id`, `name`, `async`) are accepted and ignored. */
         QueryRequest: {
             /** @description The query; its `kind` says which (see the operation's description). */
-            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
+            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
         } & {
             [key: string]: unknown;
         };
         /** @description The query a wrapper node runs (its `source`). */
-        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"];
+        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"];
         /** @description PostHog's table wrapper; runs `source`. Its view fields (`columns`, `hiddenColumns`, …) are accepted and ignored. */
         DataTableNode: {
             /**
@@ -4524,6 +4528,101 @@ export interface components {
             hogql: string;
             query_status?: null;
             resolved_date_range: components["schemas"]["ResolvedDateRange"];
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+        };
+        /**
+         * @description PostHog's paths insight (schema PathsQuery;
+         *     posthog/hogql_queries/insights/paths_query_runner.py): the most common moves from one path
+         *     item to the next over `dateRange` (default `-7d`). An event's item is its name, its
+         *     `$current_url` for `$pageview` (one trailing `/` removed) and its `$screen_name` for
+         *     `$screen`. A person's events split into sessions at gaps of 30 minutes or more; equal
+         *     consecutive items collapse; each session's path starts at `startPoint`, ends at `endPoint`
+         *     (sessions without them are left out) and keeps `stepLimit` items (default 5). Nodes are
+         *     `<position>_<item>` (`1_/home`); the answer is the `edgeLimit` (default 50) edges with the
+         *     highest `value` (the moves counted), then by source and target, within `minEdgeWeight` …
+         *     `maxEdgeWeight`, that are reachable from a position-1 node, each with
+         *     `average_conversion_time` (milliseconds between the two items).
+         *
+         *     Where it differs from PostHog: `localPathCleaningFilters` regexes are JavaScript's (PostHog
+         *     uses RE2) and `pathReplacements` changes nothing (a project here has no path cleaning
+         *     rules). `hogql` paths (`pathsHogQLExpression`), `funnelPathsFilter` and
+         *     `aggregation_group_type_index` answer 400 naming the field.
+         */
+        PathsQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "PathsQuery";
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            filterTestAccounts?: boolean | null;
+            /** @description Not served (groups); a value answers 400. */
+            aggregation_group_type_index?: number | null;
+            /** @description Not served (paths around a funnel step); a value answers 400. */
+            funnelPathsFilter?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The paths' options (PostHog's PathsFilter; `PathsQuery` requires it, absent reads as `{}`). */
+            pathsFilter?: ({
+                /** @description Which events make items: `$pageview`, `$screen`, `custom_event` (names not starting with `$`); empty or absent: all events. `hogql` answers 400. */
+                includeEventTypes?: ("$pageview" | "$screen" | "custom_event" | "hogql")[] | null;
+                startPoint?: string | null;
+                endPoint?: string | null;
+                stepLimit?: number | null;
+                edgeLimit?: number | null;
+                minEdgeWeight?: number | null;
+                maxEdgeWeight?: number | null;
+                /** @description Items (event names or URLs) to leave out. */
+                excludeEvents?: string[] | null;
+                /** @description `*` patterns; an item matching one becomes the pattern. */
+                pathGroupings?: string[] | null;
+                /** @description `{regex, alias}` rules: every match of `regex` in an item is replaced by `alias`. */
+                localPathCleaningFilters?: ({
+                    regex?: string | null;
+                    alias?: string | null;
+                } & {
+                    [key: string]: unknown;
+                })[] | null;
+                /** @description Not served; a value answers 400. */
+                pathsHogQLExpression?: string | null;
+                /** @description Accepted; changes nothing. */
+                pathReplacements?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One edge of a PathsQuery's answer (PostHog's shape). */
+        PathsEdge: {
+            /** @description `<position>_<item>`, e.g. `1_/home`. */
+            source: string;
+            target: string;
+            /** @description The moves from `source` to `target`. */
+            value: number;
+            /** @description Mean milliseconds between the two items. */
+            average_conversion_time: number;
+        };
+        /** @description A PathsQuery's answer (PostHog's PathsQueryResponse with its cache fields). */
+        PathsQueryResponse: {
+            results: components["schemas"]["PathsEdge"][];
+            hogql: string;
+            query_status?: null;
+            resolved_date_range?: components["schemas"]["ResolvedDateRange"];
             timings: {
                 [key: string]: unknown;
             }[];
@@ -6508,7 +6607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["PathsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
@@ -8873,7 +8972,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["PathsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */

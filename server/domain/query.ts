@@ -5,7 +5,7 @@
  *   posthog/hogql_queries/events_query_runner.py: `select`/`where`/`orderBy` expressions over the
  *   events, with `after`, `before`, `event`, `properties`, `limit`, `offset`) through server/hogql/,
  *   answering `{results, columns, types, hasMore, limit, offset, hogql}`;
- * - `TrendsQuery`, `FunnelsQuery`, `RetentionQuery`, `LifecycleQuery` and `StickinessQuery` through
+ * - `TrendsQuery`, `FunnelsQuery`, `RetentionQuery`, `LifecycleQuery`, `StickinessQuery` and `PathsQuery` through
  *   server/insights/ (PostHog's query runners), their HogQL run here with each series' filters as
  *   the events store's conditions, answering PostHog's response of the kind;
  * - `HogQLMetadata`: the text's validity (server/hogql/metadata.ts);
@@ -97,6 +97,7 @@ export class QueryService {
       case 'RetentionQuery':
       case 'LifecycleQuery':
       case 'StickinessQuery':
+      case 'PathsQuery':
         // a runner's field names are the query's: nested under the body's `query` (and a wrapper's `source`)
         return withHogQLErrors(
           () =>

@@ -4,7 +4,7 @@
  * which the caller's `InsightContext` runs on whichever events store the project uses, and answers
  * its kind's fixed result shape. One runner per kind, one file each: `./trends.ts` (TrendsQuery),
  * `./funnels.ts` (FunnelsQuery), `./retention.ts` (RetentionQuery), `./lifecycle.ts`
- * (LifecycleQuery), `./stickiness.ts` (StickinessQuery). The runners other than trends read grouped
+ * (LifecycleQuery), `./stickiness.ts` (StickinessQuery), `./paths.ts` (PathsQuery). The runners other than trends read grouped
  * per-person rows (./actor-rows.ts) and do the per-person logic in TypeScript.
  *
  * What comes in: the kind's query (the contract's schema), and the context (./context.ts). What goes
@@ -14,6 +14,7 @@
 import type { InsightContext, TrendsQueryInput } from './context.js';
 import { runFunnelsQuery, type FunnelsAnswer, type FunnelsQueryInput } from './funnels.js';
 import { runLifecycleQuery, type LifecycleAnswer, type LifecycleQueryInput } from './lifecycle.js';
+import { runPathsQuery, type PathsAnswer, type PathsQueryInput } from './paths.js';
 import { runRetentionQuery, type RetentionAnswer, type RetentionQueryInput } from './retention.js';
 import { runStickinessQuery, type StickinessAnswer, type StickinessQueryInput } from './stickiness.js';
 import { runTrendsQuery, type TrendsAnswer } from './trends.js';
@@ -25,12 +26,14 @@ export type { FunnelsAnswer, FunnelsQueryInput } from './funnels.js';
 export type { RetentionAnswer, RetentionQueryInput } from './retention.js';
 export type { LifecycleAnswer, LifecycleQueryInput } from './lifecycle.js';
 export type { StickinessAnswer, StickinessQueryInput } from './stickiness.js';
+export type { PathsAnswer, PathsQueryInput } from './paths.js';
 
 /** An insight query this layer runs. */
-export type InsightQueryInput = TrendsQueryInput | FunnelsQueryInput | RetentionQueryInput | LifecycleQueryInput | StickinessQueryInput;
+export type InsightQueryInput =
+  TrendsQueryInput | FunnelsQueryInput | RetentionQueryInput | LifecycleQueryInput | StickinessQueryInput | PathsQueryInput;
 
 /** The answer of an insight query. */
-export type InsightAnswer = TrendsAnswer | FunnelsAnswer | RetentionAnswer | LifecycleAnswer | StickinessAnswer;
+export type InsightAnswer = TrendsAnswer | FunnelsAnswer | RetentionAnswer | LifecycleAnswer | StickinessAnswer | PathsAnswer;
 
 /** Runs one insight query for the context's project, by its `kind`. Throws `InsightQueryError` (400) or HogQL's errors. */
 export function runInsightQuery(ctx: InsightContext, query: InsightQueryInput): Promise<InsightAnswer> {
@@ -43,6 +46,8 @@ export function runInsightQuery(ctx: InsightContext, query: InsightQueryInput): 
       return runLifecycleQuery(ctx, query);
     case 'StickinessQuery':
       return runStickinessQuery(ctx, query);
+    case 'PathsQuery':
+      return runPathsQuery(ctx, query);
     default:
       return runTrendsQuery(ctx, query);
   }
