@@ -831,8 +831,8 @@ export interface paths {
          *       positioned items (`1_/home` → `2_/pricing`), each with its count and mean time.
          *
          *       These runners read per-person rows over HogQL and compute the rest on the server, the same
-         *       on every events store; each answers 400 naming the field it does not run (breakdowns of
-         *       funnels and retention, groups, actions).
+         *       on every events store; each answers 400 naming the field it does not run (retention
+         *       breakdowns, groups, actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
@@ -2816,8 +2816,8 @@ export interface paths {
          *       positioned items (`1_/home` → `2_/pricing`), each with its count and mean time.
          *
          *       These runners read per-person rows over HogQL and compute the rest on the server, the same
-         *       on every events store; each answers 400 naming the field it does not run (breakdowns of
-         *       funnels and retention, groups, actions).
+         *       on every events store; each answers 400 naming the field it does not run (retention
+         *       breakdowns, groups, actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
@@ -4167,9 +4167,19 @@ export interface components {
          *     exact (the mean of the two middle values for an even count). `funnelsFilter.exclusions`:
          *     an attempt with an exclusion event strictly between the exclusion's `funnelFromStep` and
          *     `funnelToStep` does not count, so a person counts at their best attempt without one
-         *     (PostHog drops such attempts the same way). Breakdowns, `aggregation_group_type_index`,
-         *     `funnelAggregateByHogQL` and ActionsNode steps (this server stores no actions) answer 400
-         *     naming the field. Fewer than two steps answers
+         *     (PostHog drops such attempts the same way).
+         *
+         *     `breakdownFilter` (steps view only): one list of steps per value of an event or person
+         *     property, each step with `breakdown` and `breakdown_value`. A person counts under one
+         *     value: the first non-empty one on their step events (`breakdownAttributionType`
+         *     `first_touch`, default), the last (`last_touch`), or the first on events of step
+         *     `breakdownAttributionValue` (`step`); `""` when they have none. Values are ranked by the
+         *     persons who did step 0 (then by those who finished, then by value), the ones past
+         *     `breakdown_limit` (default 25) merged into `Other`.
+         *
+         *     `aggregation_group_type_index`, `funnelAggregateByHogQL`, ActionsNode steps (this server
+         *     stores no actions), `all_events` attribution and breakdowns of the `trends` and
+         *     `time_to_convert` views answer 400 naming the field. Fewer than two steps answers
          *     PostHog's 400 `Funnels require at least two steps before calculating.`
          */
         FunnelsQuery: {
@@ -4223,15 +4233,31 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 })[] | null;
+                /**
+                 * @description Which value a person is counted under (default `first_touch`); `all_events` answers 400.
+                 * @enum {string|null}
+                 */
+                breakdownAttributionType?: "first_touch" | "last_touch" | "step" | "all_events" | null;
+                /** @description The step whose value counts, for `step` attribution. */
+                breakdownAttributionValue?: number | null;
                 /** @description Not served; a value other than `person_id` answers 400. */
                 funnelAggregateByHogQL?: string | null;
             } & {
                 [key: string]: unknown;
             }) | null;
-            /** @description Not served for funnels; a `breakdown` answers 400. */
-            breakdownFilter?: {
+            /** @description Breaks the steps view down by one event or person property (see the schema's description). */
+            breakdownFilter?: ({
+                /**
+                 * @description Where the property is read (default `event`). PostHog's other types answer 400.
+                 * @enum {string|null}
+                 */
+                breakdown_type?: "event" | "person" | null;
+                /** @description The property to break down by. */
+                breakdown?: string | number | null;
+                breakdown_limit?: number | null;
+            } & {
                 [key: string]: unknown;
-            } | null;
+            }) | null;
         } & {
             [key: string]: unknown;
         };
@@ -4252,6 +4278,10 @@ export interface components {
             average_conversion_time: number | null;
             /** @description Median seconds from the step before. */
             median_conversion_time: number | null;
+            /** @description With a breakdown, the value this list of steps is for (`""` for none, `Other` for the merged rest). */
+            breakdown?: string;
+            /** @description The same value. */
+            breakdown_value?: string;
         };
         /** @description A funnel's `trends` view (PostHog's shape). */
         FunnelTrendsResult: {
@@ -4271,7 +4301,7 @@ export interface components {
         };
         /** @description A FunnelsQuery's answer (PostHog's FunnelsQueryResponse with its cache fields). */
         FunnelsQueryResponse: {
-            results: components["schemas"]["FunnelStepResult"][] | components["schemas"]["FunnelTrendsResult"][] | components["schemas"]["FunnelTimeToConvertResult"];
+            results: components["schemas"]["FunnelStepResult"][] | components["schemas"]["FunnelStepResult"][][] | components["schemas"]["FunnelTrendsResult"][] | components["schemas"]["FunnelTimeToConvertResult"];
             /** @constant */
             isUdf: false;
             /** @description The HogQL of the first step's query. */

@@ -20,6 +20,8 @@ export interface StepEvent {
   uuid: string;
   /** the steps (0-based) it matches */
   steps: Set<number>;
+  /** the breakdown property's value on the event (or its person), null when missing; undefined without a breakdown */
+  value?: string | null;
 }
 
 /** One attempt: the times of the steps reached (`times[0]` is the start). */

@@ -7,7 +7,8 @@
  * `SELECT person_id, timestamp, uuid … ORDER BY person_id, timestamp, uuid` (page by page), joins
  * them per person in TypeScript, and computes each person's attempts (./funnel-attempts.ts). Then:
  *
- * - `steps`: one object per step `{action_id, name, custom_name, order, people: [], count, type,
+ * - `steps`: (with a breakdown, one such list per value, ./funnel-breakdown.ts, each step with
+ *   `breakdown` and `breakdown_value`) one object per step `{action_id, name, custom_name, order, people: [], count, type,
  *   average_conversion_time, median_conversion_time}`; `count` the persons whose furthest step is
  *   this one or later; the times in seconds from the step before, over the persons who reached the
  *   step (each person's first attempt that reached their furthest step), null on step 0. `[]`
@@ -24,7 +25,8 @@
  * (PostHog's `exclusion = 0` condition on each attempt, funnel.py).
  *
  * Throws `InsightQueryError` for fewer than two steps, out-of-range steps or exclusion ranges, a
- * bad window, and what it does not run (breakdowns, groups, actions, `funnelAggregateByHogQL`).
+ * bad window, and what it does not run (breakdowns outside the steps view, groups, actions,
+ * `funnelAggregateByHogQL`).
  */
 import { DateTime } from 'luxon';
 import type { components } from '../../generated/api.js';
@@ -33,6 +35,8 @@ import type { InsightContext } from './context.js';
 import { bucketLabel, dayText, intervalStart, resolvedRange, type Interval } from './date-range.js';
 import { InsightQueryError } from './errors.js';
 import { attemptsOf, bestAttempt, median, sortEvents, type Attempt, type FunnelOrder, type StepEvent } from './funnel-attempts.js';
+import { funnelBreakdownOf, groupByValue, type FunnelBreakdown } from './funnel-breakdown.js';
+import { propertyField } from './hogql-text.js';
 import { queryRange, requireEventSeries, seriesWindow } from './insight-base.js';
 import { cacheFields, type CacheFields } from './response.js';
 
@@ -44,7 +48,7 @@ type TimeToConvertResult = components['schemas']['FunnelTimeToConvertResult'];
 
 /** A FunnelsQuery's answer (schema `FunnelsQueryResponse`). */
 export interface FunnelsAnswer extends CacheFields {
-  results: StepResult[] | TrendsResult[] | TimeToConvertResult;
+  results: StepResult[] | StepResult[][] | TrendsResult[] | TimeToConvertResult;
   isUdf: false;
   hogql: string;
   resolved_date_range: { date_from: string; date_to: string };
@@ -80,9 +84,6 @@ function refuseUnsupported(q: FunnelsQueryInput): void {
   const f = q.funnelsFilter;
   if (f?.funnelAggregateByHogQL && f.funnelAggregateByHogQL !== 'person_id')
     throw new InsightQueryError('funnelAggregateByHogQL is not supported: funnels count persons.', 'funnelsFilter__funnelAggregateByHogQL');
-  const bf = q.breakdownFilter as { breakdown?: unknown; breakdowns?: unknown[] } | null | undefined;
-  if (bf && ((bf.breakdown !== undefined && bf.breakdown !== null && bf.breakdown !== '') || (bf.breakdowns?.length ?? 0) > 0))
-    throw new InsightQueryError('Funnel breakdowns are not supported.', 'breakdownFilter__breakdown');
 }
 
 /** An exclusion as the runner reads it. */
@@ -162,7 +163,7 @@ function stepRange(q: FunnelsQueryInput, n: number): { from: number; to: number 
 }
 
 /** Every person's events that match a step, sorted, and the HogQL of the first step's query. */
-async function personEvents(ctx: InsightContext, q: FunnelsQueryInput, from: number, to: number) {
+async function personEvents(ctx: InsightContext, q: FunnelsQueryInput, from: number, to: number, breakdown: FunnelBreakdown | undefined) {
   const byPerson = new Map<string, Map<string, StepEvent>>();
   const read = new Map<string, number[]>();
   q.series.forEach((node, i) => {
@@ -172,15 +173,29 @@ async function personEvents(ctx: InsightContext, q: FunnelsQueryInput, from: num
   let hogql = '';
   for (const steps of read.values()) {
     const window = seriesWindow(q.series[steps[0]!]!, q.properties, from, to);
-    const answer = await selectAll(ctx, 'SELECT person_id, timestamp, uuid FROM events ORDER BY person_id, timestamp, uuid', window);
+    const value = breakdown ? `, ${propertyField(breakdown.key, breakdown.type)} AS breakdown_value` : '';
+    const answer = await selectAll(
+      ctx,
+      `SELECT person_id, timestamp, uuid${value} FROM events ORDER BY person_id, timestamp, uuid`,
+      window,
+    );
     hogql ||= answer.hogql;
-    for (const [person, timestamp, uuid] of answer.rows) {
+    for (const [person, timestamp, uuid, bv] of answer.rows) {
       if (person === null || person === undefined) continue;
       let events = byPerson.get(String(person));
       if (!events) byPerson.set(String(person), (events = new Map()));
       const id = String(uuid);
       let ev = events.get(id);
-      if (!ev) events.set(id, (ev = { t: micros(timestamp), uuid: id, steps: new Set() }));
+      if (!ev)
+        events.set(
+          id,
+          (ev = {
+            t: micros(timestamp),
+            uuid: id,
+            steps: new Set(),
+            ...(breakdown ? { value: bv === null || bv === undefined ? null : String(bv) } : {}),
+          }),
+        );
       for (const s of steps) ev.steps.add(s);
     }
   }
@@ -189,7 +204,7 @@ async function personEvents(ctx: InsightContext, q: FunnelsQueryInput, from: num
   return { persons: out, hogql };
 }
 
-function stepsResult(q: FunnelsQueryInput, order: FunnelOrder, best: Attempt[]): StepResult[] {
+function stepsResult(q: FunnelsQueryInput, order: FunnelOrder, best: Attempt[], breakdownValue?: string): StepResult[] {
   if (best.length === 0) return [];
   return q.series.map((node, i) => {
     const reached = best.filter((a) => a.times.length > i);
@@ -205,6 +220,7 @@ function stepsResult(q: FunnelsQueryInput, order: FunnelOrder, best: Attempt[]):
       type: 'events',
       average_conversion_time: seconds.length === 0 ? null : seconds.reduce((a, b) => a + b, 0) / seconds.length,
       median_conversion_time: median(seconds),
+      ...(breakdownValue === undefined ? {} : { breakdown: breakdownValue, breakdown_value: breakdownValue }),
     };
   });
 }
@@ -241,7 +257,10 @@ export async function runFunnelsQuery(ctx: InsightContext, q: FunnelsQueryInput)
   const steps = viz === 'steps' ? { from: 0, to: n - 1 } : stepRange(q, n);
   const range = await queryRange(ctx, q.dateRange, interval);
   const exclusions = exclusionsOf(q);
-  const { persons, hogql } = await personEvents(ctx, q, range.from, range.to);
+  const breakdown = funnelBreakdownOf(q, n);
+  if (breakdown && viz !== 'steps')
+    throw new InsightQueryError('Funnel breakdowns are supported in the steps view only.', 'breakdownFilter__breakdown');
+  const { persons, hogql } = await personEvents(ctx, q, range.from, range.to, breakdown);
   const excludedTimes =
     exclusions.length > 0 ? await exclusionTimes(ctx, q, exclusions, range.from, range.to) : new Map<string, number[][]>();
   const attempts = [...persons.entries()].map(([person, events]) => {
@@ -279,7 +298,14 @@ export async function runFunnelsQuery(ctx: InsightContext, q: FunnelsQueryInput)
     ];
   } else {
     const best = attempts.map(bestAttempt).filter((a): a is Attempt => a !== undefined && a.times.length > 0);
-    results = viz === 'time_to_convert' ? timeToConvert(q, best, steps.from, steps.to) : stepsResult(q, order, best);
+    if (breakdown) {
+      const valued: { value: string; attempt: Attempt }[] = [];
+      [...persons.values()].forEach((events, i) => {
+        const attempt = bestAttempt(attempts[i]!);
+        if (attempt && attempt.times.length > 0) valued.push({ value: breakdown.valueOf(events), attempt });
+      });
+      results = groupByValue(valued, n, breakdown.limit).map(([value, group]) => stepsResult(q, order, group, value));
+    } else results = viz === 'time_to_convert' ? timeToConvert(q, best, steps.from, steps.to) : stepsResult(q, order, best);
   }
   return {
     results,

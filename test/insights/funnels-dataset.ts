@@ -12,6 +12,10 @@
  *   is no step's event).
  * - f6: signup 12 Nov 09:00, purchase 09:05, pageview 09:10 (+600 s), purchase 09:20 (+600 s):
  *   3 steps ordered; strict 1 (the event after signup is a purchase).
+ *
+ * `$browser` (breakdowns): f1 Chrome on all three; f2's signup Firefox; f3's first event (the
+ * pageview) Safari; f4's pageview Chrome (its signup has none); f5's signup Chrome; f6's signup
+ * Firefox and its last purchase Chrome. Person property `plan`: f1 and f6 `pro`, the others none.
  */
 import { importEvents } from '../../server/ingest/import.js';
 import type { Store } from '../../server/storage/db.js';
@@ -24,23 +28,23 @@ const ev = (event: string, distinct_id: string, timestamp: string, properties: R
 });
 
 export const FUNNEL_ROWS = [
-  ev('signup', 'f1', '2024-11-01T10:00:00Z'),
-  ev('$pageview', 'f1', '2024-11-01T11:00:00Z'),
-  ev('purchase', 'f1', '2024-11-02T10:00:00Z'),
-  ev('signup', 'f2', '2024-11-01T12:00:00Z'),
+  { ...ev('signup', 'f1', '2024-11-01T10:00:00Z', { $browser: 'Chrome' }), $set: { plan: 'pro' } },
+  ev('$pageview', 'f1', '2024-11-01T11:00:00Z', { $browser: 'Chrome' }),
+  ev('purchase', 'f1', '2024-11-02T10:00:00Z', { $browser: 'Chrome' }),
+  ev('signup', 'f2', '2024-11-01T12:00:00Z', { $browser: 'Firefox' }),
   ev('$pageview', 'f2', '2024-11-20T12:00:00Z'),
-  ev('$pageview', 'f3', '2024-11-03T09:00:00Z'),
+  ev('$pageview', 'f3', '2024-11-03T09:00:00Z', { $browser: 'Safari' }),
   ev('signup', 'f3', '2024-11-03T10:00:00Z'),
   ev('purchase', 'f3', '2024-11-04T10:00:00Z'),
   ev('signup', 'f4', '2024-11-05T08:00:00Z'),
-  ev('$pageview', 'f4', '2024-11-05T08:30:00Z'),
-  ev('signup', 'f5', '2024-11-10T09:00:00Z'),
+  ev('$pageview', 'f4', '2024-11-05T08:30:00Z', { $browser: 'Chrome' }),
+  ev('signup', 'f5', '2024-11-10T09:00:00Z', { $browser: 'Chrome' }),
   ev('noise', 'f5', '2024-11-10T09:10:00Z'),
   ev('$pageview', 'f5', '2024-11-10T09:20:00Z'),
-  ev('signup', 'f6', '2024-11-12T09:00:00Z'),
+  { ...ev('signup', 'f6', '2024-11-12T09:00:00Z', { $browser: 'Firefox' }), $set: { plan: 'pro' } },
   ev('purchase', 'f6', '2024-11-12T09:05:00Z'),
   ev('$pageview', 'f6', '2024-11-12T09:10:00Z'),
-  ev('purchase', 'f6', '2024-11-12T09:20:00Z'),
+  ev('purchase', 'f6', '2024-11-12T09:20:00Z', { $browser: 'Chrome' }),
 ];
 
 /** Imports the funnel events into project `f`. */

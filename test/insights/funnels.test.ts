@@ -132,6 +132,44 @@ describe('FunnelsQuery', () => {
     expect(step.body).toMatchObject({ type: 'validation_error', attr: 'query__funnelsFilter__exclusions__0' });
   });
 
+  it('breaks the steps down by an event or person property', async () => {
+    const byValue = (a: Answer) =>
+      (a.results as (Step & { breakdown_value: string; breakdown: string })[][]).map((steps) => [
+        steps[0]!.breakdown_value,
+        steps.map((s) => s.count),
+      ]);
+    const browser = { breakdownFilter: { breakdown: '$browser' } };
+    // first touch: Chrome f1 (3 steps), f4 (2), f5 (2); Firefox f2 (1), f6 (3); Safari f3 (1)
+    const first = await funnel(browser);
+    expect(byValue(first)).toEqual([
+      ['Chrome', [3, 3, 1]],
+      ['Firefox', [2, 1, 1]],
+      ['Safari', [1, 0, 0]],
+    ]);
+    expect((first.results as Record<string, unknown>[][])[0]![0]).toMatchObject({ breakdown: 'Chrome', name: 'signup', order: 0 });
+    // last touch: f6's last value is Chrome
+    expect(byValue(await funnel(browser, { breakdownAttributionType: 'last_touch' }))).toEqual([
+      ['Chrome', [4, 4, 2]],
+      ['Firefox', [1, 0, 0]],
+      ['Safari', [1, 0, 0]],
+    ]);
+    // the value on a purchase event: f1 and f6 Chrome, the others none ("")
+    expect(byValue(await funnel(browser, { breakdownAttributionType: 'step', breakdownAttributionValue: 2 }))).toEqual([
+      ['', [4, 2, 0]],
+      ['Chrome', [2, 2, 2]],
+    ]);
+    expect(byValue(await funnel({ breakdownFilter: { breakdown: '$browser', breakdown_limit: 1 } }))).toEqual([
+      ['Chrome', [3, 3, 1]],
+      ['Other', [3, 1, 1]],
+    ]);
+    expect(byValue(await funnel({ breakdownFilter: { breakdown: 'plan', breakdown_type: 'person' } }))).toEqual([
+      ['', [4, 2, 0]],
+      ['pro', [2, 2, 2]],
+    ]);
+    const trends = await query({ kind: 'FunnelsQuery', series: STEPS, ...browser, funnelsFilter: { funnelVizType: 'trends' } });
+    expect(trends.body).toMatchObject({ type: 'validation_error', attr: 'query__breakdownFilter__breakdown' });
+  });
+
   it('trends: the conversion rate per entrance day', async () => {
     const week = { date_from: '2024-11-01', date_to: '2024-11-07' };
     const a = await funnel({ dateRange: week }, { funnelVizType: 'trends' });
@@ -180,8 +218,13 @@ describe('FunnelsQuery', () => {
       detail: 'funnelToStep is out of bounds. It must be between 1 and 2.',
       attr: 'query__funnelsFilter__funnelToStep',
     });
-    const breakdown = await query({ kind: 'FunnelsQuery', series: STEPS, breakdownFilter: { breakdown: '$browser' } });
-    expect(breakdown.body).toMatchObject({ type: 'validation_error', attr: 'query__breakdownFilter__breakdown' });
+    const attribution = await query({
+      kind: 'FunnelsQuery',
+      series: STEPS,
+      breakdownFilter: { breakdown: '$browser' },
+      funnelsFilter: { breakdownAttributionType: 'all_events' },
+    });
+    expect(attribution.body).toMatchObject({ type: 'validation_error', attr: 'query__funnelsFilter__breakdownAttributionType' });
     const order = await query({ kind: 'FunnelsQuery', series: STEPS, funnelsFilter: { funnelOrderType: 'sideways' } });
     expect(order.status).toBe(400);
     expect(order.body).toMatchObject({ type: 'validation_error' });
