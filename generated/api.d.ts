@@ -831,8 +831,8 @@ export interface paths {
          *       positioned items (`1_/home` → `2_/pricing`), each with its count and mean time.
          *
          *       These runners read per-person rows over HogQL and compute the rest on the server, the same
-         *       on every events store; each answers 400 naming the field it does not run (retention
-         *       breakdowns, groups, actions).
+         *       on every events store; each answers 400 naming the field it does not run (groups,
+         *       actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
@@ -2816,8 +2816,8 @@ export interface paths {
          *       positioned items (`1_/home` → `2_/pricing`), each with its count and mean time.
          *
          *       These runners read per-person rows over HogQL and compute the rest on the server, the same
-         *       on every events store; each answers 400 naming the field it does not run (retention
-         *       breakdowns, groups, actions).
+         *       on every events store; each answers 400 naming the field it does not run (groups,
+         *       actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
@@ -4340,7 +4340,9 @@ export interface components {
          *     `targetEntity`, and how many of each cohort did `returningEntity` (both default
          *     `$pageview`) in each period after. `retentionType` `retention_recurring` (default): a cohort
          *     is everyone with a target event in the period; `retention_first_time`: the period of the
-         *     person's first-ever target event (all time, with the filters). `values[0]` is the cohort's
+         *     person's first-ever target event (all time, with the filters);
+         *     `retention_first_ever_occurrence`: that of their first-ever target event (without the
+         *     entity's own property filters) when it also matches them. `values[0]` is the cohort's
          *     size, `values[k]` its persons who returned k periods later. Every cohort has
          *     `totalIntervals` values (default 8, the value PostHog's schema documents and its CLI
          *     sends; PostHog's runner defaults to 7), 0 for periods not yet come.
@@ -4349,8 +4351,14 @@ export interface components {
          *     `date_from` to the start of its period, or, when absent, `totalIntervals` periods before
          *     `date_to`. One cohort per period between them. `minimumOccurrences` (default 1): a return
          *     period counts only with that many returning events. `cumulative`: a person returning in
-         *     period k counts in every period up to k. Breakdowns, `retention_first_ever_occurrence`,
-         *     groups and actions answer 400 naming the field.
+         *     period k counts in every period up to k.
+         *
+         *     `breakdownFilter` (one event or person property): each cohort member is under the value on
+         *     their first target event in the cohort's period (`""` for none); every cohort is answered
+         *     once per value, with `breakdown_value`, values ranked by their persons over all cohorts,
+         *     those past `breakdown_limit` (default 25) merged into `$$_posthog_breakdown_other_$$`.
+         *     Groups, actions and breakdowns of `retention_first_ever_occurrence` answer 400 naming the
+         *     field.
          */
         RetentionQuery: {
             /**
@@ -4363,10 +4371,19 @@ export interface components {
             filterTestAccounts?: boolean | null;
             /** @description Not served (groups); a value answers 400. */
             aggregation_group_type_index?: number | null;
-            /** @description Not served for retention; a `breakdown` answers 400. */
-            breakdownFilter?: {
+            /** @description Answers every cohort once per value of one event or person property (see the schema's description). */
+            breakdownFilter?: ({
+                /**
+                 * @description Where the property is read (default `event`). PostHog's other types answer 400.
+                 * @enum {string|null}
+                 */
+                breakdown_type?: "event" | "person" | null;
+                /** @description The property to break down by. */
+                breakdown?: string | number | null;
+                breakdown_limit?: number | null;
+            } & {
                 [key: string]: unknown;
-            } | null;
+            }) | null;
             /** @description The retention's options; display fields (`display`, `retentionReference`, `meanRetentionCalculation`, …) are accepted and ignored. */
             retentionFilter: {
                 /** @enum {string|null} */
@@ -4398,6 +4415,8 @@ export interface components {
              * @description The cohort period's start, in the project's timezone.
              */
             date: string;
+            /** @description With a breakdown, the value this cohort's persons have (`""` for none, `$$_posthog_breakdown_other_$$` for the merged rest). */
+            breakdown_value?: string;
         };
         /** @description A RetentionQuery's answer (PostHog's RetentionQueryResponse with its cache fields). */
         RetentionQueryResponse: {

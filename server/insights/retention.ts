@@ -14,9 +14,16 @@
  *   (at least `minimumOccurrences` of them there); `cumulative`: those returning in period k or
  *   later. Counts are floats, as PostHog's; labels `Day 0`, `Week 3` (the period title-cased).
  *
- * Periods are grouped in HogQL (./actor-rows.ts); a first-ever event's period is computed here
- * from its instant in the project's zone. Throws `InsightQueryError` for a breakdown, groups, an
- * action entity and a bad date.
+ * - `breakdownFilter` (one event or person property): each cohort member is under the value of
+ *   their first target event in the cohort's period (`""` for none), and every cohort is answered
+ *   once per value, with `breakdown_value`; values ranked by their persons over all cohorts (then
+ *   by value), past `breakdown_limit` (default 25) merged into `$$_posthog_breakdown_other_$$`,
+ *   as PostHog's runner does.
+ *
+ * Periods are grouped in HogQL (./actor-rows.ts); a first-ever event's period, and the periods of
+ * a breakdown's events, are computed here from their instants in the project's zone. Throws
+ * `InsightQueryError` for groups, an action entity, a bad date, and a breakdown of
+ * `retention_first_ever_occurrence`.
  */
 import { DateTime } from 'luxon';
 import type { components } from '../../generated/api.js';
@@ -24,7 +31,9 @@ import { micros, personPeriods, selectAll } from './actor-rows.js';
 import type { EventsWindow, InsightContext, RawProperties } from './context.js';
 import { intervalStart, isoText, nextInterval, type Interval } from './date-range.js';
 import { InsightQueryError } from './errors.js';
+import { propertyField } from './hogql-text.js';
 import { MAX_BUCKETS } from './insight-base.js';
+import { BREAKDOWN_OTHER } from './trends-series.js';
 import { cacheFields, type CacheFields } from './response.js';
 
 /** A RetentionQuery as the contract has it (schema `RetentionQuery`). */
@@ -44,6 +53,9 @@ export interface RetentionAnswer extends CacheFields {
  */
 const DEFAULT_TOTAL_INTERVALS = 8;
 
+/** PostHog's default breakdown limit (BREAKDOWN_VALUES_LIMIT). */
+const BREAKDOWN_LIMIT = 25;
+
 /** PostHog's default target and returning entity. */
 const DEFAULT_ENTITY: Entity = { id: '$pageview', type: 'events' };
 
@@ -53,6 +65,27 @@ function entityWindow(entity: Entity, attr: string, properties: RawProperties, f
     throw new InsightQueryError('Actions are not supported: this server stores no actions; use an event entity.', `${attr}__type`);
   const event = entity.id === null || entity.id === undefined ? undefined : String(entity.id);
   return { event, properties: own ? [entity.properties as RawProperties, properties] : [properties], from, to };
+}
+
+/** The breakdown of `breakdownFilter` (one event or person property), or undefined for none. */
+function breakdownOf(q: RetentionQueryInput): { key: string; type: 'event' | 'person'; limit: number } | undefined {
+  const bf = q.breakdownFilter as
+    { breakdown?: unknown; breakdowns?: unknown[]; breakdown_type?: unknown; breakdown_limit?: unknown } | null | undefined;
+  if (!bf) return undefined;
+  if ((bf.breakdowns?.length ?? 0) > 0)
+    throw new InsightQueryError(
+      'Several breakdowns ("breakdowns") are not supported: break down by one property ("breakdown").',
+      'breakdownFilter__breakdowns',
+    );
+  if (bf.breakdown === undefined || bf.breakdown === null || bf.breakdown === '') return undefined;
+  if (typeof bf.breakdown !== 'string') throw new InsightQueryError('breakdown must be one property name.', 'breakdownFilter__breakdown');
+  const type = bf.breakdown_type ?? 'event';
+  if (type !== 'event' && type !== 'person')
+    throw new InsightQueryError('Only event and person property breakdowns are supported.', 'breakdownFilter__breakdown_type');
+  const limit = bf.breakdown_limit ?? BREAKDOWN_LIMIT;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)
+    throw new InsightQueryError('breakdown_limit must be a whole number of at least 1.', 'breakdownFilter__breakdown_limit');
+  return { key: bf.breakdown, type, limit };
 }
 
 /** The range's cohort period starts (module doc). */
@@ -106,9 +139,7 @@ export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryIn
   const rf = q.retentionFilter;
   if (q.aggregation_group_type_index !== undefined && q.aggregation_group_type_index !== null)
     throw new InsightQueryError('Aggregating by groups is not supported: this server stores no groups.', 'aggregation_group_type_index');
-  const bf = q.breakdownFilter as { breakdown?: unknown; breakdowns?: unknown[] } | null | undefined;
-  if (bf && ((bf.breakdown !== undefined && bf.breakdown !== null && bf.breakdown !== '') || (bf.breakdowns?.length ?? 0) > 0))
-    throw new InsightQueryError('Retention breakdowns are not supported.', 'breakdownFilter__breakdown');
+  const breakdown = breakdownOf(q);
   const period = rf.period ?? 'Day';
   const interval = period.toLowerCase() as Interval;
   const total = rf.totalIntervals ?? DEFAULT_TOTAL_INTERVALS;
@@ -123,17 +154,47 @@ export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryIn
   const to = starts.length > 0 ? nextInterval(starts[starts.length - 1]!, interval).toMillis() : from;
   const index = new Map(starts.map((b, i) => [b.toMillis(), i]));
 
-  // each cohort's persons
-  const cohorts = starts.map(() => new Set<string>());
+  // each cohort's persons, with their breakdown value ('' without a breakdown)
+  const cohorts = starts.map(() => new Map<string, string>());
   let hogql: string;
-  if (type === 'retention_recurring') {
+  const periodOf = (t: number) => index.get(intervalStart(DateTime.fromMillis(Math.floor(t / 1000), { zone }), interval).toMillis());
+  if (breakdown) {
+    if (type === 'retention_first_ever_occurrence')
+      throw new InsightQueryError(
+        'Breakdowns of retention_first_ever_occurrence are not supported: use retention_first_time.',
+        'breakdownFilter__breakdown',
+      );
+    // every target event with its value; a cohort member's value is the one of its first event there
+    const recurring = type === 'retention_recurring';
+    const window = entityWindow(target, 'retentionFilter__targetEntity', q.properties, recurring ? from : 0, to);
+    const answer = await selectAll(
+      ctx,
+      `SELECT person_id, timestamp, uuid, ${propertyField(breakdown.key, breakdown.type)} FROM events ORDER BY person_id, timestamp, uuid`,
+      window,
+    );
+    hogql = answer.hogql;
+    const firsts = new Map<string, { t: number; uuid: string; value: string }[]>();
+    for (const [person, t, uuid, value] of answer.rows) {
+      if (person === null || person === undefined) continue;
+      let list = firsts.get(String(person));
+      if (!list) firsts.set(String(person), (list = []));
+      list.push({ t: micros(t), uuid: String(uuid), value: value === null || value === undefined ? '' : String(value) });
+    }
+    for (const [person, list] of firsts) {
+      list.sort((a, b) => a.t - b.t || (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0));
+      for (const e of recurring ? list : list.slice(0, 1)) {
+        const i = periodOf(e.t);
+        if (i !== undefined && !cohorts[i]!.has(person)) cohorts[i]!.set(person, e.value);
+      }
+    }
+  } else if (type === 'retention_recurring') {
     const answer = await personPeriods(ctx, entityWindow(target, 'retentionFilter__targetEntity', q.properties, from, to), {
       interval,
       zone,
       buckets: starts,
     });
     hogql = answer.hogql;
-    for (const row of answer.rows) cohorts[row.period]!.add(row.person);
+    for (const row of answer.rows) cohorts[row.period]!.set(row.person, '');
   } else {
     const all = entityWindow(target, 'retentionFilter__targetEntity', q.properties, 0, to, type === 'retention_first_time');
     const { first, hogql: text } = await firstEvents(ctx, all);
@@ -144,9 +205,8 @@ export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryIn
         : first;
     for (const [person, t] of first) {
       if (matching.get(person) !== t) continue;
-      const start = intervalStart(DateTime.fromMillis(Math.floor(t / 1000), { zone }), interval);
-      const i = index.get(start.toMillis());
-      if (i !== undefined) cohorts[i]!.add(person);
+      const i = periodOf(t);
+      if (i !== undefined) cohorts[i]!.set(person, '');
     }
   }
 
@@ -164,10 +224,10 @@ export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryIn
     set.add(row.period);
   }
 
-  const results: CohortResult[] = starts.map((start, i) => {
+  const cohortOf = (i: number, members: string[]): CohortResult => {
     const counts = new Array<number>(total).fill(0);
-    counts[0] = cohorts[i]!.size;
-    for (const person of cohorts[i]!) {
+    counts[0] = members.length;
+    for (const person of members) {
       const periods = returns.get(person);
       if (!periods) continue;
       let last = 0;
@@ -181,8 +241,28 @@ export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryIn
     return {
       values: counts.map((count, k) => ({ count, label: `${period} ${k}` })),
       label: `${period} ${i}`,
-      date: isoText(start),
+      date: isoText(starts[i]!),
     };
-  });
+  };
+  let results: CohortResult[];
+  if (!breakdown) results = starts.map((_, i) => cohortOf(i, [...cohorts[i]!.keys()]));
+  else {
+    // values by their cohorts' total size, then by value; past the limit merged into the other label
+    const totals = new Map<string, number>();
+    for (const c of cohorts) for (const v of c.values()) totals.set(v, (totals.get(v) ?? 0) + 1);
+    const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([v]) => v);
+    const kept = new Set(ranked.slice(0, breakdown.limit));
+    const labels = [...kept, ...(ranked.length > kept.size ? [BREAKDOWN_OTHER] : [])];
+    const labelOf = (v: string) => (kept.has(v) ? v : BREAKDOWN_OTHER);
+    results = labels.flatMap((label) =>
+      starts.map((_, i) => ({
+        ...cohortOf(
+          i,
+          [...cohorts[i]!.entries()].filter(([, v]) => labelOf(v) === label).map(([p]) => p),
+        ),
+        breakdown_value: label,
+      })),
+    );
+  }
   return { results, hogql, ...cacheFields(ctx, q) };
 }

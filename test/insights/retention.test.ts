@@ -104,6 +104,21 @@ describe('RetentionQuery', () => {
     expect(twice[1]).toEqual([2, 1, 0, 0]);
   });
 
+  it('first time with the entity’s filters, and first-ever occurrence', async () => {
+    const firefox = {
+      id: '$pageview',
+      type: 'events',
+      properties: [{ key: '$browser', value: 'Firefox', operator: 'exact', type: 'event' }],
+    };
+    // r1's first Firefox pageview is on 2 Nov; back on 4 Nov
+    const first = grid(await retention({ retentionType: 'retention_first_time', targetEntity: firefox }));
+    expect(first[1]).toEqual([1, 0, 1, 0]);
+    expect(first.filter((c, i) => i !== 1 && c[0] !== 0)).toEqual([]);
+    // but r1's first-ever pageview (1 Nov) is Chrome: nobody's first-ever pageview is a Firefox one
+    const ever = grid(await retention({ retentionType: 'retention_first_ever_occurrence', targetEntity: firefox }));
+    expect(ever.map((c) => c[0])).toEqual([0, 0, 0, 0, 0]);
+  });
+
   it('Week periods, and the defaults: 8 values, 8 cohorts up to date_to', async () => {
     // weeks from Sunday 27 Oct: {r1, r2, r3, r4}, all back the week of 3 Nov; that week's 5 persons
     const weeks = await retention({ period: 'Week', totalIntervals: 2 }, { dateRange: { date_from: '2024-10-27', date_to: '2024-11-09' } });
@@ -121,6 +136,36 @@ describe('RetentionQuery', () => {
     expect(res.body.results[0]!.date).toBe('2024-10-29T00:00:00Z');
     expect(res.body.results[0]!.values).toHaveLength(8);
     expect(res.body.results[7]!.values[0]!.count).toBe(2);
+  });
+
+  it('breaks the cohorts down by an event property', async () => {
+    const a = await retention({}, { breakdownFilter: { breakdown: '$browser' } });
+    const byValue = (answer: Answer) => {
+      const out: Record<string, number[][]> = {};
+      for (const c of answer.results as (Cohort & { breakdown_value: string })[])
+        (out[c.breakdown_value] ??= []).push(c.values.map((v) => v.count));
+      return out;
+    };
+    expect([...new Set((a.results as (Cohort & { breakdown_value: string })[]).map((c) => c.breakdown_value))]).toEqual([
+      '',
+      'Chrome',
+      'Firefox',
+      'Safari',
+    ]);
+    const none = [0, 0, 0, 0];
+    expect(byValue(a)).toEqual({
+      '': [none, none, [3, 0, 1, 0], [1, 0, 0, 0], [2, 0, 0, 0]],
+      Chrome: [[2, 1, 1, 1], none, none, none, none],
+      Firefox: [none, [1, 0, 1, 0], none, none, none],
+      Safari: [none, [1, 1, 0, 1], none, none, none],
+    });
+    // the cohorts' sizes add up to those without a breakdown
+    const plain = grid(await retention({}));
+    for (let i = 0; i < 5; i++) expect(Object.values(byValue(a)).reduce((n, g) => n + g[i]![0]!, 0)).toBe(plain[i]![0]);
+    // two values kept: Firefox and Safari merge (2 Nov: {r1, r3})
+    const merged = byValue(await retention({}, { breakdownFilter: { breakdown: '$browser', breakdown_limit: 2 } }));
+    expect(Object.keys(merged)).toEqual(['', 'Chrome', '$$_posthog_breakdown_other_$$']);
+    expect(merged['$$_posthog_breakdown_other_$$']![1]).toEqual([2, 1, 1, 1]);
   });
 
   it('runs inside an InsightVizNode', async () => {
@@ -143,8 +188,12 @@ describe('RetentionQuery', () => {
       code: 'invalid_input',
       attr: 'query__retentionFilter__targetEntity__type',
     });
-    const breakdown = await query({ kind: 'RetentionQuery', retentionFilter: {}, breakdownFilter: { breakdown: '$browser' } });
-    expect(breakdown.body).toMatchObject({ attr: 'query__breakdownFilter__breakdown' });
+    const breakdown = await query({
+      kind: 'RetentionQuery',
+      retentionFilter: { retentionType: 'retention_first_ever_occurrence' },
+      breakdownFilter: { breakdown: '$browser' },
+    });
+    expect(breakdown.body).toMatchObject({ type: 'validation_error', attr: 'query__breakdownFilter__breakdown' });
     const date = await query({ kind: 'RetentionQuery', retentionFilter: {}, dateRange: { date_from: 'someday' } });
     expect(date.body).toMatchObject({ code: 'invalid_input', attr: 'query__dateRange__date_from' });
   });
