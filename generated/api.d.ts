@@ -4576,7 +4576,6 @@ export interface components {
             results: components["schemas"]["StickinessSeriesResult"][];
             hogql: string;
             query_status?: null;
-            resolved_date_range: components["schemas"]["ResolvedDateRange"];
             timings: {
                 [key: string]: unknown;
             }[];
@@ -4671,7 +4670,6 @@ export interface components {
             results: components["schemas"]["PathsEdge"][];
             hogql: string;
             query_status?: null;
-            resolved_date_range?: components["schemas"]["ResolvedDateRange"];
             timings: {
                 [key: string]: unknown;
             }[];

@@ -27,7 +27,6 @@
 import type { components } from '../../generated/api.js';
 import { micros, selectAll } from './actor-rows.js';
 import type { EventsWindow, InsightContext } from './context.js';
-import { resolvedRange } from './date-range.js';
 import { InsightQueryError } from './errors.js';
 import { propertyField } from './hogql-text.js';
 import { queryRange } from './insight-base.js';
@@ -41,7 +40,6 @@ type PathsEdge = components['schemas']['PathsEdge'];
 export interface PathsAnswer extends CacheFields {
   results: PathsEdge[];
   hogql: string;
-  resolved_date_range: { date_from: string; date_to: string };
 }
 
 /** PostHog's defaults (paths_query_runner.py). */
@@ -201,5 +199,6 @@ export async function runPathsQuery(ctx: InsightContext, q: PathsQueryInput): Pr
   const results: PathsEdge[] = ranked
     .filter((e) => kept.has(e))
     .map((e) => ({ source: e.source, target: e.target, value: e.value, average_conversion_time: e.totalUs / e.value / 1000 }));
-  return { results, hogql: answer.hogql, ...cacheFields(ctx, q), resolved_date_range: resolvedRange(range) };
+  // PostHog's paths answer has no resolved_date_range (paths_query_runner.py)
+  return { results, hogql: answer.hogql, ...cacheFields(ctx, q) };
 }

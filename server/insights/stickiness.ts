@@ -18,7 +18,7 @@
 import type { components } from '../../generated/api.js';
 import { personPeriods } from './actor-rows.js';
 import type { InsightContext } from './context.js';
-import { previousPeriod, resolvedRange, type DateRange, type Interval } from './date-range.js';
+import { previousPeriod, type DateRange, type Interval } from './date-range.js';
 import { InsightQueryError } from './errors.js';
 import { queryRange, requireEventSeries, seriesWindow } from './insight-base.js';
 import { cacheFields, type CacheFields } from './response.js';
@@ -31,7 +31,6 @@ type StickinessResult = components['schemas']['StickinessSeriesResult'];
 export interface StickinessAnswer extends CacheFields {
   results: StickinessResult[];
   hogql: string;
-  resolved_date_range: { date_from: string; date_to: string };
 }
 
 /** Whether a period with `events` events counts (PostHog's stickinessCriteria). */
@@ -94,5 +93,6 @@ export async function runStickinessQuery(ctx: InsightContext, q: StickinessQuery
       });
     }
   }
-  return { results, hogql, ...cacheFields(ctx, q), resolved_date_range: resolvedRange(range) };
+  // PostHog's stickiness answer has no resolved_date_range (stickiness_query_runner.py)
+  return { results, hogql, ...cacheFields(ctx, q) };
 }
