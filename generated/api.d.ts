@@ -4169,8 +4169,9 @@ export interface components {
          *     `funnelToStep` does not count, so a person counts at their best attempt without one
          *     (PostHog drops such attempts the same way).
          *
-         *     `breakdownFilter` (steps view only): one list of steps per value of an event or person
-         *     property, each step with `breakdown` and `breakdown_value`. A person counts under one
+         *     `breakdownFilter`: one list of steps per value of an event or person property, each step
+         *     with `breakdown` and `breakdown_value` (the `trends` view: one object per value, with
+         *     `breakdown_value`). A person counts under one
          *     value: the first non-empty one on their step events (`breakdownAttributionType`
          *     `first_touch`, default), the last (`last_touch`), or the first on events of step
          *     `breakdownAttributionValue` (`step`); `""` when they have none. Values are ranked by the
@@ -4178,8 +4179,8 @@ export interface components {
          *     `breakdown_limit` (default 25) merged into `Other`.
          *
          *     `aggregation_group_type_index`, `funnelAggregateByHogQL`, ActionsNode steps (this server
-         *     stores no actions), `all_events` attribution and breakdowns of the `trends` and
-         *     `time_to_convert` views answer 400 naming the field. Fewer than two steps answers
+         *     stores no actions), `all_events` attribution and breakdowns of the `time_to_convert` view
+         *     answer 400 naming the field. Fewer than two steps answers
          *     PostHog's 400 `Funnels require at least two steps before calculating.`
          */
         FunnelsQuery: {
@@ -4245,7 +4246,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
-            /** @description Breaks the steps view down by one event or person property (see the schema's description). */
+            /** @description Breaks the steps and trends views down by one event or person property (see the schema's description). */
             breakdownFilter?: ({
                 /**
                  * @description Where the property is read (default `event`). PostHog's other types answer 400.
@@ -4291,6 +4292,8 @@ export interface components {
             data: number[];
             days: string[];
             labels: string[];
+            /** @description With a breakdown, the value these persons have. */
+            breakdown_value?: string;
         };
         /** @description A funnel's `time_to_convert` view. */
         FunnelTimeToConvertResult: {
@@ -4348,7 +4351,8 @@ export interface components {
          *     sends; PostHog's runner defaults to 7), 0 for periods not yet come.
          *
          *     The range: `date_to` (default now) is moved to the start of the period after it;
-         *     `date_from` to the start of its period, or, when absent, `totalIntervals` periods before
+         *     `date_from` to the start of its period (`all`: of the project's first event), or, when
+         *     absent, `totalIntervals` periods before
          *     `date_to`. One cohort per period between them. `minimumOccurrences` (default 1): a return
          *     period counts only with that many returning events. `cumulative`: a person returning in
          *     period k counts in every period up to k.

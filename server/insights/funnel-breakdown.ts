@@ -1,5 +1,5 @@
 /**
- * A funnel's breakdown (`breakdownFilter` of a FunnelsQuery, steps view): each person is counted
+ * A funnel's breakdown (`breakdownFilter` of a FunnelsQuery, steps and trends views): each person is counted
  * under one value of the property, and each value gets its own funnel. Which value
  * (`funnelsFilter.breakdownAttributionType`, PostHog's attribution in
  * posthog/hogql_queries/insights/funnels/base.py):
@@ -14,7 +14,7 @@
  */
 import type { components } from '../../generated/api.js';
 import { InsightQueryError } from './errors.js';
-import type { Attempt, StepEvent } from './funnel-attempts.js';
+import type { StepEvent } from './funnel-attempts.js';
 
 type FunnelsQueryInput = components['schemas']['FunnelsQuery'];
 
@@ -73,19 +73,20 @@ export function funnelBreakdownOf(q: FunnelsQueryInput, steps: number): FunnelBr
 }
 
 /**
- * The persons' best attempts grouped by value, in PostHog's order (module doc): `[value, attempts]`
- * pairs, values past the limit merged into `Other`.
+ * Items (a person's best attempt, or their attempts) grouped by value, in PostHog's order (module
+ * doc): `[value, items]` pairs, values past the limit merged into `Other`; `finished` tells
+ * whether an item's person did every step.
  */
-export function groupByValue(best: { value: string; attempt: Attempt }[], steps: number, limit: number): [string, Attempt[]][] {
-  const groups = new Map<string, Attempt[]>();
-  for (const { value, attempt } of best) {
+export function groupByValue<T>(items: { value: string; item: T }[], limit: number, finished: (item: T) => boolean): [string, T[]][] {
+  const groups = new Map<string, T[]>();
+  for (const { value, item } of items) {
     let g = groups.get(value);
     if (!g) groups.set(value, (g = []));
-    g.push(attempt);
+    g.push(item);
   }
-  const finished = (g: Attempt[]) => g.filter((a) => a.times.length >= steps).length;
+  const done = (g: T[]) => g.filter(finished).length;
   const ranked = [...groups.entries()].sort(
-    (a, b) => b[1].length - a[1].length || finished(b[1]) - finished(a[1]) || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0),
+    (a, b) => b[1].length - a[1].length || done(b[1]) - done(a[1]) || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0),
   );
   if (ranked.length <= limit) return ranked;
   const kept = ranked.slice(0, limit);

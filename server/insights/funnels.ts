@@ -13,7 +13,8 @@
  *   this one or later; the times in seconds from the step before, over the persons who reached the
  *   step (each person's first attempt that reached their furthest step), null on step 0. `[]`
  *   when nobody did step 0 (PostHog's empty answer).
- * - `trends`: `[{count, data, days, labels}]`, `data[k]` = round(100 × persons of period k who
+ * - `trends`: `[{count, data, days, labels}]` (with a breakdown, one per value, with
+ *   `breakdown_value`), `data[k]` = round(100 × persons of period k who
  *   reached `funnelToStep` / those who reached `funnelFromStep`, 2), 0 for a period nobody
  *   entered; a person's period is that of the attempt's step-0 event.
  * - `time_to_convert`: `{average_conversion_time, bins}` of the seconds from `funnelFromStep` to
@@ -25,7 +26,7 @@
  * (PostHog's `exclusion = 0` condition on each attempt, funnel.py).
  *
  * Throws `InsightQueryError` for fewer than two steps, out-of-range steps or exclusion ranges, a
- * bad window, and what it does not run (breakdowns outside the steps view, groups, actions,
+ * bad window, and what it does not run (breakdowns of the time-to-convert view, groups, actions,
  * `funnelAggregateByHogQL`).
  */
 import { DateTime } from 'luxon';
@@ -258,8 +259,8 @@ export async function runFunnelsQuery(ctx: InsightContext, q: FunnelsQueryInput)
   const range = await queryRange(ctx, q.dateRange, interval);
   const exclusions = exclusionsOf(q);
   const breakdown = funnelBreakdownOf(q, n);
-  if (breakdown && viz !== 'steps')
-    throw new InsightQueryError('Funnel breakdowns are supported in the steps view only.', 'breakdownFilter__breakdown');
+  if (breakdown && viz === 'time_to_convert')
+    throw new InsightQueryError('Funnel breakdowns are not supported in the time_to_convert view.', 'breakdownFilter__breakdown');
   const { persons, hogql } = await personEvents(ctx, q, range.from, range.to, breakdown);
   const excludedTimes =
     exclusions.length > 0 ? await exclusionTimes(ctx, q, exclusions, range.from, range.to) : new Map<string, number[][]>();
@@ -270,41 +271,51 @@ export async function runFunnelsQuery(ctx: InsightContext, q: FunnelsQueryInput)
   });
 
   let results: FunnelsAnswer['results'];
+  // each person's attempts with their breakdown value, when there is a breakdown
+  const valued = [...persons.values()].map((events, i) => ({ value: breakdown ? breakdown.valueOf(events) : '', attempts: attempts[i]! }));
   if (viz === 'trends') {
-    const index = new Map(range.buckets.map((b, i) => [b.toMillis(), i]));
-    const entered = range.buckets.map(() => 0);
-    const converted = range.buckets.map(() => 0);
-    for (const person of attempts) {
-      // the furthest step of the person's attempts that start in each period
-      const furthest = new Map<number, number>();
-      for (const a of person) {
-        const start = intervalStart(DateTime.fromMillis(Math.floor(a.times[0]! / 1000), { zone: range.zone }), interval);
-        const k = index.get(start.toMillis());
-        if (k === undefined) continue;
-        furthest.set(k, Math.max(furthest.get(k) ?? 0, a.times.length));
+    const trendsOf = (people: Attempt[][], breakdownValue?: string): TrendsResult => {
+      const index = new Map(range.buckets.map((b, i) => [b.toMillis(), i]));
+      const entered = range.buckets.map(() => 0);
+      const converted = range.buckets.map(() => 0);
+      for (const person of people) {
+        // the furthest step of the person's attempts that start in each period
+        const furthest = new Map<number, number>();
+        for (const a of person) {
+          const start = intervalStart(DateTime.fromMillis(Math.floor(a.times[0]! / 1000), { zone: range.zone }), interval);
+          const k = index.get(start.toMillis());
+          if (k === undefined) continue;
+          furthest.set(k, Math.max(furthest.get(k) ?? 0, a.times.length));
+        }
+        for (const [k, reached] of furthest) {
+          if (reached > steps.from) entered[k]! += 1;
+          if (reached > steps.to) converted[k]! += 1;
+        }
       }
-      for (const [k, reached] of furthest) {
-        if (reached > steps.from) entered[k]! += 1;
-        if (reached > steps.to) converted[k]! += 1;
-      }
-    }
-    results = [
-      {
+      return {
         count: range.buckets.length,
         data: entered.map((e, k) => (e === 0 ? 0 : Math.round((converted[k]! / e) * 10000) / 100)),
         days: range.buckets.map((b) => dayText(b, interval)),
         labels: range.buckets.map((b) => bucketLabel(b, range)),
-      },
-    ];
+        ...(breakdownValue === undefined ? {} : { breakdown_value: breakdownValue }),
+      };
+    };
+    results = breakdown
+      ? groupByValue(
+          valued.filter((v) => v.attempts.length > 0).map((v) => ({ value: v.value, item: v.attempts })),
+          breakdown.limit,
+          (person) => (bestAttempt(person)?.times.length ?? 0) >= n,
+        ).map(([value, people]) => trendsOf(people, value))
+      : [trendsOf(attempts)];
   } else {
     const best = attempts.map(bestAttempt).filter((a): a is Attempt => a !== undefined && a.times.length > 0);
     if (breakdown) {
-      const valued: { value: string; attempt: Attempt }[] = [];
-      [...persons.values()].forEach((events, i) => {
-        const attempt = bestAttempt(attempts[i]!);
-        if (attempt && attempt.times.length > 0) valued.push({ value: breakdown.valueOf(events), attempt });
-      });
-      results = groupByValue(valued, n, breakdown.limit).map(([value, group]) => stepsResult(q, order, group, value));
+      const bestValued = valued
+        .map((v) => ({ value: v.value, item: bestAttempt(v.attempts) }))
+        .filter((v): v is { value: string; item: Attempt } => v.item !== undefined && v.item.times.length > 0);
+      results = groupByValue(bestValued, breakdown.limit, (a) => a.times.length >= n).map(([value, group]) =>
+        stepsResult(q, order, group, value),
+      );
     } else results = viz === 'time_to_convert' ? timeToConvert(q, best, steps.from, steps.to) : stepsResult(q, order, best);
   }
   return {

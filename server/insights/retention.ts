@@ -4,7 +4,8 @@
  * cohorts of persons by the period of their target event, and how many of each came back.
  *
  * - The range: `date_to` (default now) moves to the start of the period after the one holding it;
- *   `date_from` to the start of its period, or, absent, `totalIntervals` periods before `date_to`.
+ *   `date_from` to the start of its period (`all`: of the project's first event), or, absent,
+ *   `totalIntervals` periods before `date_to`.
  *   One cohort per period from `date_from` to `date_to`, each with `totalIntervals` values.
  * - Cohort i: `retention_recurring` (default) the persons with a target event in period i;
  *   `retention_first_time` those whose first-ever target event (all time, with the filters) is in
@@ -89,7 +90,7 @@ function breakdownOf(q: RetentionQueryInput): { key: string; type: 'event' | 'pe
 }
 
 /** The range's cohort period starts (module doc). */
-function cohortStarts(ctx: InsightContext, q: RetentionQueryInput, interval: Interval, total: number): DateTime[] {
+async function cohortStarts(ctx: InsightContext, q: RetentionQueryInput, interval: Interval, total: number): Promise<DateTime[]> {
   const zone = ctx.team.timezone;
   const toText = q.dateRange?.date_to ?? undefined;
   let to = DateTime.fromJSDate(ctx.now, { zone });
@@ -104,6 +105,12 @@ function cohortStarts(ctx: InsightContext, q: RetentionQueryInput, interval: Int
   let from: DateTime;
   if (fromText === undefined || fromText === null) {
     from = end.minus({ [`${interval}s`]: total });
+  } else if (fromText === 'all') {
+    // the project's first event (today when it has none), as PostHog reads `all`
+    const answer = await ctx.select('SELECT min(timestamp) FROM events');
+    const first = answer.results[0]?.[0];
+    const ms = typeof first === 'string' ? Date.parse(first) : ctx.now.getTime();
+    from = intervalStart(DateTime.fromMillis(ms, { zone }), interval);
   } else {
     const ms = ctx.parseDate(fromText);
     if (ms === undefined)
@@ -148,7 +155,7 @@ export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryIn
   const target = rf.targetEntity ?? DEFAULT_ENTITY;
   const returning = rf.returningEntity ?? DEFAULT_ENTITY;
 
-  const starts = cohortStarts(ctx, q, interval, total);
+  const starts = await cohortStarts(ctx, q, interval, total);
   const zone = ctx.team.timezone;
   const from = starts[0]?.toMillis() ?? ctx.now.getTime();
   const to = starts.length > 0 ? nextInterval(starts[starts.length - 1]!, interval).toMillis() : from;

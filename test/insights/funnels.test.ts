@@ -166,8 +166,8 @@ describe('FunnelsQuery', () => {
       ['', [4, 2, 0]],
       ['pro', [2, 2, 2]],
     ]);
-    const trends = await query({ kind: 'FunnelsQuery', series: STEPS, ...browser, funnelsFilter: { funnelVizType: 'trends' } });
-    expect(trends.body).toMatchObject({ type: 'validation_error', attr: 'query__breakdownFilter__breakdown' });
+    const bins = await query({ kind: 'FunnelsQuery', series: STEPS, ...browser, funnelsFilter: { funnelVizType: 'time_to_convert' } });
+    expect(bins.body).toMatchObject({ type: 'validation_error', attr: 'query__breakdownFilter__breakdown' });
   });
 
   it('trends: the conversion rate per entrance day', async () => {
@@ -181,6 +181,13 @@ describe('FunnelsQuery', () => {
         days: ['2024-11-01', '2024-11-02', '2024-11-03', '2024-11-04', '2024-11-05', '2024-11-06', '2024-11-07'],
         labels: ['1-Nov-2024', '2-Nov-2024', '3-Nov-2024', '4-Nov-2024', '5-Nov-2024', '6-Nov-2024', '7-Nov-2024'],
       },
+    ]);
+    // by browser: Chrome f1 (1 Nov, converts) and f4 (5 Nov, does not); Firefox f2; Safari f3
+    const byBrowser = await funnel({ dateRange: week, breakdownFilter: { breakdown: '$browser' } }, { funnelVizType: 'trends' });
+    expect((byBrowser.results as { breakdown_value: string; data: number[] }[]).map((r) => [r.breakdown_value, r.data])).toEqual([
+      ['Chrome', [100, 0, 0, 0, 0, 0, 0]],
+      ['Firefox', [0, 0, 0, 0, 0, 0, 0]],
+      ['Safari', [0, 0, 0, 0, 0, 0, 0]],
     ]);
     const toStep1 = await funnel({ dateRange: week }, { funnelVizType: 'trends', funnelToStep: 1 });
     expect((toStep1.results as { data: number[] }[])[0]!.data).toEqual([50, 0, 0, 0, 100, 0, 0]);

@@ -136,6 +136,18 @@ describe('RetentionQuery', () => {
     expect(res.body.results[0]!.date).toBe('2024-10-29T00:00:00Z');
     expect(res.body.results[0]!.values).toHaveLength(8);
     expect(res.body.results[7]!.values[0]!.count).toBe(2);
+    // all: from the project's first event (30 Oct, r4) to 5 Nov: 7 cohorts
+    const all = await retention({}, { dateRange: { date_from: 'all', date_to: '2024-11-05' } });
+    expect(all.results.map((c) => c.date.slice(0, 10))).toEqual([
+      '2024-10-30',
+      '2024-10-31',
+      '2024-11-01',
+      '2024-11-02',
+      '2024-11-03',
+      '2024-11-04',
+      '2024-11-05',
+    ]);
+    expect(all.results[0]!.values[0]!.count).toBe(1);
   });
 
   it('breaks the cohorts down by an event property', async () => {
