@@ -4,6 +4,7 @@
  * SQLite, and again on PostgreSQL and ClickHouse in their passes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importEvents } from '../../server/ingest/import.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { seedStickinessDataset } from './stickiness-dataset.js';
 
@@ -96,6 +97,26 @@ describe('StickinessQuery', () => {
       ['current', true, [3, 1, 1, 0, 0, 0, 0]],
       ['previous', true, [1, 0, 0, 0, 0, 0, 0]],
     ]);
+  });
+
+  it('counts periods in the project’s timezone', async () => {
+    // 23:30 on 1 November and 01:30 on 2 November in Kolkata (+05:30): one UTC day, two local days
+    const K = (await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'Kolkata', timezone: 'Asia/Kolkata' })).id;
+    await importEvents(t.store, K, [
+      { event: '$pageview', distinct_id: 'kim', timestamp: '2024-11-01T18:00:00Z', properties: {} },
+      { event: '$pageview', distinct_id: 'kim', timestamp: '2024-11-01T20:00:00Z', properties: {} },
+    ]);
+    const res = await t.fetch(`/api/environments/${K}/query/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        query: { kind: 'StickinessQuery', series: PAGEVIEWS, dateRange: { date_from: '2024-11-01', date_to: '2024-11-02' } },
+      }),
+    });
+    const body = (await res.json()) as Answer;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.results[0]!.data).toEqual([0, 1]);
+    expect(body.timezone).toBe('Asia/Kolkata');
   });
 
   it('runs inside an InsightVizNode', async () => {
