@@ -4520,8 +4520,10 @@ export interface components {
          *     `stickinessFilter.stickinessCriteria` `{operator: gte | lte | exact, value}`: a period
          *     counts only when the person's events in it meet it (default: at least one).
          *     `compareFilter.compare` adds the previous period of the same length (`compare`,
-         *     `compare_label`). `intervalCount` other than 1, groups, `math` other than persons, and
-         *     ActionsNode series answer 400; display fields are accepted and ignored.
+         *     `compare_label`). Every series counts persons (its other `math` values change nothing, as
+         *     PostHog's stickiness counts persons for them); `intervalCount` other than 1,
+         *     `compareFilter.compare_to`, `math: hogql` and ActionsNode series answer 400 naming the
+         *     field; display fields are accepted and ignored.
          */
         StickinessQuery: {
             /**
