@@ -4610,9 +4610,9 @@ export interface components {
          *     `maxEdgeWeight`, that are reachable from a position-1 node, each with
          *     `average_conversion_time` (milliseconds between the two items).
          *
-         *     Where it differs from PostHog: `localPathCleaningFilters` regexes are JavaScript's (PostHog
-         *     uses RE2) and `pathReplacements` changes nothing (a project here has no path cleaning
-         *     rules). `hogql` paths (`pathsHogQLExpression`), `funnelPathsFilter` and
+         *     `localPathCleaningFilters` regexes are RE2 patterns, as PostHog's (a pattern RE2 refuses
+         *     answers 400); the alias is taken literally. Where it differs from PostHog:
+         *     `pathReplacements` changes nothing (a project here has no path cleaning rules). `hogql` paths (`pathsHogQLExpression`), `funnelPathsFilter` and
          *     `aggregation_group_type_index` answer 400 naming the field.
          */
         PathsQuery: {

@@ -9,7 +9,8 @@
  *   unless it is `/`) and `$screen` (its `$screen_name`); `includeEventTypes` (`$pageview`,
  *   `$screen`, `custom_event` = names not starting with `$`; default all) keeps only those
  *   events; `excludeEvents` drops items; `localPathCleaningFilters` `[{regex, alias}]` rewrite
- *   items (JavaScript regular expressions, every match); `pathGroupings` (`*` wildcards) replace an
+ *   items (RE2 patterns, as ClickHouse's replaceRegexpAll reads them: every match becomes the
+ *   alias, taken literally); `pathGroupings` (`*` wildcards) replace an
  *   item by the first pattern it matches;
  * - a person's events split into sessions where 30 minutes or more pass between two events;
  *   consecutive equal items collapse into the first;
@@ -24,6 +25,7 @@
  * Throws `InsightQueryError` for what it does not run (`hogql` paths, `funnelPathsFilter`,
  * groups) and for a regular expression it cannot read.
  */
+import { RE2JS } from 're2js';
 import type { components } from '../../generated/api.js';
 import { micros, selectAll } from './actor-rows.js';
 import type { EventsWindow, InsightContext } from './context.js';
@@ -67,16 +69,19 @@ function wildcard(pattern: string): RegExp {
 function itemRules(f: NonNullable<PathsQueryInput['pathsFilter']>): (item: string) => string | undefined {
   const cleaning = (f.localPathCleaningFilters ?? []).map((c, i) => {
     try {
-      return { regex: new RegExp(c.regex ?? '', 'g'), alias: c.alias ?? '' };
-    } catch {
-      throw new InsightQueryError(`"${c.regex}" is not a regular expression.`, `pathsFilter__localPathCleaningFilters__${i}__regex`);
+      return { regex: RE2JS.compile(c.regex ?? ''), alias: c.alias ?? '' };
+    } catch (err) {
+      throw new InsightQueryError(
+        `"${c.regex}" is not an RE2 regular expression: ${err instanceof Error ? err.message : String(err)}`,
+        `pathsFilter__localPathCleaningFilters__${i}__regex`,
+      );
     }
   });
   const groupings = (f.pathGroupings ?? []).map((g) => ({ pattern: g, regex: wildcard(g) }));
   const excluded = new Set(f.excludeEvents ?? []);
   return (raw) => {
     let item = raw;
-    for (const c of cleaning) item = item.replace(c.regex, c.alias);
+    for (const c of cleaning) item = c.regex.matcher(item).replaceAll(() => c.alias);
     const group = groupings.find((g) => g.regex.test(item));
     if (group) item = group.pattern;
     return excluded.has(item) || excluded.has(raw) ? undefined : item;

@@ -103,6 +103,9 @@ describe('PathsQuery', () => {
       localPathCleaningFilters: [{ regex: '^/(home|blog)$', alias: '/start' }],
     });
     expect(moves(cleaned)[0]).toBe('1_/start → 2_/pricing: 2');
+    // the alias is literal text
+    const literal = await paths({ includeEventTypes: ['$pageview'], localPathCleaningFilters: [{ regex: '^/(home)$', alias: '/$1' }] });
+    expect(moves(literal)[0]).toBe('1_/$1 → 2_/pricing: 2');
   });
 
   it('runs inside an InsightVizNode', async () => {
@@ -117,6 +120,10 @@ describe('PathsQuery', () => {
     expect(hogql.body).toMatchObject({ type: 'validation_error', code: 'invalid_input', attr: 'query__pathsFilter__includeEventTypes' });
     const regex = await query({ kind: 'PathsQuery', pathsFilter: { localPathCleaningFilters: [{ regex: '(', alias: 'x' }] } });
     expect(regex.body).toMatchObject({ attr: 'query__pathsFilter__localPathCleaningFilters__0__regex' });
+    // a backreference: JavaScript reads it, RE2 (PostHog's engine) does not
+    const backreference = await query({ kind: 'PathsQuery', pathsFilter: { localPathCleaningFilters: [{ regex: '(a)\\1', alias: 'x' }] } });
+    expect(backreference.status).toBe(400);
+    expect(backreference.body).toMatchObject({ attr: 'query__pathsFilter__localPathCleaningFilters__0__regex' });
     const funnel = await query({ kind: 'PathsQuery', funnelPathsFilter: { funnelStep: 1 } });
     expect(funnel.body).toMatchObject({ attr: 'query__funnelPathsFilter' });
     const steps = await query({ kind: 'PathsQuery', pathsFilter: { stepLimit: 1 } });
