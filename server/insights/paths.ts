@@ -55,12 +55,12 @@ interface Item {
   t: number;
 }
 
-/** A `*` pattern as a whole-item regular expression. */
-function wildcard(pattern: string): RegExp {
-  return new RegExp(
+/** A `*` pattern as a whole-item RE2 expression (linear time whatever the pattern). */
+function wildcard(pattern: string): RE2JS {
+  return RE2JS.compile(
     `^${pattern
       .split('*')
-      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .map((p) => RE2JS.quote(p))
       .join('.*')}$`,
   );
 }
@@ -82,7 +82,7 @@ function itemRules(f: NonNullable<PathsQueryInput['pathsFilter']>): (item: strin
   return (raw) => {
     let item = raw;
     for (const c of cleaning) item = c.regex.matcher(item).replaceAll(() => c.alias);
-    const group = groupings.find((g) => g.regex.test(item));
+    const group = groupings.find((g) => g.regex.matches(item));
     if (group) item = group.pattern;
     return excluded.has(item) || excluded.has(raw) ? undefined : item;
   };
