@@ -1195,7 +1195,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run a query (HogQL, EventsQuery, TrendsQuery, …)
+         * Run a query (HogQL, EventsQuery, TrendsQuery, FunnelsQuery, …)
          * @description Runs one query on the project's events and persons, as PostHog's query endpoint
          *     (posthog/api/query.py) does, and answers at once (no async, no cache: `refresh` is accepted
          *     and every answer is computed, `is_cached` false). The `kind` of `query` picks what runs:
@@ -1206,14 +1206,32 @@ export interface paths {
          *       breakdown value and compare period (`data`, `labels`, `days`, `count`, `label`, `action`,
          *       `filter`, `order`, and `breakdown_value`, `compare`, `compare_label` where they apply; see
          *       `TrendsQuery`).
+         *     - `FunnelsQuery`: PostHog's funnel (posthog/hogql_queries/insights/funnels/): the persons who
+         *       did the steps in order within the conversion window; `steps` (one object per step with
+         *       its `count` and conversion times), `trends` (the conversion rate per entrance period)
+         *       or `time_to_convert` (bins of seconds); `ordered`, `strict` or `unordered` (see
+         *       `FunnelsQuery`).
+         *     - `RetentionQuery`: PostHog's retention (retention_query_runner.py): one object per cohort
+         *       period with `values` (the cohort's size, then how many came back each period after;
+         *       see `RetentionQuery`).
+         *     - `LifecycleQuery`: PostHog's lifecycle (lifecycle_query_runner.py): four objects, `new`,
+         *       `returning`, `resurrecting` and `dormant` (negative), one number per period.
+         *     - `StickinessQuery`: PostHog's stickiness (stickiness_query_runner.py): per series, the
+         *       persons active in exactly 1, 2, … of the range's periods.
+         *     - `PathsQuery`: PostHog's paths (paths_query_runner.py): the most common moves between
+         *       positioned items (`1_/home` → `2_/pricing`), each with its count and mean time.
+         *
+         *       These runners read per-person rows over HogQL and compute the rest on the server, the same
+         *       on every events store; each answers 400 naming the field it does not run (groups,
+         *       actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
          *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
          *       `source` and answer what it answers, as PostHog's `process_query_model` does.
          *
-         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelsQuery` and
-         *     `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
+         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelCorrelationQuery`
+         *     and `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
          *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
          *     a `parse_error` instead. The same holds inside a wrapper's `source`.
          *
@@ -3664,7 +3682,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run a query (HogQL, EventsQuery, TrendsQuery, …)
+         * Run a query (HogQL, EventsQuery, TrendsQuery, FunnelsQuery, …)
          * @description Runs one query on the project's events and persons, as PostHog's query endpoint
          *     (posthog/api/query.py) does, and answers at once (no async, no cache: `refresh` is accepted
          *     and every answer is computed, `is_cached` false). The `kind` of `query` picks what runs:
@@ -3675,14 +3693,32 @@ export interface paths {
          *       breakdown value and compare period (`data`, `labels`, `days`, `count`, `label`, `action`,
          *       `filter`, `order`, and `breakdown_value`, `compare`, `compare_label` where they apply; see
          *       `TrendsQuery`).
+         *     - `FunnelsQuery`: PostHog's funnel (posthog/hogql_queries/insights/funnels/): the persons who
+         *       did the steps in order within the conversion window; `steps` (one object per step with
+         *       its `count` and conversion times), `trends` (the conversion rate per entrance period)
+         *       or `time_to_convert` (bins of seconds); `ordered`, `strict` or `unordered` (see
+         *       `FunnelsQuery`).
+         *     - `RetentionQuery`: PostHog's retention (retention_query_runner.py): one object per cohort
+         *       period with `values` (the cohort's size, then how many came back each period after;
+         *       see `RetentionQuery`).
+         *     - `LifecycleQuery`: PostHog's lifecycle (lifecycle_query_runner.py): four objects, `new`,
+         *       `returning`, `resurrecting` and `dormant` (negative), one number per period.
+         *     - `StickinessQuery`: PostHog's stickiness (stickiness_query_runner.py): per series, the
+         *       persons active in exactly 1, 2, … of the range's periods.
+         *     - `PathsQuery`: PostHog's paths (paths_query_runner.py): the most common moves between
+         *       positioned items (`1_/home` → `2_/pricing`), each with its count and mean time.
+         *
+         *       These runners read per-person rows over HogQL and compute the rest on the server, the same
+         *       on every events store; each answers 400 naming the field it does not run (groups,
+         *       actions).
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
          *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
          *       `source` and answer what it answers, as PostHog's `process_query_model` does.
          *
-         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelsQuery` and
-         *     `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
+         *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelCorrelationQuery`
+         *     and `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
          *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
          *     a `parse_error` instead. The same holds inside a wrapper's `source`.
          *
@@ -4918,7 +4954,7 @@ export interface components {
             dashboards?: number[];
         };
         /** @description A query an insight saves (the kinds `/query/` runs). */
-        InsightQueryNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
+        InsightQueryNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
         /** @description Body of the create. */
         InsightRequest: components["schemas"]["InsightWriteFields"];
         /** @description Body of the partial update; every field is optional. */
@@ -4999,12 +5035,12 @@ export interface components {
         /** @description A query to run (PostHog's QueryRequest). Other fields PostHog's clients send (`refresh`, `client_query_id`, `name`, `async`) are accepted and ignored. */
         QueryRequest: {
             /** @description The query; its `kind` says which (see the operation's description). */
-            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
+            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
         } & {
             [key: string]: unknown;
         };
         /** @description The query a wrapper node runs (its `source`). */
-        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"];
+        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"];
         /** @description PostHog's table wrapper; runs `source`. Its view fields (`columns`, `hiddenColumns`, …) are accepted and ignored. */
         DataTableNode: {
             /**
@@ -5290,6 +5326,570 @@ export interface components {
             modifiers?: {
                 [key: string]: unknown;
             };
+        };
+        /** @description Property filters of every series or step (a list, or a group `{type, values}`). */
+        InsightProperties: {
+            [key: string]: unknown;
+        }[] | {
+            [key: string]: unknown;
+        } | null;
+        /** @description The range the runner read, its end inclusive to the microsecond (`…T23:59:59.999999Z`). */
+        ResolvedDateRange: {
+            /** Format: date-time */
+            date_from: string;
+            /** Format: date-time */
+            date_to: string;
+        };
+        /**
+         * @description PostHog's funnel insight (schema FunnelsQuery; posthog/hogql_queries/insights/funnels/):
+         *     the persons who did the `series` steps in order, each step within the conversion window
+         *     (`funnelsFilter.funnelWindowInterval` × `funnelWindowIntervalUnit`, default 14 days) of
+         *     the person's step 0, every step's event inside `dateRange` (default `-7d`). A person is
+         *     counted once, at the furthest step of any of their attempts.
+         *
+         *     `funnelOrderType`: `ordered` (default; other events may come between steps; a step of the
+         *     same event as the step before needs a later event), `strict` (the step events must follow
+         *     each other with no event of any step between them), `unordered` (the steps in any order
+         *     within the window from the first of them; steps are named `Completed N step(s)`).
+         *
+         *     `funnelVizType`: `steps` (default) answers one object per step with `count` (persons who
+         *     reached this step or a later one) and `average_conversion_time` /
+         *     `median_conversion_time` (seconds from the step before, over the persons who reached the
+         *     step; null on step 0); `trends` answers one object whose `data` is the conversion rate
+         *     (%, 2 decimals) from `funnelFromStep` (default 0) to `funnelToStep` (default the last
+         *     step) of the persons who entered in each `interval` period (day default); `time_to_convert`
+         *     answers `{average_conversion_time, bins}`, the seconds from `funnelFromStep` to
+         *     `funnelToStep` in `binCount` bins (default the cube root of the number of persons, 1 to
+         *     60; at most 90).
+         *
+         *     Where it differs from PostHog: the conversion times are those of each person's first
+         *     attempt that reached their furthest step (PostHog averages their attempts); the median is
+         *     exact (the mean of the two middle values for an even count). `funnelsFilter.exclusions`:
+         *     an attempt with an exclusion event strictly between the exclusion's `funnelFromStep` and
+         *     `funnelToStep` does not count, so a person counts at their best attempt without one
+         *     (PostHog drops such attempts the same way).
+         *
+         *     `breakdownFilter`: one list of steps per value of an event or person property, each step
+         *     with `breakdown` and `breakdown_value` (the `trends` view: one object per value, with
+         *     `breakdown_value`). A person counts under one
+         *     value: the first non-empty one on their step events (`breakdownAttributionType`
+         *     `first_touch`, default), the last (`last_touch`), or the first on events of step
+         *     `breakdownAttributionValue` (`step`); `""` when they have none. Values are ranked by the
+         *     persons who did step 0 (then by those who finished, then by value), the ones past
+         *     `breakdown_limit` (default 25) merged into `Other`.
+         *
+         *     `aggregation_group_type_index`, `funnelAggregateByHogQL`, ActionsNode steps (this server
+         *     stores no actions), `all_events` attribution and breakdowns of the `time_to_convert` view
+         *     answer 400 naming the field. Fewer than two steps answers
+         *     PostHog's 400 `Funnels require at least two steps before calculating.`
+         */
+        FunnelsQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "FunnelsQuery";
+            /** @description The steps, in order (EventsNode; `event` null means any event). */
+            series: components["schemas"]["InsightSeriesNode"][];
+            /**
+             * @description The entrance periods of the `trends` view (default `day`).
+             * @enum {string|null}
+             */
+            interval?: "hour" | "day" | "week" | "month" | null;
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            /** @description Accepted; changes nothing (a project here has no test-account filters). */
+            filterTestAccounts?: boolean | null;
+            /** @description Not served (groups); a value answers 400. */
+            aggregation_group_type_index?: number | null;
+            /** @description The funnel's options; display fields (`layout`, `funnelStepReference`, `hiddenLegendBreakdowns`, …) are accepted and ignored. */
+            funnelsFilter?: ({
+                /** @enum {string|null} */
+                funnelVizType?: "steps" | "trends" | "time_to_convert" | null;
+                /** @enum {string|null} */
+                funnelOrderType?: "ordered" | "strict" | "unordered" | null;
+                /** @description The conversion window's length in `funnelWindowIntervalUnit` (default 14). */
+                funnelWindowInterval?: number | null;
+                /**
+                 * @description Default `day`.
+                 * @enum {string|null}
+                 */
+                funnelWindowIntervalUnit?: "second" | "minute" | "hour" | "day" | "week" | "month" | null;
+                /** @description The first step (0-based) of the `trends` and `time_to_convert` views. */
+                funnelFromStep?: number | null;
+                /** @description The last step (0-based) of the `trends` and `time_to_convert` views. */
+                funnelToStep?: number | null;
+                /** @description The bins of `time_to_convert` (1 to 90). */
+                binCount?: number | null;
+                /** @description Events that must not happen between two steps (see the schema's description). */
+                exclusions?: ({
+                    /** @enum {string} */
+                    kind?: "EventsNode" | "ActionsNode";
+                    event?: string | null;
+                    properties?: components["schemas"]["InsightProperties"];
+                    /** @description The step after which the event excludes (0-based, default 0). */
+                    funnelFromStep?: number | null;
+                    /** @description The step before which it excludes (default the last). */
+                    funnelToStep?: number | null;
+                } & {
+                    [key: string]: unknown;
+                })[] | null;
+                /**
+                 * @description Which value a person is counted under (default `first_touch`); `all_events` answers 400.
+                 * @enum {string|null}
+                 */
+                breakdownAttributionType?: "first_touch" | "last_touch" | "step" | "all_events" | null;
+                /** @description The step whose value counts, for `step` attribution. */
+                breakdownAttributionValue?: number | null;
+                /** @description Not served; a value other than `person_id` answers 400. */
+                funnelAggregateByHogQL?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description Breaks the steps and trends views down by one event or person property (see the schema's description). */
+            breakdownFilter?: ({
+                /**
+                 * @description Where the property is read (default `event`). PostHog's other types answer 400.
+                 * @enum {string|null}
+                 */
+                breakdown_type?: "event" | "person" | null;
+                /** @description The property to break down by. */
+                breakdown?: string | number | null;
+                breakdown_limit?: number | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One step of a funnel's `steps` view (PostHog's shape). */
+        FunnelStepResult: {
+            /** @description The step's event (null for any event, and for an unordered funnel). */
+            action_id: string | null;
+            /** @description The step's event, `All events`, or `Completed N step(s)` for an unordered funnel. */
+            name: string;
+            custom_name: string | null;
+            order: number;
+            people: unknown[];
+            /** @description Persons who reached this step or a later one. */
+            count: number;
+            /** @constant */
+            type: "events";
+            /** @description Mean seconds from the step before (null on step 0 and when nobody reached the step). */
+            average_conversion_time: number | null;
+            /** @description Median seconds from the step before. */
+            median_conversion_time: number | null;
+            /** @description With a breakdown, the value this list of steps is for (`""` for none, `Other` for the merged rest). */
+            breakdown?: string;
+            /** @description The same value. */
+            breakdown_value?: string;
+        };
+        /** @description A funnel's `trends` view (PostHog's shape). */
+        FunnelTrendsResult: {
+            /** @description The number of entrance periods. */
+            count: number;
+            /** @description The conversion rate (%) of the persons who entered in each period. */
+            data: number[];
+            days: string[];
+            labels: string[];
+            /** @description With a breakdown, the value these persons have. */
+            breakdown_value?: string;
+        };
+        /** @description A funnel's `time_to_convert` view. */
+        FunnelTimeToConvertResult: {
+            /** @description Mean seconds from `funnelFromStep` to `funnelToStep` (2 decimals). */
+            average_conversion_time: number | null;
+            /** @description `[bin start (seconds), persons]` pairs. */
+            bins: number[][];
+        };
+        /** @description A FunnelsQuery's answer (PostHog's FunnelsQueryResponse with its cache fields). */
+        FunnelsQueryResponse: {
+            results: components["schemas"]["FunnelStepResult"][] | components["schemas"]["FunnelStepResult"][][] | components["schemas"]["FunnelTrendsResult"][] | components["schemas"]["FunnelTimeToConvertResult"];
+            /** @constant */
+            isUdf: false;
+            /** @description The HogQL of the first step's query. */
+            hogql: string;
+            query_status?: null;
+            resolved_date_range: components["schemas"]["ResolvedDateRange"];
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+        };
+        /** @description A retention event (PostHog's RetentionEntity); `id` is the event name (`type` `events`). Actions (`type` `actions`) are not served (400). */
+        RetentionEntity: {
+            id?: string | number | null;
+            /** @enum {string|null} */
+            type?: "events" | "actions" | null;
+            name?: string | null;
+            properties?: components["schemas"]["InsightProperties"];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description PostHog's retention insight (schema RetentionQuery;
+         *     posthog/hogql_queries/insights/retention_query_runner.py): cohorts of persons by the
+         *     `period` (`Hour`, `Day` (default), `Week` (starting on Sunday), `Month`) in which they did
+         *     `targetEntity`, and how many of each cohort did `returningEntity` (both default
+         *     `$pageview`) in each period after. `retentionType` `retention_recurring` (default): a cohort
+         *     is everyone with a target event in the period; `retention_first_time`: the period of the
+         *     person's first-ever target event (all time, with the filters);
+         *     `retention_first_ever_occurrence`: that of their first-ever target event (without the
+         *     entity's own property filters) when it also matches them. `values[0]` is the cohort's
+         *     size, `values[k]` its persons who returned k periods later. Every cohort has
+         *     `totalIntervals` values (default 8, the value PostHog's schema documents and its CLI
+         *     sends; PostHog's runner defaults to 7), 0 for periods not yet come.
+         *
+         *     The range: `date_to` (default now) is moved to the start of the period after it;
+         *     `date_from` to the start of its period (`all`: of the project's first event), or, when
+         *     absent, `totalIntervals` periods before
+         *     `date_to`. One cohort per period between them. `minimumOccurrences` (default 1): a return
+         *     period counts only with that many returning events. `cumulative`: a person returning in
+         *     period k counts in every period up to k.
+         *
+         *     `breakdownFilter` (one event or person property): each cohort member is under the value on
+         *     their first target event in the cohort's period (`""` for none); every cohort is answered
+         *     once per value, with `breakdown_value`, values ranked by their persons over all cohorts,
+         *     those past `breakdown_limit` (default 25) merged into `$$_posthog_breakdown_other_$$`.
+         *     Groups, actions and breakdowns of `retention_first_ever_occurrence` answer 400 naming the
+         *     field.
+         */
+        RetentionQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "RetentionQuery";
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            filterTestAccounts?: boolean | null;
+            /** @description Not served (groups); a value answers 400. */
+            aggregation_group_type_index?: number | null;
+            /** @description Answers every cohort once per value of one event or person property (see the schema's description). */
+            breakdownFilter?: ({
+                /**
+                 * @description Where the property is read (default `event`). PostHog's other types answer 400.
+                 * @enum {string|null}
+                 */
+                breakdown_type?: "event" | "person" | null;
+                /** @description The property to break down by. */
+                breakdown?: string | number | null;
+                breakdown_limit?: number | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description The retention's options; display fields (`display`, `retentionReference`, `meanRetentionCalculation`, …) are accepted and ignored. */
+            retentionFilter: {
+                /** @enum {string|null} */
+                period?: "Hour" | "Day" | "Week" | "Month" | null;
+                totalIntervals?: number | null;
+                /** @enum {string|null} */
+                retentionType?: "retention_recurring" | "retention_first_time" | "retention_first_ever_occurrence" | null;
+                targetEntity?: components["schemas"]["RetentionEntity"] | null;
+                returningEntity?: components["schemas"]["RetentionEntity"] | null;
+                minimumOccurrences?: number | null;
+                cumulative?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One cohort of a RetentionQuery's answer (PostHog's shape). */
+        RetentionCohortResult: {
+            values: {
+                count: number;
+                /** @description `<Period> <k>`, e.g. `Day 1`. */
+                label: string;
+            }[];
+            /** @description `<Period> <i>`, e.g. `Day 0`, `Week 3`. */
+            label: string;
+            /**
+             * Format: date-time
+             * @description The cohort period's start, in the project's timezone.
+             */
+            date: string;
+            /** @description With a breakdown, the value this cohort's persons have (`""` for none, `$$_posthog_breakdown_other_$$` for the merged rest). */
+            breakdown_value?: string;
+        };
+        /** @description A RetentionQuery's answer (PostHog's RetentionQueryResponse with its cache fields). */
+        RetentionQueryResponse: {
+            results: components["schemas"]["RetentionCohortResult"][];
+            hogql: string;
+            query_status?: null;
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+        };
+        /**
+         * @description PostHog's lifecycle insight (schema LifecycleQuery;
+         *     posthog/hogql_queries/insights/lifecycle_query_runner.py) of the first series: for each
+         *     `interval` period of `dateRange` (day default), the persons who were `new` (their first
+         *     active period is the one of their person's `created_at`), `returning` (active in the
+         *     period before too), `resurrecting` (active, but not in the period before; also a first
+         *     active period that is not the one of `created_at`), and `dormant` (active in the period
+         *     before, not in this one; counted negative). Activity is read from one period before the
+         *     range to its end; events with `$process_person_profile` false are left out. Four objects,
+         *     in that order, each with `data`, `count`, `labels`, `days`, `label` (`<event> - <status>`),
+         *     `status` and `action`. `lifecycleFilter` (display fields) is accepted and ignored, as are
+         *     `toggledLifecycles` (PostHog answers all four too). Groups and ActionsNode answer 400.
+         */
+        LifecycleQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "LifecycleQuery";
+            /** @description Only the first series is read. */
+            series: components["schemas"]["InsightSeriesNode"][];
+            /** @enum {string|null} */
+            interval?: "hour" | "day" | "week" | "month" | null;
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            filterTestAccounts?: boolean | null;
+            /** @description Not served (groups); a value answers 400. */
+            aggregation_group_type_index?: number | null;
+            lifecycleFilter?: {
+                [key: string]: unknown;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One status of a LifecycleQuery's answer (PostHog's shape). */
+        LifecycleSeriesResult: {
+            action: {
+                [key: string]: unknown;
+            };
+            /** @description Persons per period (negative for `dormant`). */
+            data: number[];
+            count: number;
+            labels: string[];
+            days: string[];
+            label: string;
+            /** @enum {string} */
+            status: "new" | "returning" | "resurrecting" | "dormant";
+        };
+        /** @description A LifecycleQuery's answer (PostHog's LifecycleQueryResponse with its cache fields). */
+        LifecycleQueryResponse: {
+            results: components["schemas"]["LifecycleSeriesResult"][];
+            hogql: string;
+            query_status?: null;
+            resolved_date_range: components["schemas"]["ResolvedDateRange"];
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+        };
+        /**
+         * @description PostHog's stickiness insight (schema StickinessQuery;
+         *     posthog/hogql_queries/insights/stickiness_query_runner.py): for each series, `data[n-1]`
+         *     is the number of persons who did it in exactly n of the range's `interval` periods (day
+         *     default), n from 1 to the number of periods; `labels` `1 day`, `2 days`, …; `days` 1 … N.
+         *     `stickinessFilter.computedAs` `cumulative`: in n periods or more (labels `1 day or more`).
+         *     `stickinessFilter.stickinessCriteria` `{operator: gte | lte | exact, value}`: a period
+         *     counts only when the person's events in it meet it (default: at least one).
+         *     `compareFilter.compare` adds the previous period of the same length (`compare`,
+         *     `compare_label`). Every series counts persons (its other `math` values change nothing, as
+         *     PostHog's stickiness counts persons for them); `intervalCount` other than 1,
+         *     `compareFilter.compare_to`, `math: hogql` and ActionsNode series answer 400 naming the
+         *     field; display fields are accepted and ignored.
+         */
+        StickinessQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "StickinessQuery";
+            series: components["schemas"]["InsightSeriesNode"][];
+            /** @enum {string|null} */
+            interval?: "hour" | "day" | "week" | "month" | null;
+            /** @description Periods per bucket; only 1 is served. */
+            intervalCount?: number | null;
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            filterTestAccounts?: boolean | null;
+            stickinessFilter?: ({
+                /** @enum {string|null} */
+                computedAs?: "non_cumulative" | "cumulative" | null;
+                stickinessCriteria?: ({
+                    /** @enum {string} */
+                    operator: "gte" | "lte" | "exact";
+                    value: number;
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            compareFilter?: ({
+                compare?: boolean | null;
+                /** @description Not served (answers 400). */
+                compare_to?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One series of a StickinessQuery's answer (PostHog's shape). */
+        StickinessSeriesResult: {
+            /** @description The persons who did the series at all (the sum of the non-cumulative `data`). */
+            count: number;
+            data: number[];
+            days: number[];
+            label: string;
+            labels: string[];
+            action: {
+                [key: string]: unknown;
+            };
+            compare?: boolean;
+            /** @enum {string} */
+            compare_label?: "current" | "previous";
+        };
+        /** @description A StickinessQuery's answer (PostHog's StickinessQueryResponse with its cache fields). */
+        StickinessQueryResponse: {
+            results: components["schemas"]["StickinessSeriesResult"][];
+            hogql: string;
+            query_status?: null;
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
+        };
+        /**
+         * @description PostHog's paths insight (schema PathsQuery;
+         *     posthog/hogql_queries/insights/paths_query_runner.py): the most common moves from one path
+         *     item to the next over `dateRange` (default `-7d`). An event's item is its name, its
+         *     `$current_url` for `$pageview` (one trailing `/` removed) and its `$screen_name` for
+         *     `$screen`. A person's events split into sessions at gaps of 30 minutes or more; equal
+         *     consecutive items collapse; each session's path starts at `startPoint`, ends at `endPoint`
+         *     (sessions without them are left out) and keeps `stepLimit` items (default 5). Nodes are
+         *     `<position>_<item>` (`1_/home`); the answer is the `edgeLimit` (default 50) edges with the
+         *     highest `value` (the moves counted), then by source and target, within `minEdgeWeight` …
+         *     `maxEdgeWeight`, that are reachable from a position-1 node, each with
+         *     `average_conversion_time` (milliseconds between the two items).
+         *
+         *     `localPathCleaningFilters` regexes are RE2 patterns, as PostHog's (a pattern RE2 refuses
+         *     answers 400); the alias is taken literally. Where it differs from PostHog:
+         *     `pathReplacements` changes nothing (a project here has no path cleaning rules). `hogql` paths (`pathsHogQLExpression`), `funnelPathsFilter` and
+         *     `aggregation_group_type_index` answer 400 naming the field.
+         */
+        PathsQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "PathsQuery";
+            dateRange?: components["schemas"]["InsightDateRange"] | null;
+            properties?: components["schemas"]["InsightProperties"];
+            filterTestAccounts?: boolean | null;
+            /** @description Not served (groups); a value answers 400. */
+            aggregation_group_type_index?: number | null;
+            /** @description Not served (paths around a funnel step); a value answers 400. */
+            funnelPathsFilter?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The paths' options (PostHog's PathsFilter; `PathsQuery` requires it, absent reads as `{}`). */
+            pathsFilter?: ({
+                /** @description Which events make items: `$pageview`, `$screen`, `custom_event` (names not starting with `$`); empty or absent: all events. `hogql` answers 400. */
+                includeEventTypes?: ("$pageview" | "$screen" | "custom_event" | "hogql")[] | null;
+                startPoint?: string | null;
+                endPoint?: string | null;
+                stepLimit?: number | null;
+                edgeLimit?: number | null;
+                minEdgeWeight?: number | null;
+                maxEdgeWeight?: number | null;
+                /** @description Items (event names or URLs) to leave out. */
+                excludeEvents?: string[] | null;
+                /** @description `*` patterns; an item matching one becomes the pattern. */
+                pathGroupings?: string[] | null;
+                /** @description `{regex, alias}` rules: every match of `regex` in an item is replaced by `alias`. */
+                localPathCleaningFilters?: ({
+                    regex?: string | null;
+                    alias?: string | null;
+                } & {
+                    [key: string]: unknown;
+                })[] | null;
+                /** @description Not served; a value answers 400. */
+                pathsHogQLExpression?: string | null;
+                /** @description Accepted; changes nothing. */
+                pathReplacements?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One edge of a PathsQuery's answer (PostHog's shape). */
+        PathsEdge: {
+            /** @description `<position>_<item>`, e.g. `1_/home`. */
+            source: string;
+            target: string;
+            /** @description The moves from `source` to `target`. */
+            value: number;
+            /** @description Mean milliseconds between the two items. */
+            average_conversion_time: number;
+        };
+        /** @description A PathsQuery's answer (PostHog's PathsQueryResponse with its cache fields). */
+        PathsQueryResponse: {
+            results: components["schemas"]["PathsEdge"][];
+            hogql: string;
+            query_status?: null;
+            timings: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
         };
         HogQLNotice: {
             message: string;
@@ -8163,7 +8763,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["PathsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
@@ -11384,7 +11984,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["PathsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */

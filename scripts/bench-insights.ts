@@ -54,12 +54,25 @@ const SEED = positive('--seed')(args.seed!);
 const RANGE = { date_from: '-30d' };
 /** The queries timed, by kind: what PostHog's insights ask most. */
 const QUERIES: { kind: string; name: string; query: QueryInput }[] = [
-  { kind: 'TrendsQuery', name: 'daily pageviews', query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], dateRange: RANGE, interval: 'day' } },
-  { kind: 'TrendsQuery', name: 'daily active users', query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview', math: 'dau' }], dateRange: RANGE } },
+  {
+    kind: 'TrendsQuery',
+    name: 'daily pageviews',
+    query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], dateRange: RANGE, interval: 'day' },
+  },
+  {
+    kind: 'TrendsQuery',
+    name: 'daily active users',
+    query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview', math: 'dau' }], dateRange: RANGE },
+  },
   {
     kind: 'TrendsQuery',
     name: 'pageviews by browser',
-    query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], dateRange: RANGE, breakdownFilter: { breakdown: '$browser' } },
+    query: {
+      kind: 'TrendsQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview' }],
+      dateRange: RANGE,
+      breakdownFilter: { breakdown: '$browser' },
+    },
   },
   {
     kind: 'TrendsQuery',

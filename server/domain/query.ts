@@ -5,8 +5,9 @@
  *   posthog/hogql_queries/events_query_runner.py: `select`/`where`/`orderBy` expressions over the
  *   events, with `after`, `before`, `event`, `properties`, `limit`, `offset`) through server/hogql/,
  *   answering `{results, columns, types, hasMore, limit, offset, hogql}`;
- * - `TrendsQuery` through server/insights/ (PostHog's query runners), its HogQL run here with each
- *   series' filters as the events store's conditions, answering PostHog's TrendsQueryResponse;
+ * - `TrendsQuery`, `FunnelsQuery`, `RetentionQuery`, `LifecycleQuery`, `StickinessQuery` and `PathsQuery` through
+ *   server/insights/ (PostHog's query runners), their HogQL run here with each series' filters as
+ *   the events store's conditions, answering PostHog's response of the kind;
  * - `HogQLMetadata`: the text's validity (server/hogql/metadata.ts);
  * - the wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode`: their `source`
  *   (PostHog's process_query_model recurses on `source` the same way).
@@ -92,6 +93,11 @@ export class QueryService {
         return hogqlMetadata(table, team.id, query.language, query.query, now, source);
       }
       case 'TrendsQuery':
+      case 'FunnelsQuery':
+      case 'RetentionQuery':
+      case 'LifecycleQuery':
+      case 'StickinessQuery':
+      case 'PathsQuery':
         // a runner's field names are the query's: nested under the body's `query` (and a wrapper's `source`)
         return withHogQLErrors(
           () =>

@@ -15,7 +15,8 @@
  */
 import { DateTime } from 'luxon';
 import type { EventsWindow, InsightContext, SeriesNode, RawProperties } from './context.js';
-import { answeredKey, bucketKey, nextInterval, type DateRange, type Interval } from './date-range.js';
+import { bucketExpr } from './actor-rows.js';
+import { answeredKey, bucketKey, nextInterval, type DateRange } from './date-range.js';
 import { hogqlString, propertyField, withWindow } from './hogql-text.js';
 import type { SeriesMath } from './trends-math.js';
 
@@ -69,14 +70,6 @@ function numberOf(value: unknown): number {
   if (typeof value === 'number') return value;
   if (typeof value === 'string' && value !== '') return Number(value);
   return 0;
-}
-
-/** The HogQL of a bucket's start in the period's zone. */
-function bucketExpr(interval: Interval, offsetMinutes: number): string {
-  const fn = { hour: 'toStartOfHour', day: 'toStartOfDay', week: 'toStartOfWeek', month: 'toStartOfMonth' }[interval];
-  if (offsetMinutes === 0) return `${fn}(timestamp)`;
-  const sign = offsetMinutes > 0 ? '+' : '-';
-  return `${fn}(timestamp ${sign} toIntervalMinute(${Math.abs(offsetMinutes)}))`;
 }
 
 function windowOf(plan: SeriesPlan, from: number, to: number): EventsWindow {

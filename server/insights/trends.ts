@@ -18,8 +18,6 @@
  *
  * Throws `InsightQueryError` for what it does not run, naming the field.
  */
-import { createHash } from 'node:crypto';
-import { DateTime } from 'luxon';
 import type { components } from '../../generated/api.js';
 import type { InsightContext, TrendsQueryInput } from './context.js';
 import {
@@ -34,6 +32,7 @@ import {
 } from './date-range.js';
 import { InsightQueryError } from './errors.js';
 import { compileFormula } from './formula.js';
+import { cacheFields, type CacheFields } from './response.js';
 import { seriesMath } from './trends-math.js';
 import { BREAKDOWN_OTHER, BREAKDOWN_SEPARATOR, seriesValues, type Breakdown, type SeriesPlan } from './trends-series.js';
 
@@ -46,9 +45,6 @@ const BREAKDOWN_LIMIT = 25;
 /** Buckets a range may hold (an hour interval over a year is 8,784). */
 const MAX_BUCKETS = 10_000;
 
-/** PostHog's base refresh interval for insights (ms): `next_allowed_client_refresh` is this after `last_refresh`. */
-const REFRESH_MS = 60_000;
-
 /** One series object of the answer (schema `TrendsSeriesResult`). */
 export type TrendsResult = components['schemas']['TrendsSeriesResult'];
 
@@ -60,19 +56,11 @@ interface Placed {
 }
 
 /** A TrendsQuery's answer (schema `TrendsQueryResponse`). */
-export interface TrendsAnswer {
+export interface TrendsAnswer extends CacheFields {
   results: TrendsResult[];
   hasMore: boolean;
   hogql: string;
-  is_cached: false;
-  last_refresh: string;
-  next_allowed_client_refresh: string;
-  cache_key: string;
-  timezone: string;
-  query_status: null;
   resolved_date_range: { date_from: string; date_to: string };
-  timings: never[];
-  modifiers: Record<string, never>;
 }
 
 function breakdownOf(q: TrendsQueryInput): Breakdown | undefined {
@@ -265,22 +253,11 @@ export async function runTrendsQuery(ctx: InsightContext, q: TrendsQueryInput): 
       return Array.isArray(v) ? !v.every((p) => p === BREAKDOWN_OTHER) : v !== BREAKDOWN_OTHER;
     });
 
-  const now = DateTime.fromJSDate(ctx.now, { zone: 'UTC' });
   return {
     results: answerResults,
     hasMore,
     hogql,
-    is_cached: false,
-    last_refresh: now.toISO() ?? '',
-    next_allowed_client_refresh: now.plus({ milliseconds: REFRESH_MS }).toISO() ?? '',
-    cache_key: `cache_${createHash('sha256')
-      .update(JSON.stringify({ team: ctx.team.id, query: q }))
-      .digest('hex')
-      .slice(0, 32)}`,
-    timezone: ctx.team.timezone,
-    query_status: null,
+    ...cacheFields(ctx, q),
     resolved_date_range: resolvedRange(range),
-    timings: [],
-    modifiers: {},
   };
 }

@@ -260,9 +260,9 @@ describe('the other kinds on /query/', () => {
 
   it('answers "Unsupported query kind" for a kind it does not run, also inside a wrapper', async () => {
     for (const q of [
-      { kind: 'FunnelsQuery', series: [] },
+      { kind: 'FunnelCorrelationQuery', source: {} },
       { kind: 'SavedInsightNode', shortId: 'AbCdEf12' },
-      { kind: 'InsightVizNode', source: { kind: 'RetentionQuery' } },
+      { kind: 'InsightVizNode', source: { kind: 'WebOverviewQuery' } },
     ]) {
       const res = await query(q);
       expect(res.status).toBe(400);

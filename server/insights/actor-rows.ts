@@ -1,0 +1,99 @@
+/**
+ * Per-person reads the non-trends runners share: HogQL SELECTs over the project's events (through
+ * `InsightContext.select`) that answer one row per person and period, or per person and event,
+ * read page by page (50,000 rows each, PostHog's MAX_SELECT_RETURNED_ROWS, by `LIMIT … OFFSET`
+ * over a total order), so that a runner's per-person logic runs in TypeScript on every store alike.
+ *
+ * Periods are grouped in HogQL by `toStartOfHour/Day/Week/Month(timestamp)` moved to the project's
+ * timezone by the offset it has at the range's end, as the trends runner does (exact for zones
+ * without daylight saving). Instants are microseconds since the epoch (UTC), the precision events
+ * are stored with.
+ */
+import { DateTime } from 'luxon';
+import type { EventsWindow, InsightContext } from './context.js';
+import { answeredKey, bucketKey, type Interval } from './date-range.js';
+
+/** Rows one query returns (PostHog's MAX_SELECT_RETURNED_ROWS); more are read by OFFSET. */
+export const PAGE_ROWS = 50_000;
+
+/** Pages a runner reads at most (10,000,000 rows) before answering with what it has read. */
+const MAX_PAGES = 200;
+
+/** The HogQL of a period's start in a zone `offsetMinutes` from UTC. */
+export function bucketExpr(interval: Interval, offsetMinutes: number): string {
+  const fn = { hour: 'toStartOfHour', day: 'toStartOfDay', week: 'toStartOfWeek', month: 'toStartOfMonth' }[interval];
+  if (offsetMinutes === 0) return `${fn}(timestamp)`;
+  const sign = offsetMinutes > 0 ? '+' : '-';
+  return `${fn}(timestamp ${sign} toIntervalMinute(${Math.abs(offsetMinutes)}))`;
+}
+
+/** The zone's offset (minutes) at the last instant before `to` (ms), the one `bucketExpr` uses. */
+export function offsetAt(zone: string, from: number, to: number): number {
+  return DateTime.fromMillis(Math.max(from, to - 1), { zone }).offset;
+}
+
+/**
+ * Every row of `text` (a HogQL SELECT without LIMIT whose ORDER BY is a total order) over
+ * `window`, read page by page. Returns the rows and the HogQL of the first page.
+ */
+export async function selectAll(ctx: InsightContext, text: string, window: EventsWindow): Promise<{ rows: unknown[][]; hogql: string }> {
+  const rows: unknown[][] = [];
+  let hogql = '';
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const answer = await ctx.select(`${text} LIMIT ${PAGE_ROWS}${page > 0 ? ` OFFSET ${page * PAGE_ROWS}` : ''}`, window);
+    if (page === 0) hogql = answer.hogql;
+    rows.push(...answer.results);
+    if (answer.results.length < PAGE_ROWS) break;
+  }
+  return { rows, hogql };
+}
+
+/**
+ * An instant as the events store answers it (`2024-11-01T10:00:00.000000Z`, or with an offset)
+ * in microseconds since the epoch; NaN when it reads as none.
+ */
+export function micros(value: unknown): number {
+  const text = String(value);
+  const m = /^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:?\d\d)?$/.exec(text);
+  if (!m) return Number.NaN;
+  const ms = Date.parse(`${m[1]}T${m[2]}${m[4] ?? 'Z'}`);
+  const fraction = (m[3] ?? '').padEnd(6, '0').slice(0, 6);
+  return ms * 1000 + Number(fraction);
+}
+
+/** One person's activity in one period. */
+export interface PersonPeriod {
+  person: string;
+  /** the period's index in `buckets` */
+  period: number;
+  /** matching events in that period */
+  events: number;
+  /** the extra column's value, when one was asked for */
+  extra: unknown;
+}
+
+/**
+ * The periods in which each person has events of `window`, with their event counts: one row per
+ * person and period of `buckets` (period starts in the range's zone; rows in other periods are
+ * dropped). `extra` is one more aggregate to answer per row (e.g. `min(person.created_at)`);
+ * `where` a HogQL condition the events must meet besides the window's.
+ */
+export async function personPeriods(
+  ctx: InsightContext,
+  window: EventsWindow,
+  opts: { interval: Interval; zone: string; buckets: DateTime[]; extra?: string; where?: string },
+): Promise<{ rows: PersonPeriod[]; hogql: string }> {
+  const offset = offsetAt(opts.zone, window.from, window.to);
+  const index = new Map(opts.buckets.map((b, i) => [bucketKey(b, opts.interval), i]));
+  const text =
+    `SELECT person_id, ${bucketExpr(opts.interval, offset)} AS period, count() AS events${opts.extra ? `, ${opts.extra} AS extra` : ''}` +
+    ` FROM events${opts.where ? ` WHERE ${opts.where}` : ''} GROUP BY person_id, period ORDER BY person_id, period`;
+  const answer = await selectAll(ctx, text, window);
+  const rows: PersonPeriod[] = [];
+  for (const row of answer.rows) {
+    const period = index.get(answeredKey(row[1], opts.interval));
+    if (period === undefined || row[0] === null || row[0] === undefined) continue;
+    rows.push({ person: String(row[0]), period, events: Number(row[2]), extra: row[3] });
+  }
+  return { rows, hogql: answer.hogql };
+}
