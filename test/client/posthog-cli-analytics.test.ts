@@ -2,7 +2,8 @@
  * PostHog's agent tool catalogue, `@posthog/cli` 0.18.3 (npm devDependency, installed with its
  * install script denied: its `lib/posthog-api-cli.mjs` is the same code as PostHog's MCP server),
  * run unchanged through its own `call --json` command against the test server with a small
- * dataset: the query tools, the insight tools and the dashboard tools. Each tool's own output must
+ * dataset: the query tools (trends, funnel, retention, lifecycle, stickiness, paths), the insight
+ * tools and the dashboard tools. Each tool's own output must
  * be a success (exit 0) with the right numbers: a trends total equals the count of the same events
  * through HogQL, a dashboard's insights run to the same results as the query tool's.
  */
@@ -91,6 +92,58 @@ describe('@posthog/cli query tools', () => {
     });
     expect(formula.code, formula.err).toBe(0);
     expect((formula.out.results as { data: number[] }[])[0]!.data).toEqual([50, 0, 0]);
+  });
+});
+
+describe('@posthog/cli funnel, retention, lifecycle, stickiness and paths tools', () => {
+  it('query-funnel: steps non-increasing, as counted by hand', async () => {
+    // 3 persons viewed a page (ada, bob, cyd); bob signed up 5 minutes after his pageview
+    const r = await tool('query-funnel', { series: [{ event: '$pageview' }, { event: 'signup' }], dateRange: RANGE });
+    expect(r.code, r.err).toBe(0);
+    const steps = r.out.results as { name: string; count: number; order: number }[];
+    expect(steps.map((s) => [s.name, s.count])).toEqual([
+      ['$pageview', 3],
+      ['signup', 1],
+    ]);
+    for (let i = 1; i < steps.length; i++) expect(steps[i]!.count).toBeLessThanOrEqual(steps[i - 1]!.count);
+  });
+
+  it('query-retention: each cohort’s first value is its size, as HogQL counts it', async () => {
+    const r = await tool('query-retention', {
+      retentionFilter: {
+        period: 'Day',
+        totalIntervals: 3,
+        targetEntity: { id: '$pageview', type: 'events' },
+        returningEntity: { id: '$pageview', type: 'events' },
+      },
+      dateRange: RANGE,
+    });
+    expect(r.code, r.err).toBe(0);
+    const cohorts = r.out.results as { date: string; values: { count: number }[] }[];
+    expect(cohorts).toHaveLength(3);
+    for (const c of cohorts) {
+      const day = c.date.slice(0, 10);
+      const rows = await t.hogql(
+        P,
+        `select count(distinct person_id) from events where event = '$pageview' and toDate(timestamp) = toDate('${day}')`,
+      );
+      expect(c.values[0]!.count, day).toBe(rows[0]![0]);
+    }
+    // ada came back on 3 November
+    expect(cohorts[0]!.values.map((v) => v.count)).toEqual([2, 0, 1]);
+  });
+
+  it('query-lifecycle, query-stickiness and query-paths answer their shapes', async () => {
+    const lifecycle = await tool('query-lifecycle', { series: [{ event: '$pageview' }], dateRange: RANGE });
+    expect(lifecycle.code, lifecycle.err).toBe(0);
+    expect((lifecycle.out.results as { status: string }[]).map((x) => x.status)).toEqual(['new', 'returning', 'resurrecting', 'dormant']);
+    // days active of 3: ada 2 (1 and 3 November), bob 1, cyd 1
+    const stickiness = await tool('query-stickiness', { series: [{ event: '$pageview' }], dateRange: RANGE });
+    expect(stickiness.code, stickiness.err).toBe(0);
+    expect((stickiness.out.results as { data: number[] }[])[0]!.data).toEqual([2, 1, 0]);
+    const paths = await tool('query-paths', { pathsFilter: { includeEventTypes: ['custom_event', '$pageview'] }, dateRange: RANGE });
+    expect(paths.code, paths.err).toBe(0);
+    expect(Array.isArray(paths.out.results)).toBe(true);
   });
 });
 
