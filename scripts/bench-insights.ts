@@ -4,6 +4,7 @@
  * a median of at most 1 s for every kind and 300 ms for trends).
  *
  *   npm run bench:insights -- [--store sqlite|clickhouse] [--events N] [--runs 10] [--seed 42] [--keep DIR]
+ *                             [--kinds TrendsQuery,FunnelsQuery,…]
  *
  * Defaults: 1,000,000 events on SQLite, 10,000,000 on ClickHouse. One run:
  * 1. A fresh data dir (or `--keep DIR`, reused when it holds the events already): the SQLite
@@ -38,11 +39,14 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '10' },
     seed: { type: 'string', default: '42' },
     keep: { type: 'string' },
+    kinds: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
 if (args.help) {
-  console.log('Usage: npm run bench:insights -- [--store sqlite|clickhouse] [--events N] [--runs 10] [--seed 42] [--keep DIR]');
+  console.log(
+    'Usage: npm run bench:insights -- [--store sqlite|clickhouse] [--events N] [--runs 10] [--seed 42] [--keep DIR] [--kinds TrendsQuery,…]',
+  );
   process.exit(0);
 }
 const clickhouse = args.store === 'clickhouse';
@@ -92,6 +96,38 @@ const QUERIES: { kind: string; name: string; query: QueryInput }[] = [
       compareFilter: { compare: true },
       trendsFilter: { formula: 'A / B' },
     },
+  },
+  {
+    kind: 'FunnelsQuery',
+    name: 'pageview → upload, 14 days',
+    query: {
+      kind: 'FunnelsQuery',
+      series: [
+        { kind: 'EventsNode', event: '$pageview' },
+        { kind: 'EventsNode', event: 'uploaded_file' },
+      ],
+      dateRange: RANGE,
+    },
+  },
+  {
+    kind: 'RetentionQuery',
+    name: 'daily, 8 intervals',
+    query: { kind: 'RetentionQuery', retentionFilter: { period: 'Day', totalIntervals: 8 }, dateRange: RANGE },
+  },
+  {
+    kind: 'LifecycleQuery',
+    name: 'pageviews, daily',
+    query: { kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], dateRange: RANGE },
+  },
+  {
+    kind: 'StickinessQuery',
+    name: 'pageviews, daily',
+    query: { kind: 'StickinessQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], dateRange: RANGE },
+  },
+  {
+    kind: 'PathsQuery',
+    name: 'pageviews, 5 steps',
+    query: { kind: 'PathsQuery', pathsFilter: { includeEventTypes: ['$pageview'] }, dateRange: RANGE },
   },
 ];
 
@@ -162,7 +198,8 @@ async function main(): Promise<void> {
     const now = new Date();
     const raw = await timed(() => rawTrend(store, ch, new Date(now.getTime() - 31 * 86_400_000)));
     let trend: number | undefined;
-    for (const q of QUERIES) {
+    const kinds = args.kinds ? new Set(args.kinds.split(',')) : undefined;
+    for (const q of QUERIES.filter((x) => !kinds || kinds.has(x.kind))) {
       const r = await timed(() => service.run(team, q.query));
       trend ??= r.median;
       console.error(`  ${q.kind} ${q.name}: median ${r.median.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms`);

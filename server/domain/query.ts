@@ -136,7 +136,7 @@ export class QueryService {
           tableWhere = this.events.conditions({ teamId: team.id, after, before, event: window.event, properties, materialized });
         }
         const answer = await runHogQLQuery(this.events.db, this.events.table(materialized), team.id, text, now, tableWhere);
-        return { results: answer.results, hogql: answer.hogql };
+        return { results: answer.results, hasMore: answer.hasMore, hogql: answer.hogql };
       },
     };
   }

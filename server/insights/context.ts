@@ -27,6 +27,8 @@ export interface EventsWindow {
 /** One HogQL answer as a runner reads it. */
 export interface SelectAnswer {
   results: unknown[][];
+  /** whether the query had more rows than its LIMIT */
+  hasMore: boolean;
   hogql: string;
 }
 

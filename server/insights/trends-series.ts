@@ -5,10 +5,13 @@
  * - Buckets are grouped in HogQL by `toStartOfHour/Day/Week/Month(timestamp)`, in the project's
  *   timezone by the offset it has at the period's end (exact for UTC and for zones without
  *   daylight saving; across a change the buckets of the other side are an hour off).
- * - A breakdown (PostHog's breakdown.py) ranks the values over the whole period by the series'
- *   aggregate, descending, then by value; events without the property (or with `""`) are
+ * - A breakdown (PostHog's breakdown.py) ranks the values by the sum of their buckets over the
+ *   period, descending, then by value; events without the property (or with `""`) are
  *   `$$_posthog_breakdown_null_$$`, ranked after every value; past `limit` values are merged
- *   into `$$_posthog_breakdown_other_$$`, computed with the same aggregate over their events.
+ *   into `$$_posthog_breakdown_other_$$`, the bucket-wise sum of their values, as PostHog's. One
+ *   query groups by bucket and value; when that grid holds more rows than a query returns, a
+ *   ranking query picks the values first (ranked by the whole period's aggregate) and the other
+ *   label is then the aggregate over the remaining events. Active-user math ranks that way too.
  * - Active-user math (`windowDays`) and a cumulative display of math whose buckets do not add up
  *   run one query per bucket over that bucket's window (the 7 / 30 days up to its end; or from the
  *   period's start to its end), so each value is the distinct count of its own window.
@@ -92,6 +95,81 @@ function keyExpr(value: string, kept: string[], nullKept: boolean, merged: boole
   return `if(ifNull(${value}, '') = '', ${nullLabel}, ${rest})`;
 }
 
+/** The HogQL of a breakdown's value: the property, or for `breakdowns` its parts joined (a missing part the null label). */
+function breakdownValue(breakdown: Breakdown): string {
+  if (!breakdown.multi) return propertyField(breakdown.parts[0]!.key, breakdown.parts[0]!.type);
+  const parts = breakdown.parts.map((p) => {
+    const field = propertyField(p.key, p.type);
+    return `if(ifNull(${field}, '') = '', ${hogqlString(BREAKDOWN_NULL)}, ${field})`;
+  });
+  return parts.length === 1 ? parts[0]! : `concat(${parts.join(`, ${hogqlString(BREAKDOWN_SEPARATOR)}, `)})`;
+}
+
+/**
+ * PostHog's ranking of breakdown values by their totals: descending, then by value; the null label
+ * after every value, inside the limit; the rest merged into the other label.
+ */
+function rank(totals: Map<string, number>, nullTotal: number | undefined, limit: number) {
+  const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([v]) => v);
+  const kept = ranked.slice(0, limit);
+  const nullKept = nullTotal !== undefined && kept.length < limit;
+  const hasOther = ranked.length > kept.length || (nullTotal !== undefined && !nullKept);
+  const order = [...kept, ...(nullKept ? [BREAKDOWN_NULL] : []), ...(hasOther ? [BREAKDOWN_OTHER] : [])];
+  return { kept, nullKept, hasOther, order };
+}
+
+/**
+ * A breakdown in one query: every (bucket, value) of the period, ranked by the sum of each value's
+ * buckets (PostHog ranks by that sum, `arraySum`), the other label the bucket-wise sum of the values
+ * past the limit, as PostHog's. Undefined when the grid holds more rows than a query returns (a
+ * breakdown of very many values), for the caller's two-query path.
+ */
+async function breakdownGrid(
+  ctx: InsightContext,
+  plan: SeriesPlan,
+  whole: EventsWindow,
+  bucket: string,
+  index: Map<string, number>,
+  width: number,
+): Promise<SeriesOutcome | undefined> {
+  const value = breakdownValue(plan.breakdown!);
+  const agg = plan.math.aggregate;
+  const text = plan.totalValue
+    ? `SELECT ${value} AS breakdown_value, ${agg} AS value FROM events GROUP BY breakdown_value LIMIT ${ROWS}`
+    : `SELECT ${bucket} AS bucket, ${value} AS breakdown_value, ${agg} AS value FROM events GROUP BY bucket, breakdown_value LIMIT ${ROWS}`;
+  const grid = await ctx.select(text, whole);
+  if (grid.hasMore) return undefined;
+  const byValue = new Map<string | null, number[]>();
+  for (const row of grid.results) {
+    const [at, bv, v] = plan.totalValue ? [0, row[0], row[1]] : [index.get(answeredKey(row[0], plan.range.interval)), row[1], row[2]];
+    if (at === undefined) continue;
+    const k = bv === null || bv === undefined || bv === '' ? null : String(bv);
+    let arr = byValue.get(k);
+    if (!arr) byValue.set(k, (arr = new Array<number>(width).fill(0)));
+    arr[at]! += numberOf(v);
+  }
+  const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
+  const totals = new Map<string, number>();
+  for (const [k, arr] of byValue) if (k !== null) totals.set(k, sum(arr));
+  const nullRow = byValue.get(null);
+  const r = rank(totals, nullRow ? sum(nullRow) : undefined, plan.breakdown!.limit);
+  const keptSet = new Set(r.kept);
+  const other = new Array<number>(width).fill(0);
+  for (const [k, arr] of byValue) {
+    const merged = k === null ? !r.nullKept : !keptSet.has(k);
+    if (merged) for (let i = 0; i < width; i++) other[i]! += arr[i]!;
+  }
+  // (a value may itself read as a label: a missing part of `breakdowns` is the null label's text)
+  const rows = [
+    ...r.kept.map((bv) => ({ breakdownValue: bv, values: [...byValue.get(bv)!] })),
+    ...(r.nullKept ? [{ breakdownValue: BREAKDOWN_NULL, values: [...nullRow!] }] : []),
+    ...(r.hasOther ? [{ breakdownValue: BREAKDOWN_OTHER, values: other }] : []),
+  ];
+  if (plan.cumulative && !plan.totalValue)
+    for (const row of rows) for (let i = 1; i < row.values.length; i++) row.values[i]! += row.values[i - 1]!;
+  return { rows, hasOther: r.hasOther, hogql: withWindow(grid.hogql, whole) };
+}
+
 /** Computes a plan's numbers (module doc). */
 export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promise<SeriesOutcome> {
   const { range, math, breakdown } = plan;
@@ -102,21 +180,19 @@ export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promi
   const index = new Map(keys.map((k, i) => [k, i]));
   const width = plan.totalValue ? 1 : keys.length;
 
+  const perBucket = math.windowDays !== undefined || (plan.cumulative && !math.additive);
+  if (breakdown && !perBucket) {
+    const grid = await breakdownGrid(ctx, plan, whole, bucket, index, width);
+    if (grid) return grid;
+  }
+
   // the breakdown's ranking over the whole period
   let key: string | undefined;
   let order: string[] = [];
   let hasOther = false;
   let firstHogql: string | undefined;
   if (breakdown) {
-    const parts = breakdown.parts.map((p) => {
-      const field = propertyField(p.key, p.type);
-      return `if(ifNull(${field}, '') = '', ${hogqlString(BREAKDOWN_NULL)}, ${field})`;
-    });
-    const value = !breakdown.multi
-      ? propertyField(breakdown.parts[0]!.key, breakdown.parts[0]!.type)
-      : parts.length === 1
-        ? parts[0]!
-        : `concat(${parts.join(`, ${hogqlString(BREAKDOWN_SEPARATOR)}, `)})`;
+    const value = breakdownValue(breakdown);
     const ranking = await ctx.select(
       `SELECT ${value} AS breakdown_value, ${math.aggregate} AS value FROM events GROUP BY breakdown_value ORDER BY value DESC, breakdown_value LIMIT ${ROWS}`,
       whole,
@@ -128,12 +204,10 @@ export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promi
       if (v === null || v === undefined || v === '') nullTotal = (nullTotal ?? 0) + numberOf(total);
       else totals.set(String(v), numberOf(total));
     }
-    const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([v]) => v);
-    const kept = ranked.slice(0, breakdown.limit);
-    const nullKept = nullTotal !== undefined && kept.length < breakdown.limit;
-    hasOther = ranked.length > kept.length || (nullTotal !== undefined && !nullKept);
-    order = [...kept, ...(nullKept ? [BREAKDOWN_NULL] : []), ...(hasOther ? [BREAKDOWN_OTHER] : [])];
-    key = keyExpr(value, kept, nullKept, hasOther);
+    const r = rank(totals, nullTotal, breakdown.limit);
+    hasOther = r.hasOther;
+    order = r.order;
+    key = keyExpr(value, r.kept, r.nullKept, hasOther);
   }
   const rows = new Map<string | undefined, number[]>();
   const rowOf = (bv: string | undefined) => {
@@ -144,7 +218,6 @@ export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promi
   const groupBy = key ? ', breakdown_value' : '';
   const keySelect = key ? `${key} AS breakdown_value, ` : '';
 
-  const perBucket = math.windowDays !== undefined || (plan.cumulative && !math.additive);
   if (!perBucket) {
     const text = plan.totalValue
       ? `SELECT ${keySelect}${math.aggregate} AS value FROM events${key ? ' GROUP BY breakdown_value' : ''} LIMIT ${ROWS}`
