@@ -6916,9 +6916,9 @@ export interface components {
          *     false); `force_cache`, `false`, `0`, `no`, or no `refresh` at all answer what the cache holds,
          *     here always `result: null`, as PostHog answers a cache miss.
          */
-        InsightRefresh: string;
+        InsightRefresh: "" | "true" | "false" | "1" | "0" | "yes" | "no" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "force_cache";
         /** @description `force_cache` leaves the insight tiles' `result` null (PostHog's answer for results not in its cache; this server has no cache); any other value, or none, computes them now. */
-        DashboardRefresh: string;
+        DashboardRefresh: "" | "true" | "false" | "1" | "0" | "yes" | "no" | "blocking" | "force_blocking" | "async" | "lazy_async" | "force_async" | "async_except_on_cache_miss" | "force_cache";
         /**
          * @description A unique integer value identifying this dashboard. A value that is not an integer answers 404 `Not found.` (not 400), as for the other integer ids.
          * @example 14
@@ -7658,6 +7658,7 @@ export interface operations {
                     "application/json": components["schemas"]["Dashboard"];
                 };
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
@@ -8098,7 +8099,9 @@ export interface operations {
                 /** @description `force_cache` leaves the insight tiles' `result` null (PostHog's answer for results not in its cache; this server has no cache); any other value, or none, computes them now. */
                 refresh?: components["parameters"]["DashboardRefresh"];
                 output_format?: "json" | "optimized";
+                /** @description Accepted and ignored (a NUL character answers 400). */
                 filters_override?: string;
+                /** @description Accepted and ignored (a NUL character answers 400). */
                 variables_override?: string;
             };
             header?: never;
@@ -10879,6 +10882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Dashboard"];
                 };
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             /** @description The project, or the dashboard in it, does not exist (or the dashboard is deleted). */
@@ -11319,7 +11323,9 @@ export interface operations {
                 /** @description `force_cache` leaves the insight tiles' `result` null (PostHog's answer for results not in its cache; this server has no cache); any other value, or none, computes them now. */
                 refresh?: components["parameters"]["DashboardRefresh"];
                 output_format?: "json" | "optimized";
+                /** @description Accepted and ignored (a NUL character answers 400). */
                 filters_override?: string;
+                /** @description Accepted and ignored (a NUL character answers 400). */
                 variables_override?: string;
             };
             header?: never;

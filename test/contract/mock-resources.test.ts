@@ -431,6 +431,153 @@ describe('identity, discovery, persons and event definitions: the first declared
 // Coverage: must stay last in this file.
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// insights, dashboards' writes and tile actions, templates, MCP tools: each answers its example
+// ---------------------------------------------------------------------------------------------
+
+describe('the operations of insights, dashboard writes, templates and MCP tools', () => {
+  const dashboard = { ...project, id: 21 };
+  const trends = {
+    kind: 'InsightVizNode' as const,
+    source: { kind: 'TrendsQuery' as const, series: [{ kind: 'EventsNode' as const, event: '$pageview' }] },
+  };
+  it('insights: list, create, retrieve, partial update', async () => {
+    expect(
+      await expectStatus(
+        'environments_insights_list',
+        api.GET('/api/environments/{project_id}/insights/', { params: { path: project } }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_insights_list', '200'));
+    const created = await expectStatus(
+      'environments_insights_create',
+      api.POST('/api/environments/{project_id}/insights/', { params: { path: project }, body: { name: 'Daily pageviews', query: trends } }),
+      201,
+    );
+    expect(created).toEqual(exampleOf('environments_insights_create', '201'));
+    const got = await expectStatus(
+      'environments_insights_retrieve',
+      api.GET('/api/environments/{project_id}/insights/{id}/', { params: { path: { ...project, id: '42' } } }),
+      200,
+    );
+    expect(got).toEqual(exampleOf('environments_insights_retrieve', '200'));
+    const patched = await expectStatus(
+      'environments_insights_partial_update',
+      api.PATCH('/api/environments/{project_id}/insights/{id}/', { params: { path: { ...project, id: '42' } }, body: { name: 'Renamed' } }),
+      200,
+    );
+    expect(patched).toEqual(exampleOf('environments_insights_partial_update', '200'));
+  });
+
+  it('dashboards: create, partial update, the tile actions and run_insights', async () => {
+    expectDashboard(
+      await expectStatus(
+        'environments_dashboards_create',
+        api.POST('/api/environments/{project_id}/dashboards/', { params: { path: project }, body: { name: 'Growth' } }),
+        201,
+      ),
+    );
+    expectDashboard(
+      await expectStatus(
+        'environments_dashboards_partial_update',
+        api.PATCH('/api/environments/{project_id}/dashboards/{id}/', { params: { path: dashboard }, body: { name: 'Growth' } }),
+        200,
+      ),
+    );
+    const tile = await expectStatus(
+      'environments_dashboards_create_text_tile_create',
+      api.POST('/api/environments/{project_id}/dashboards/{id}/create_text_tile/', {
+        params: { path: dashboard },
+        body: { body: '## Notes' },
+      }),
+      200,
+    );
+    expect(tile).toEqual(exampleOf('environments_dashboards_create_text_tile_create', '200'));
+    await expectStatus(
+      'environments_dashboards_update_text_tile_create',
+      api.POST('/api/environments/{project_id}/dashboards/{id}/update_text_tile/', {
+        params: { path: dashboard },
+        body: { tile_id: 120, body: 'x' },
+      }),
+      200,
+    );
+    const { response } = await api.POST('/api/environments/{project_id}/dashboards/{id}/delete_tile/', {
+      params: { path: dashboard },
+      body: { tile_id: 120 },
+    });
+    called.add('environments_dashboards_delete_tile_create');
+    expect(response.status).toBe(204);
+    expectDashboard(
+      await expectStatus(
+        'environments_dashboards_reorder_tiles_create',
+        api.POST('/api/environments/{project_id}/dashboards/{id}/reorder_tiles/', {
+          params: { path: dashboard },
+          body: { tile_order: [120] },
+        }),
+        200,
+      ),
+    );
+    expectDashboard(
+      await expectStatus(
+        'environments_dashboards_copy_tile_create',
+        api.POST('/api/environments/{project_id}/dashboards/{id}/copy_tile/', {
+          params: { path: dashboard },
+          body: { fromDashboardId: 14, tileId: 101 },
+        }),
+        200,
+      ),
+    );
+    const run = await expectStatus(
+      'environments_dashboards_run_insights_retrieve',
+      api.GET('/api/environments/{project_id}/dashboards/{id}/run_insights/', { params: { path: dashboard } }),
+      200,
+    );
+    expect(run).toEqual(exampleOf('environments_dashboards_run_insights_retrieve', '200'));
+  });
+
+  it('dashboard templates: list and retrieve', async () => {
+    expect(
+      await expectStatus(
+        'environments_dashboard_templates_list',
+        api.GET('/api/environments/{project_id}/dashboard_templates/', { params: { path: project } }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_dashboard_templates_list', '200'));
+    expect(
+      await expectStatus(
+        'environments_dashboard_templates_retrieve',
+        api.GET('/api/environments/{project_id}/dashboard_templates/{id}/', {
+          params: { path: { ...project, id: '8f3c1a52-6d1e-4b7a-9c0e-2a4b6c8d0e01' } },
+        }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_dashboard_templates_retrieve', '200'));
+  });
+
+  it('MCP tools: execute_sql and read_taxonomy', async () => {
+    expect(
+      await expectStatus(
+        'environments_mcp_tools_execute_sql_create',
+        api.POST('/api/environments/{project_id}/mcp_tools/execute_sql/', {
+          params: { path: project },
+          body: { args: { query: 'select 1', truncate: true } },
+        }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_mcp_tools_execute_sql_create', '200'));
+    expect(
+      await expectStatus(
+        'environments_mcp_tools_read_taxonomy_create',
+        api.POST('/api/environments/{project_id}/mcp_tools/read_taxonomy/', {
+          params: { path: project },
+          body: { args: { query: { kind: 'events', limit: 500, offset: 0 } } },
+        }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_mcp_tools_read_taxonomy_create', '200'));
+  });
+});
+
 describe('the Prism mock', () => {
   it('was called for every hand-written operationId of openapi.yaml not tagged plugin_configs, and for no other', () => {
     expect([...called].sort()).toEqual(handWrittenOperationIds((tags) => !tags.includes('plugin_configs')));
