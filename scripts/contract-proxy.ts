@@ -387,6 +387,67 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
         body: { tile: { id: restricted.tiles[0]!.id }, toDashboard: dashB.id },
       });
 
+      // the dashboards' writes and tile actions, run_insights
+      const dashC = (await send('environments_dashboards_create', 201, { body: { name: 'Contract', tags: ['contract'] } })).body as {
+        id: number;
+      };
+      await send('environments_dashboards_create', 400, { body: { use_template: 'NOPE' } });
+      await send('environments_dashboards_partial_update', 200, { path: { id: dashC.id }, body: { description: 'Checked', pinned: true } });
+      await send('environments_dashboards_partial_update', 400, { path: { id: dashC.id }, body: { tiles: [{ id: MISSING_ID }] } });
+      const text = (await send('environments_dashboards_create_text_tile_create', 200, { path: { id: dashC.id }, body: { body: 'Note' } }))
+        .body as { id: number };
+      await send('environments_dashboards_create_text_tile_create', 400, { path: { id: dashC.id }, body: { body: '' } });
+      await send('environments_dashboards_update_text_tile_create', 200, {
+        path: { id: dashC.id },
+        body: { tile_id: text.id, body: 'Changed' },
+      });
+      await send('environments_dashboards_update_text_tile_create', 400, { path: { id: dashC.id }, body: { tile_id: MISSING_ID } });
+      await send('environments_dashboards_reorder_tiles_create', 200, {
+        path: { id: dashC.id },
+        body: { tile_order: [text.id], layout: 'two_column' },
+      });
+      await send('environments_dashboards_reorder_tiles_create', 400, { path: { id: dashC.id }, body: { tile_order: [text.id, text.id] } });
+      await send('environments_dashboards_copy_tile_create', 200, {
+        path: { id: dashC.id },
+        body: { fromDashboardId: dashA.id, tileId: dashA.tiles[1]!.id },
+      });
+      await send('environments_dashboards_copy_tile_create', 400, {
+        path: { id: dashC.id },
+        body: { fromDashboardId: dashC.id, tileId: text.id },
+      });
+      await send('environments_dashboards_run_insights_retrieve', 200, { path: { id: dashC.id }, query: 'refresh=blocking' });
+      await send('environments_dashboards_run_insights_retrieve', 400, { path: { id: dashC.id }, query: 'refresh=sometimes' });
+      await send('environments_dashboards_delete_tile_create', 204, { path: { id: dashC.id }, body: { tile_id: text.id } });
+      await send('environments_dashboards_delete_tile_create', 400, { path: { id: dashC.id }, body: { tile_id: text.id } });
+
+      // insights
+      const trends = { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }] } };
+      const insight = (
+        await send('environments_insights_create', 201, { body: { name: 'Contract', query: trends, dashboards: [dashC.id] } })
+      ).body as {
+        id: number;
+        short_id: string;
+      };
+      await send('environments_insights_create', 400, { body: { query: { kind: 'NoSuchQuery' } } });
+      await send('environments_insights_list', 200, { query: `short_id=${insight.short_id}` });
+      await send('environments_insights_list', 400, { query: 'limit=abc' });
+      await send('environments_insights_retrieve', 200, { path: { id: insight.short_id }, query: 'refresh=blocking' });
+      await send('environments_insights_retrieve', 404, { path: { id: String(MISSING_ID) } });
+      await send('environments_insights_partial_update', 200, { path: { id: insight.id }, body: { name: 'Renamed' } });
+      await send('environments_insights_partial_update', 400, { path: { id: insight.id }, body: { dashboards: [MISSING_ID] } });
+
+      // dashboard templates, MCP tools
+      const templates = (await send('environments_dashboard_templates_list', 200, { query: 'limit=2' })).body as {
+        results: { id: string }[];
+      };
+      await send('environments_dashboard_templates_list', 400, { query: 'limit=abc' });
+      await send('environments_dashboard_templates_retrieve', 200, { path: { id: templates.results[0]!.id } });
+      await send('environments_dashboard_templates_retrieve', 404, { path: { id: '8f3c1a52-0000-4000-8000-000000000000' } });
+      await send('environments_mcp_tools_execute_sql_create', 200, { body: { args: { query: 'select 1', truncate: true } } });
+      await send('environments_mcp_tools_execute_sql_create', 400, { body: { args: {} } });
+      await send('environments_mcp_tools_read_taxonomy_create', 200, { body: { args: { query: { kind: 'events' } } } });
+      await send('environments_mcp_tools_read_taxonomy_create', 400, { body: { args: {} } });
+
       // events
       const page = (await send('environments_events_list', 200, { query: 'limit=2&event=$pageview' })).body as {
         results: Array<{ id: string }>;
@@ -414,6 +475,13 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
         body: { query: { kind: 'HogQLQuery', query: 'select event from events join persons p on 1' } },
       });
       await send('environments_query_create', 400, { body: { query: { kind: 'HogQLQuery', query: 'select event from events where' } } });
+      await send('environments_query_create', 200, {
+        body: {
+          query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], breakdownFilter: { breakdown: '$browser' } },
+        },
+      });
+      await send('environments_query_create', 200, { body: { query: { kind: 'HogQLMetadata', language: 'hogQL', query: 'select 1' } } });
+      await send('environments_query_create', 400, { body: { query: { kind: 'SavedInsightNode', shortId: 'AbCdEf12' } } });
 
       // explicit members (private project Q)
       const Q = fx.privateProject;
