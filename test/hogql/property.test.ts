@@ -21,6 +21,9 @@ import { AccountsRepository } from '../../server/storage/repositories/accounts.j
 import { createTestPgSchema, type TestPgSchema } from '../helpers/pg.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { seedDataset } from './dataset.js';
+
+/** The seed of the SQLite-and-PostgreSQL comparison (see the test). */
+const COMPARE_SEED = 20261203;
 import { query } from './helpers/grammar.js';
 
 /** The SQLite/PostgreSQL comparison runs whenever a PostgreSQL is given (TEST_DATABASE_URL), in either pass. */
@@ -101,11 +104,25 @@ describe('HogQL compiler properties', () => {
           if (a !== 'HTTP 400') accepted++;
           expect(b, q).toEqual(a);
         }),
-        { numRuns: 400 },
+        // a fixed seed by default, so that every run (CI's too) checks the same 400 queries;
+        // FC_SEED=<n> explores others
+        { numRuns: 400, seed: process.env.FC_SEED ? Number(process.env.FC_SEED) : COMPARE_SEED },
       );
       // the grammar is not all type errors: a good part of the queries run
       expect(accepted).toBeGreaterThan(40);
     },
     900_000,
   );
+
+  // A known difference, found by the property above (seed 1331250126): inside `in (…) = event`
+  // with GROUP BY, SQLite does not raise the Float underflow of `toFloat(…) * 5e-324` (the same
+  // product alone answers 400 on both stores), PostgreSQL does. `it.fails` until the compiler
+  // raises it on SQLite too; then this fails, and becomes a plain test.
+  it.runIf(comparePg).fails('a Float underflow inside IN … = event answers 400 on SQLite as on PostgreSQL', async () => {
+    const q =
+      "select ((toString(toFloat(properties.ratio) * 5e-324) in ('Chrome')) = event) as g, count() from events group by g order by g";
+    const now = new Date('2026-01-01T00:00:00Z');
+    const [a, b] = await Promise.all([answerOf(pair!.sqlite, pair!.teams[0], q, now), answerOf(pair!.pg, pair!.teams[1], q, now)]);
+    expect(a).toEqual(b);
+  });
 });
