@@ -14,12 +14,10 @@
  */
 import type { components } from '../../generated/api.js';
 import { InsightQueryError } from './errors.js';
+import { singleBreakdownOf } from './insight-base.js';
 import type { StepEvent } from './funnel-attempts.js';
 
 type FunnelsQueryInput = components['schemas']['FunnelsQuery'];
-
-/** PostHog's default breakdown limit (BREAKDOWN_VALUES_LIMIT). */
-const BREAKDOWN_LIMIT = 25;
 
 /** The label funnels give the merged values (PostHog's funnels: `Other`). */
 export const FUNNEL_BREAKDOWN_OTHER = 'Other';
@@ -35,22 +33,9 @@ export interface FunnelBreakdown {
 
 /** The breakdown of `q`, or undefined for none (module doc). */
 export function funnelBreakdownOf(q: FunnelsQueryInput, steps: number): FunnelBreakdown | undefined {
-  const bf = q.breakdownFilter as
-    { breakdown?: unknown; breakdowns?: unknown[]; breakdown_type?: unknown; breakdown_limit?: unknown } | null | undefined;
-  if (!bf) return undefined;
-  if ((bf.breakdowns?.length ?? 0) > 0)
-    throw new InsightQueryError(
-      'Several breakdowns ("breakdowns") are not supported: break down by one property ("breakdown").',
-      'breakdownFilter__breakdowns',
-    );
-  if (bf.breakdown === undefined || bf.breakdown === null || bf.breakdown === '') return undefined;
-  if (typeof bf.breakdown !== 'string') throw new InsightQueryError('breakdown must be one property name.', 'breakdownFilter__breakdown');
-  const type = bf.breakdown_type ?? 'event';
-  if (type !== 'event' && type !== 'person')
-    throw new InsightQueryError('Only event and person property breakdowns are supported.', 'breakdownFilter__breakdown_type');
-  const limit = bf.breakdown_limit ?? BREAKDOWN_LIMIT;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)
-    throw new InsightQueryError('breakdown_limit must be a whole number of at least 1.', 'breakdownFilter__breakdown_limit');
+  const found = singleBreakdownOf(q.breakdownFilter);
+  if (!found) return undefined;
+  const { key, type, limit } = found;
   const attribution = q.funnelsFilter?.breakdownAttributionType ?? 'first_touch';
   const present = (e: StepEvent) => e.value !== null && e.value !== undefined && e.value !== '';
   let valueOf: (events: StepEvent[]) => string;
@@ -69,7 +54,7 @@ export function funnelBreakdownOf(q: FunnelsQueryInput, steps: number): FunnelBr
       'breakdownAttributionType "all_events" is not supported: use first_touch, last_touch or step.',
       'funnelsFilter__breakdownAttributionType',
     );
-  return { key: bf.breakdown, type, limit, valueOf };
+  return { key, type, limit, valueOf };
 }
 
 /**

@@ -52,3 +52,32 @@ export function queryRange(
     maxBuckets: MAX_BUCKETS,
   });
 }
+
+/** PostHog's default breakdown limit (BREAKDOWN_VALUES_LIMIT). */
+const BREAKDOWN_VALUES_LIMIT = 25;
+
+/**
+ * The one-property breakdown of a query's `breakdownFilter` (an event or person property, and the
+ * limit, default 25), or undefined for none: what the funnel and retention runners break down by.
+ * Throws `InsightQueryError` for `breakdowns` (several), a non-string property, another type, or a
+ * limit that is not a whole number of at least 1.
+ */
+export function singleBreakdownOf(breakdownFilter: unknown): { key: string; type: 'event' | 'person'; limit: number } | undefined {
+  const bf = breakdownFilter as
+    { breakdown?: unknown; breakdowns?: unknown[]; breakdown_type?: unknown; breakdown_limit?: unknown } | null | undefined;
+  if (!bf) return undefined;
+  if ((bf.breakdowns?.length ?? 0) > 0)
+    throw new InsightQueryError(
+      'Several breakdowns ("breakdowns") are not supported: break down by one property ("breakdown").',
+      'breakdownFilter__breakdowns',
+    );
+  if (bf.breakdown === undefined || bf.breakdown === null || bf.breakdown === '') return undefined;
+  if (typeof bf.breakdown !== 'string') throw new InsightQueryError('breakdown must be one property name.', 'breakdownFilter__breakdown');
+  const type = bf.breakdown_type ?? 'event';
+  if (type !== 'event' && type !== 'person')
+    throw new InsightQueryError('Only event and person property breakdowns are supported.', 'breakdownFilter__breakdown_type');
+  const limit = bf.breakdown_limit ?? BREAKDOWN_VALUES_LIMIT;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)
+    throw new InsightQueryError('breakdown_limit must be a whole number of at least 1.', 'breakdownFilter__breakdown_limit');
+  return { key: bf.breakdown, type, limit };
+}

@@ -33,7 +33,7 @@ import type { EventsWindow, InsightContext, RawProperties } from './context.js';
 import { intervalStart, isoText, nextInterval, type Interval } from './date-range.js';
 import { InsightQueryError } from './errors.js';
 import { propertyField } from './hogql-text.js';
-import { MAX_BUCKETS } from './insight-base.js';
+import { MAX_BUCKETS, singleBreakdownOf } from './insight-base.js';
 import { BREAKDOWN_OTHER } from './trends-series.js';
 import { cacheFields, type CacheFields } from './response.js';
 
@@ -54,9 +54,6 @@ export interface RetentionAnswer extends CacheFields {
  */
 const DEFAULT_TOTAL_INTERVALS = 8;
 
-/** PostHog's default breakdown limit (BREAKDOWN_VALUES_LIMIT). */
-const BREAKDOWN_LIMIT = 25;
-
 /** PostHog's default target and returning entity. */
 const DEFAULT_ENTITY: Entity = { id: '$pageview', type: 'events' };
 
@@ -70,23 +67,10 @@ function entityWindow(entity: Entity, attr: string, properties: RawProperties, f
 
 /** The breakdown of `breakdownFilter` (one event or person property), or undefined for none. */
 function breakdownOf(q: RetentionQueryInput): { key: string; type: 'event' | 'person'; limit: number } | undefined {
-  const bf = q.breakdownFilter as
-    { breakdown?: unknown; breakdowns?: unknown[]; breakdown_type?: unknown; breakdown_limit?: unknown } | null | undefined;
-  if (!bf) return undefined;
-  if ((bf.breakdowns?.length ?? 0) > 0)
-    throw new InsightQueryError(
-      'Several breakdowns ("breakdowns") are not supported: break down by one property ("breakdown").',
-      'breakdownFilter__breakdowns',
-    );
-  if (bf.breakdown === undefined || bf.breakdown === null || bf.breakdown === '') return undefined;
-  if (typeof bf.breakdown !== 'string') throw new InsightQueryError('breakdown must be one property name.', 'breakdownFilter__breakdown');
-  const type = bf.breakdown_type ?? 'event';
-  if (type !== 'event' && type !== 'person')
-    throw new InsightQueryError('Only event and person property breakdowns are supported.', 'breakdownFilter__breakdown_type');
-  const limit = bf.breakdown_limit ?? BREAKDOWN_LIMIT;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)
-    throw new InsightQueryError('breakdown_limit must be a whole number of at least 1.', 'breakdownFilter__breakdown_limit');
-  return { key: bf.breakdown, type, limit };
+  const found = singleBreakdownOf(q.breakdownFilter);
+  if (!found) return undefined;
+  const { key, type, limit } = found;
+  return { key, type, limit };
 }
 
 /** The range's cohort period starts (module doc). */
