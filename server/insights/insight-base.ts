@@ -53,8 +53,8 @@ export function queryRange(
   });
 }
 
-/** PostHog's default breakdown limit (BREAKDOWN_VALUES_LIMIT). */
-const BREAKDOWN_VALUES_LIMIT = 25;
+/** PostHog's default breakdown limit (posthog/hogql/constants.py BREAKDOWN_VALUES_LIMIT). */
+export const BREAKDOWN_VALUES_LIMIT = 25;
 
 /**
  * The one-property breakdown of a query's `breakdownFilter` (an event or person property, and the

@@ -20,30 +20,16 @@
  */
 import type { components } from '../../generated/api.js';
 import type { InsightContext, TrendsQueryInput } from './context.js';
-import {
-  bucketLabel,
-  dayText,
-  isoText,
-  previousPeriod,
-  resolveDateRange,
-  resolvedRange,
-  type DateRange,
-  type Interval,
-} from './date-range.js';
+import { bucketLabel, dayText, isoText, previousPeriod, resolvedRange, type DateRange, type Interval } from './date-range.js';
 import { InsightQueryError } from './errors.js';
 import { compileFormula } from './formula.js';
+import { BREAKDOWN_VALUES_LIMIT, queryRange } from './insight-base.js';
 import { cacheFields, type CacheFields } from './response.js';
 import { seriesMath } from './trends-math.js';
 import { BREAKDOWN_OTHER, BREAKDOWN_SEPARATOR, seriesValues, type Breakdown, type SeriesPlan } from './trends-series.js';
 
 /** PostHog's displays that answer one value for the whole range (TrendsDisplay `is_total_value`). */
 const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap']);
-
-/** PostHog's default breakdown limit (BREAKDOWN_VALUES_LIMIT). */
-const BREAKDOWN_LIMIT = 25;
-
-/** Buckets a range may hold (an hour interval over a year is 8,784). */
-const MAX_BUCKETS = 10_000;
 
 /** One series object of the answer (schema `TrendsSeriesResult`). */
 export type TrendsResult = components['schemas']['TrendsSeriesResult'];
@@ -66,7 +52,7 @@ export interface TrendsAnswer extends CacheFields {
 function breakdownOf(q: TrendsQueryInput): Breakdown | undefined {
   const bf = q.breakdownFilter;
   if (!bf) return undefined;
-  const limit = bf.breakdown_limit ?? BREAKDOWN_LIMIT;
+  const limit = bf.breakdown_limit ?? BREAKDOWN_VALUES_LIMIT;
   if (bf.breakdowns && bf.breakdowns.length > 0) {
     const parts = bf.breakdowns.map((b, i) => {
       const type = b.type ?? 'event';
@@ -142,17 +128,7 @@ export async function runTrendsQuery(ctx: InsightContext, q: TrendsQueryInput): 
   const formulas = await Promise.all(
     formulasOf(q).map(async (f) => ({ ...f, run: await compileFormula(f.formula, q.series.length, f.attr) })),
   );
-  const range = await resolveDateRange(q.dateRange, interval, {
-    zone: ctx.team.timezone,
-    now: ctx.now,
-    parseDate: (t) => ctx.parseDate(t),
-    earliest: async () => {
-      const answer = await ctx.select('SELECT min(timestamp) FROM events');
-      const first = answer.results[0]?.[0];
-      return typeof first === 'string' ? Date.parse(first) : undefined;
-    },
-    maxBuckets: MAX_BUCKETS,
-  });
+  const range = await queryRange(ctx, q.dateRange, interval);
   const compare = q.compareFilter?.compare === true;
   const periods: { range: DateRange; label: 'current' | 'previous' | undefined }[] = compare
     ? [
