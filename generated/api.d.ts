@@ -1227,11 +1227,31 @@ export interface paths {
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
+         *     - `ActorsQuery`: the persons behind one point of an insight (PostHog's actors_query_runner.py
+         *       with insight_actors_query_runner.py), from the same per-person model the kind counts, so a
+         *       point's persons are exactly those its number counts. `source` is an `InsightActorsQuery`
+         *       over a TrendsQuery (`day`, required as PostHog requires it except for whole-range displays,
+         *       which forbid it; `series`; `breakdown` as the answer's `breakdown_value`, the null and other
+         *       labels included, where PostHog applies no filter for the other label; `compare`), a
+         *       LifecycleQuery (`day`, `status`), a StickinessQuery (`day` the number of periods,
+         *       `series`, `compare`), a RetentionQuery (`interval` the cohort, `breakdown`) or a PathsQuery
+         *       (its `pathsFilter.pathStartKey`, `pathEndKey`, `pathDropoffKey`), or a
+         *       `FunnelsActorsQuery` (`funnelStep` N completed step N, -N dropped off before it;
+         *       `funnelStepBreakdown`; the trends view's `funnelTrendsEntrancePeriodStart` and
+         *       `funnelTrendsDropOff`). The answer is `{results, columns, types, hasMore, limit, offset,
+         *       missing_actors_count, hogql}` with one row per person in `select`'s columns (see
+         *       `ActorsQuery`): `actor` is PostHog's person object `{id (the uuid), properties,
+         *       is_identified, created_at, distinct_ids}`; `event_count` the person's matching events at the
+         *       point (trends, paths, stickiness); retention's `<period>_<k>` 1 when the person came back k
+         *       periods after the cohort's; `matched_recordings` always `[]` (this server stores no
+         *       recordings). A column the source does not give answers 400 naming it, as PostHog's does.
          *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
-         *       `source` and answer what it answers, as PostHog's `process_query_model` does.
+         *       `source` and answer what it answers, as PostHog's `process_query_model` does;
+         *       `SavedInsightNode` runs the saved insight with that `shortId` (400 naming `shortId` when the
+         *       project has none).
          *
          *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelCorrelationQuery`
-         *     and `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
+         *     and `FunnelCorrelationActorsQuery`) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
          *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
          *     a `parse_error` instead. The same holds inside a wrapper's `source`.
          *
@@ -3714,11 +3734,31 @@ export interface paths {
          *     - `HogQLMetadata`: whether a HogQL query or expression is valid, with its errors and their
          *       positions, for editors (PostHog's posthog/hogql/metadata.py). An invalid query is a 200
          *       with `isValid: false`.
+         *     - `ActorsQuery`: the persons behind one point of an insight (PostHog's actors_query_runner.py
+         *       with insight_actors_query_runner.py), from the same per-person model the kind counts, so a
+         *       point's persons are exactly those its number counts. `source` is an `InsightActorsQuery`
+         *       over a TrendsQuery (`day`, required as PostHog requires it except for whole-range displays,
+         *       which forbid it; `series`; `breakdown` as the answer's `breakdown_value`, the null and other
+         *       labels included, where PostHog applies no filter for the other label; `compare`), a
+         *       LifecycleQuery (`day`, `status`), a StickinessQuery (`day` the number of periods,
+         *       `series`, `compare`), a RetentionQuery (`interval` the cohort, `breakdown`) or a PathsQuery
+         *       (its `pathsFilter.pathStartKey`, `pathEndKey`, `pathDropoffKey`), or a
+         *       `FunnelsActorsQuery` (`funnelStep` N completed step N, -N dropped off before it;
+         *       `funnelStepBreakdown`; the trends view's `funnelTrendsEntrancePeriodStart` and
+         *       `funnelTrendsDropOff`). The answer is `{results, columns, types, hasMore, limit, offset,
+         *       missing_actors_count, hogql}` with one row per person in `select`'s columns (see
+         *       `ActorsQuery`): `actor` is PostHog's person object `{id (the uuid), properties,
+         *       is_identified, created_at, distinct_ids}`; `event_count` the person's matching events at the
+         *       point (trends, paths, stickiness); retention's `<period>_<k>` 1 when the person came back k
+         *       periods after the cohort's; `matched_recordings` always `[]` (this server stores no
+         *       recordings). A column the source does not give answers 400 naming it, as PostHog's does.
          *     - The wrappers `DataTableNode`, `DataVisualizationNode` and `InsightVizNode` run their
-         *       `source` and answer what it answers, as PostHog's `process_query_model` does.
+         *       `source` and answer what it answers, as PostHog's `process_query_model` does;
+         *       `SavedInsightNode` runs the saved insight with that `shortId` (400 naming `shortId` when the
+         *       project has none).
          *
          *     A `kind` this server does not run (PostHog's other kinds, among them `FunnelCorrelationQuery`
-         *     and `SavedInsightNode` for now) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
+         *     and `FunnelCorrelationActorsQuery`) answers 400 `invalid_input` "Unsupported query kind: <kind>", as
          *     PostHog answers a kind it has no runner for; PostHog answers a kind outside its schema with
          *     a `parse_error` instead. The same holds inside a wrapper's `source`.
          *
@@ -5035,12 +5075,12 @@ export interface components {
         /** @description A query to run (PostHog's QueryRequest). Other fields PostHog's clients send (`refresh`, `client_query_id`, `name`, `async`) are accepted and ignored. */
         QueryRequest: {
             /** @description The query; its `kind` says which (see the operation's description). */
-            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"];
+            query: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"] | components["schemas"]["HogQLMetadata"] | components["schemas"]["ActorsQuery"] | components["schemas"]["DataTableNode"] | components["schemas"]["DataVisualizationNode"] | components["schemas"]["InsightVizNode"] | components["schemas"]["SavedInsightNode"];
         } & {
             [key: string]: unknown;
         };
         /** @description The query a wrapper node runs (its `source`). */
-        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"];
+        QuerySourceNode: components["schemas"]["HogQLQuery"] | components["schemas"]["EventsQuery"] | components["schemas"]["TrendsQuery"] | components["schemas"]["FunnelsQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["PathsQuery"] | components["schemas"]["ActorsQuery"];
         /** @description PostHog's table wrapper; runs `source`. Its view fields (`columns`, `hiddenColumns`, …) are accepted and ignored. */
         DataTableNode: {
             /**
@@ -5073,6 +5113,120 @@ export interface components {
             source: components["schemas"]["QuerySourceNode"];
         } & {
             [key: string]: unknown;
+        };
+        /** @description Runs a saved insight's query (PostHog's SavedInsightNode): the project's insight with this `short_id` (not deleted), its `query` run as if it had been sent. An unknown `shortId` answers 400 naming `shortId`. View fields (`hidePersonsModal`, `showTable`, …) are accepted and ignored. */
+        SavedInsightNode: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "SavedInsightNode";
+            /** @description The insight's `short_id`. */
+            shortId: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The persons behind a point of an insight (PostHog's ActorsQuery with an InsightActorsQuery or FunnelsActorsQuery `source`; see the operation's description). `search`, `properties`, `fixedProperties` and `tags` are accepted and ignored. */
+        ActorsQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ActorsQuery";
+            /** @description The insight point whose persons to list. */
+            source: components["schemas"]["InsightActorsQuery"] | components["schemas"]["FunnelsActorsQuery"];
+            /** @description The columns, each one of `actor` or `person` (the person object), `actor_id` / `id` (its uuid), `event_count` (its matching events at the point), `matched_recordings` (always `[]`: this server stores no recordings), `distinct_id` (its first distinct id), `created_at`, `properties.<key>`, or, for retention, `<period>_<k>` (whether the person came back k periods after the cohort's). Default `["actor"]`, with `event_count` for trends and paths. */
+            select?: string[];
+            /** @description Sort keys, each a column of `select` or `actor_id`, `event_count`, `created_at`, `length(appearances)` (retention), followed by `ASC` (default) or `DESC`. The persons' uuid always breaks ties. Default: `event_count DESC, actor_id DESC` when `event_count` is a column, else `actor_id`. */
+            orderBy?: string[];
+            /** @description Persons per page, default 100; above 50,000 it is lowered to 50,000 (PostHog's MAX_SELECT_RETURNED_ROWS). */
+            limit?: number;
+            /** @description Persons skipped, default 0. */
+            offset?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A point of a trends, lifecycle, stickiness, retention or paths insight (PostHog's InsightActorsQuery); which fields apply depends on `source` (see the operation's description). */
+        InsightActorsQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "InsightActorsQuery";
+            source: components["schemas"]["TrendsQuery"] | components["schemas"]["LifecycleQuery"] | components["schemas"]["StickinessQuery"] | components["schemas"]["RetentionQuery"] | components["schemas"]["PathsQuery"];
+            /** @description Trends and lifecycle: the bucket, a date (`YYYY-MM-DD`) or date-time in the project's timezone, read as the start of its interval; absent, the whole range. Stickiness: the number of intervals the persons were active in. */
+            day?: string | number;
+            /** @description Trends and stickiness - the series' index, default 0. */
+            series?: number | null;
+            /** @description Trends and retention - the breakdown value as the insight answers it (`breakdown_value`), a list for several breakdowns. */
+            breakdown?: string | number | (string | number)[] | null;
+            /**
+             * @description Trends and stickiness with `compareFilter.compare` - which period, default `current`.
+             * @enum {string|null}
+             */
+            compare?: "current" | "previous" | null;
+            /**
+             * @description Lifecycle - the status (required for a LifecycleQuery source).
+             * @enum {string|null}
+             */
+            status?: "new" | "returning" | "resurrecting" | "dormant" | null;
+            /** @description Retention - the cohort, by index from the first (default 0). */
+            interval?: number | null;
+            /** @description Accepted; `matched_recordings` is always `[]`. */
+            includeRecordings?: boolean | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A step of a funnel (PostHog's FunnelsActorsQuery): `funnelStep` N > 0 the persons who reached step N (1-based), -N those who reached step N-1 but not N; with the trends view, `funnelTrendsEntrancePeriodStart` and `funnelTrendsDropOff` instead. */
+        FunnelsActorsQuery: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "FunnelsActorsQuery";
+            source: components["schemas"]["FunnelsQuery"];
+            /** @description 1-based; negative for the persons who dropped off before that step (at least 2 in magnitude). */
+            funnelStep?: number | null;
+            /** @description With a breakdown - the value of the step list, as the funnel answers it (`breakdown_value`). */
+            funnelStepBreakdown?: string | number | (string | number)[] | null;
+            /** @description Trends view - true for the persons who entered in the period and did not convert, false (default) for those who did. */
+            funnelTrendsDropOff?: boolean | null;
+            /** @description Trends view - the entrance period (`YYYY-MM-DD HH:mm:ss` or ISO 8601, in the project's timezone). */
+            funnelTrendsEntrancePeriodStart?: string | null;
+            /** @description Not supported (400 when non-empty). */
+            funnelCustomSteps?: number[] | null;
+            /** @description Accepted; `matched_recordings` is always `[]`. */
+            includeRecordings?: boolean | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description An ActorsQuery's answer (PostHog's ActorsQueryResponse with its cache fields). */
+        ActorsQueryResponse: {
+            /** @description One array per person, values in `columns` order. */
+            results: unknown[][];
+            columns: string[];
+            types: string[];
+            hasMore: boolean;
+            limit: number;
+            offset: number;
+            /** @description Persons of the page whose person record no longer exists (left out of `results`). */
+            missing_actors_count: number;
+            hogql: string;
+            query_status?: null;
+            timings?: {
+                [key: string]: unknown;
+            }[];
+            modifiers?: {
+                [key: string]: unknown;
+            };
+            /** @constant */
+            is_cached: false;
+            /** Format: date-time */
+            last_refresh: string;
+            /** Format: date-time */
+            next_allowed_client_refresh: string;
+            cache_key: string;
+            timezone: string;
         };
         /** @description Asks whether a HogQL text is valid (PostHog's HogQLMetadata). `hogQL` checks a SELECT, `hogQLExpr` an expression as a column of `sourceQuery` (default `select * from events`). Other fields (`filters`, `globals`, `variables`, `debug`, `modifiers`) are accepted and ignored. */
         HogQLMetadata: {
@@ -5834,6 +5988,12 @@ export interface components {
             pathsFilter?: ({
                 /** @description Which events make items: `$pageview`, `$screen`, `custom_event` (names not starting with `$`); empty or absent: all events. `hogql` answers 400. */
                 includeEventTypes?: ("$pageview" | "$screen" | "custom_event" | "hogql")[] | null;
+                /** @description For the persons of an InsightActorsQuery - those with a path from this node (`<position>_<item>`, as `source` answers it). */
+                pathStartKey?: string | null;
+                /** @description For the persons of an InsightActorsQuery - those whose path reaches this node (with `pathStartKey`, by that edge). */
+                pathEndKey?: string | null;
+                /** @description For the persons of an InsightActorsQuery - those whose path ends at this node. */
+                pathDropoffKey?: string | null;
                 startPoint?: string | null;
                 endPoint?: string | null;
                 stepLimit?: number | null;
@@ -8766,7 +8926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["PathsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["PathsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"] | components["schemas"]["ActorsQueryResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */
@@ -11990,7 +12150,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["PathsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"];
+                    "application/json": components["schemas"]["QueryResponse"] | components["schemas"]["TrendsQueryResponse"] | components["schemas"]["FunnelsQueryResponse"] | components["schemas"]["RetentionQueryResponse"] | components["schemas"]["LifecycleQueryResponse"] | components["schemas"]["StickinessQueryResponse"] | components["schemas"]["PathsQueryResponse"] | components["schemas"]["HogQLMetadataResponse"] | components["schemas"]["ActorsQueryResponse"];
                 };
             };
             /** @description The body is invalid, or the query is outside the subset or cannot be parsed; `detail` names the construct and its line and column. */

@@ -28,13 +28,18 @@ import {
 } from '../hogql/index.js';
 import {
   InsightQueryError,
+  runActorsQuery,
   runInsightQuery,
+  type ActorsAnswer,
   type EventsWindow,
   type InsightAnswer,
   type InsightContext,
   type RawProperties,
 } from '../insights/index.js';
 import { formatTimestamp } from '../storage/timestamps.js';
+import { InsightsRepository } from '../storage/repositories/insights.js';
+import { PersonsRepository } from '../storage/repositories/persons.js';
+import { personName } from './persons.js';
 import type { Store } from '../storage/db.js';
 import { eventsStoreOf, type EventsStore } from '../storage/events/index.js';
 import type { Team } from '../storage/repositories/accounts.js';
@@ -52,7 +57,7 @@ export type EventsQueryInput = components['schemas']['EventsQuery'];
 export type QueryInput = components['schemas']['QueryRequest']['query'];
 
 /** What a query answers: rows, an insight's answer, or a text's metadata. */
-export type QueryAnswer = HogQLAnswer | InsightAnswer | HogQLMetadataAnswer;
+export type QueryAnswer = HogQLAnswer | InsightAnswer | HogQLMetadataAnswer | ActorsAnswer;
 
 /** The filters of `window` as one property group (every list and group must hold), or undefined for none. */
 function windowProperties(properties: RawProperties[]): Record<string, unknown> | undefined {
@@ -71,9 +76,11 @@ const BEFORE_SLACK_MS = 5_000;
  */
 export class QueryService {
   private readonly events: EventsStore;
+  private readonly persons: PersonsRepository;
 
   constructor(private readonly store: Store) {
     this.events = eventsStoreOf(store);
+    this.persons = new PersonsRepository(store.db);
   }
 
   /**
@@ -92,20 +99,34 @@ export class QueryService {
           query.sourceQuery?.kind === 'HogQLQuery' && typeof query.sourceQuery.query === 'string' ? query.sourceQuery.query : undefined;
         return hogqlMetadata(table, team.id, query.language, query.query, now, source);
       }
+      case 'SavedInsightNode': {
+        const insight = await new InsightsRepository(this.store.db).findByShortId(team.id, query.shortId);
+        if (!insight || insight.query === null || insight.query === undefined)
+          throw validationError(
+            insight ? `The insight ${query.shortId} has no query to run.` : `No insight with short_id "${query.shortId}" in this project.`,
+            `${attr}__shortId`,
+          );
+        return this.run(team, insight.query as QueryInput, now, attr);
+      }
       case 'TrendsQuery':
       case 'FunnelsQuery':
       case 'RetentionQuery':
       case 'LifecycleQuery':
       case 'StickinessQuery':
       case 'PathsQuery':
+      case 'ActorsQuery': {
+        const ctx = this.insightContext(team, now);
         // a runner's field names are the query's: nested under the body's `query` (and a wrapper's `source`)
         return withHogQLErrors(
           () =>
-            runInsightQuery(this.insightContext(team, now), query).catch((err: unknown) => {
-              throw err instanceof InsightQueryError ? new InsightQueryError(err.detail, err.attr ? `${attr}__${err.attr}` : attr) : err;
-            }),
+            (query.kind === 'ActorsQuery' ? runActorsQuery(ctx, query) : runInsightQuery(ctx, query)).catch(
+              (err: unknown): Promise<QueryAnswer> => {
+                throw err instanceof InsightQueryError ? new InsightQueryError(err.detail, err.attr ? `${attr}__${err.attr}` : attr) : err;
+              },
+            ),
           attr,
         );
+      }
       default:
         return this.runRows(team, query, now);
     }
@@ -120,6 +141,15 @@ export class QueryService {
     return {
       team: { id: team.id, timezone: team.timezone },
       now,
+      persons: async (uuids) =>
+        (await this.persons.findByUuids(team.id, uuids)).map((p) => ({
+          id: p.uuid,
+          properties: p.properties,
+          is_identified: p.is_identified,
+          created_at: p.created_at,
+          distinct_ids: p.distinct_ids,
+          display_name: personName(p),
+        })),
       parseDate: (text) => {
         const stored = parseEventDateParam(text, opts);
         return stored === undefined ? undefined : Date.parse(stored.slice(0, 23) + 'Z');

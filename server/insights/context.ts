@@ -48,4 +48,35 @@ export interface InsightContext {
    * it reads as no date.
    */
   parseDate(text: string): number | undefined;
+  /**
+   * The project's persons with these uuids (a uuid without a person left out), as an actor column
+   * shows them (PostHog's actor_strategies.py PersonStrategy).
+   */
+  persons(uuids: readonly string[]): Promise<ActorPerson[]>;
+}
+
+/** A person as an actors query answers it (PostHog's PersonStrategy: no `uuid` key, `id` is the uuid). */
+export interface ActorPerson {
+  /** the person's uuid */
+  id: string;
+  properties: Record<string, unknown>;
+  is_identified: boolean;
+  /** ISO 8601 UTC */
+  created_at: string;
+  distinct_ids: string[];
+  /** the person's display name (the team's display-name properties, else a distinct id) */
+  display_name: string;
+}
+
+/** An InsightActorsQuery as the contract has it (schema `InsightActorsQuery`): one point of an insight. */
+export type InsightPoint = components['schemas']['InsightActorsQuery'];
+
+/** One person of a point (./actors.ts), with what the source kind gives about them. */
+export interface ActorRow {
+  /** the person's uuid */
+  person: string;
+  /** their matching events at the point (trends, paths, stickiness) */
+  events?: number;
+  /** retention: the periods after the cohort's in which they came back (0 included) */
+  appearances?: number[];
 }

@@ -17,3 +17,16 @@ export class InsightQueryError extends Error {
     this.name = 'InsightQueryError';
   }
 }
+
+/**
+ * Runs `fn`, naming the fields of an `InsightQueryError` it throws under `prefix` (`source`: the
+ * error of a query nested in another's `source`). Other errors pass through.
+ */
+export async function nestedErrors<T>(prefix: string, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof InsightQueryError) throw new InsightQueryError(err.detail, err.attr ? `${prefix}__${err.attr}` : prefix);
+    throw err;
+  }
+}

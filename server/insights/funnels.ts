@@ -246,8 +246,11 @@ function timeToConvert(q: FunnelsQueryInput, best: Attempt[], from: number, to: 
   };
 }
 
-/** Runs a FunnelsQuery (module doc). */
-export async function runFunnelsQuery(ctx: InsightContext, q: FunnelsQueryInput): Promise<FunnelsAnswer> {
+/**
+ * A funnel's persons and their attempts (module doc): what the runner counts, and the persons
+ * behind a step (./funnel-actors.ts). Throws `InsightQueryError` as the runner does.
+ */
+export async function funnelModel(ctx: InsightContext, q: FunnelsQueryInput) {
   const n = q.series.length;
   if (n < 2) throw new InsightQueryError('Funnels require at least two steps before calculating.', 'series');
   refuseUnsupported(q);
@@ -270,9 +273,19 @@ export async function runFunnelsQuery(ctx: InsightContext, q: FunnelsQueryInput)
     return times ? all.filter((a) => !excluded(a, exclusions, times)) : all;
   });
 
+  // each person's attempts with their breakdown value ('' without a breakdown)
+  const valued = [...persons.entries()].map(([person, events], i) => ({
+    person,
+    value: breakdown ? breakdown.valueOf(events) : '',
+    attempts: attempts[i]!,
+  }));
+  return { n, viz, order, interval, steps, range, breakdown, attempts, valued, hogql };
+}
+
+/** Runs a FunnelsQuery (module doc). */
+export async function runFunnelsQuery(ctx: InsightContext, q: FunnelsQueryInput): Promise<FunnelsAnswer> {
+  const { n, viz, order, interval, steps, range, breakdown, attempts, valued, hogql } = await funnelModel(ctx, q);
   let results: FunnelsAnswer['results'];
-  // each person's attempts with their breakdown value, when there is a breakdown
-  const valued = [...persons.values()].map((events, i) => ({ value: breakdown ? breakdown.valueOf(events) : '', attempts: attempts[i]! }));
   if (viz === 'trends') {
     const trendsOf = (people: Attempt[][], breakdownValue?: string): TrendsResult => {
       const index = new Map(range.buckets.map((b, i) => [b.toMillis(), i]));

@@ -5,7 +5,8 @@
  * its kind's fixed result shape. One runner per kind, one file each: `./trends.ts` (TrendsQuery),
  * `./funnels.ts` (FunnelsQuery), `./retention.ts` (RetentionQuery), `./lifecycle.ts`
  * (LifecycleQuery), `./stickiness.ts` (StickinessQuery), `./paths.ts` (PathsQuery). The runners other than trends read grouped
- * per-person rows (./actor-rows.ts) and do the per-person logic in TypeScript.
+ * per-person rows (./actor-rows.ts) and do the per-person logic in TypeScript. `./actors.ts`
+ * (ActorsQuery) lists the persons behind a point of any of them, from the same per-person models.
  *
  * What comes in: the kind's query (the contract's schema), and the context (./context.ts). What goes
  * out: the kind's answer, or an `InsightQueryError` (./errors.ts) naming the field it cannot run;
@@ -20,7 +21,8 @@ import { runStickinessQuery, type StickinessAnswer, type StickinessQueryInput } 
 import { runTrendsQuery, type TrendsAnswer } from './trends.js';
 
 export { InsightQueryError } from './errors.js';
-export type { EventsWindow, InsightContext, RawProperties, SelectAnswer, TrendsQueryInput } from './context.js';
+export { runActorsQuery, type ActorsAnswer, type ActorsQueryInput } from './actors.js';
+export type { ActorPerson, EventsWindow, InsightContext, RawProperties, SelectAnswer, TrendsQueryInput } from './context.js';
 export type { TrendsAnswer } from './trends.js';
 export type { FunnelsAnswer, FunnelsQueryInput } from './funnels.js';
 export type { RetentionAnswer, RetentionQueryInput } from './retention.js';

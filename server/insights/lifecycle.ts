@@ -39,10 +39,26 @@ export interface LifecycleAnswer extends CacheFields {
 
 /** PostHog's statuses, in its answer's order. */
 const STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const;
-type Status = (typeof STATUSES)[number];
+/** A lifecycle status. */
+export type Status = (typeof STATUSES)[number];
 
-/** Runs a LifecycleQuery (module doc). */
-export async function runLifecycleQuery(ctx: InsightContext, q: LifecycleQueryInput): Promise<LifecycleAnswer> {
+/** One person's status in one period of the range. */
+export interface LifecycleStatus {
+  person: string;
+  /** the period's index in the range's buckets */
+  period: number;
+  status: Status;
+}
+
+/**
+ * Every person's status in each period of the range (module doc), dormant ones included, with the
+ * range and the HogQL of the read: what the runner counts, and the persons behind a point
+ * (./lifecycle-actors.ts). Throws `InsightQueryError` for groups and an ActionsNode series.
+ */
+export async function lifecycleStatuses(
+  ctx: InsightContext,
+  q: LifecycleQueryInput,
+): Promise<{ statuses: LifecycleStatus[]; range: Awaited<ReturnType<typeof queryRange>>; hogql: string }> {
   requireEventSeries(q.series.slice(0, 1), q);
   const node = q.series[0]!;
   const interval: Interval = q.interval ?? 'day';
@@ -65,16 +81,11 @@ export async function runLifecycleQuery(ctx: InsightContext, q: LifecycleQueryIn
     if (!p) active.set(row.person, (p = { periods: [], created: row.extra }));
     p.periods.push(row.period);
   }
-  const counts: Record<Status, number[]> = {
-    new: range.buckets.map(() => 0),
-    returning: range.buckets.map(() => 0),
-    resurrecting: range.buckets.map(() => 0),
-    dormant: range.buckets.map(() => 0),
+  const statuses: LifecycleStatus[] = [];
+  const add = (person: string, status: Status, period: number) => {
+    if (period >= 1 && period <= range.buckets.length) statuses.push({ person, period: period - 1, status });
   };
-  const add = (status: Status, period: number, by: number) => {
-    if (period >= 1 && period <= range.buckets.length) counts[status][period - 1]! += by;
-  };
-  for (const { periods: list, created } of active.values()) {
+  for (const [person, { periods: list, created }] of active) {
     list.sort((a, b) => a - b);
     const createdUs = micros(created);
     const createdStart = Number.isNaN(createdUs)
@@ -90,10 +101,25 @@ export async function runLifecycleQuery(ctx: InsightContext, q: LifecycleQueryIn
           : list[j - 1] === period - 1
             ? 'returning'
             : 'resurrecting';
-      add(status, period, 1);
-      if (!set.has(period + 1)) add('dormant', period + 1, -1);
+      add(person, status, period);
+      if (!set.has(period + 1)) add(person, 'dormant', period + 1);
     });
   }
+  return { statuses, range, hogql: answer.hogql };
+}
+
+/** Runs a LifecycleQuery (module doc). */
+export async function runLifecycleQuery(ctx: InsightContext, q: LifecycleQueryInput): Promise<LifecycleAnswer> {
+  const { statuses, range, hogql } = await lifecycleStatuses(ctx, q);
+  const node = q.series[0]!;
+  const interval: Interval = q.interval ?? 'day';
+  const counts: Record<Status, number[]> = {
+    new: range.buckets.map(() => 0),
+    returning: range.buckets.map(() => 0),
+    resurrecting: range.buckets.map(() => 0),
+    dormant: range.buckets.map(() => 0),
+  };
+  for (const { status, period } of statuses) counts[status][period]! += status === 'dormant' ? -1 : 1;
 
   const name = node.event ?? 'All events';
   const action = { id: node.event ?? null, name, type: 'events', order: 0, math: 'total', custom_name: node.custom_name ?? null };
@@ -108,5 +134,5 @@ export async function runLifecycleQuery(ctx: InsightContext, q: LifecycleQueryIn
     label: `${name} - ${status}`,
     status,
   }));
-  return { results, hogql: answer.hogql, ...cacheFields(ctx, q), resolved_date_range: resolvedRange(range) };
+  return { results, hogql, ...cacheFields(ctx, q), resolved_date_range: resolvedRange(range) };
 }

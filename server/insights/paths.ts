@@ -50,7 +50,7 @@ const DEFAULT_STEP_LIMIT = 5;
 /** The gap (µs) at which a person's events start a new session: 30 minutes. */
 const SESSION_GAP_US = 30 * 60 * 1_000_000;
 
-interface Item {
+export interface Item {
   item: string;
   t: number;
 }
@@ -120,8 +120,12 @@ function trim(items: Item[], start: string | undefined, end: string | undefined,
   return path.slice(0, limit);
 }
 
-/** Runs a PathsQuery (module doc). */
-export async function runPathsQuery(ctx: InsightContext, q: PathsQueryInput): Promise<PathsAnswer> {
+/**
+ * Each person's paths (one per session, after `startPoint`, `endPoint` and `stepLimit`; module
+ * doc): what the runner counts, and the persons behind a node or edge (./paths-actors.ts).
+ * Throws `InsightQueryError` for what the runner does not run.
+ */
+export async function personPaths(ctx: InsightContext, q: PathsQueryInput): Promise<{ paths: Map<string, Item[][]>; hogql: string }> {
   const f = q.pathsFilter ?? {};
   if (q.aggregation_group_type_index !== undefined && q.aggregation_group_type_index !== null)
     throw new InsightQueryError('Aggregating by groups is not supported: this server stores no groups.', 'aggregation_group_type_index');
@@ -133,7 +137,6 @@ export async function runPathsQuery(ctx: InsightContext, q: PathsQueryInput): Pr
       types.has('hogql') ? 'pathsFilter__includeEventTypes' : 'pathsFilter__pathsHogQLExpression',
     );
   const rules = itemRules(f);
-  const edgeLimit = f.edgeLimit ?? DEFAULT_EDGE_LIMIT;
   const stepLimit = f.stepLimit ?? DEFAULT_STEP_LIMIT;
   const range = await queryRange(ctx, q.dateRange, 'day');
   const window: EventsWindow = {
@@ -161,8 +164,8 @@ export async function runPathsQuery(ctx: InsightContext, q: PathsQueryInput): Pr
     list.push({ t: micros(timestamp), uuid: String(uuid), item });
   }
 
-  const edges = new Map<string, { source: string; target: string; value: number; totalUs: number }>();
-  for (const list of byPerson.values()) {
+  const paths = new Map<string, Item[][]>();
+  for (const [person, list] of byPerson) {
     list.sort((a, b) => a.t - b.t || (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0));
     const sessions: Item[][] = [];
     let prevT: number | undefined;
@@ -172,9 +175,22 @@ export async function runPathsQuery(ctx: InsightContext, q: PathsQueryInput): Pr
       if (session.length === 0 || session[session.length - 1]!.item !== e.item) session.push({ item: e.item, t: e.t });
       prevT = e.t;
     }
-    for (const session of sessions) {
-      const path = trim(session, f.startPoint ?? undefined, f.endPoint ?? undefined, stepLimit);
-      if (!path) continue;
+    const kept = sessions
+      .map((session) => trim(session, f.startPoint ?? undefined, f.endPoint ?? undefined, stepLimit))
+      .filter((path): path is Item[] => path !== undefined);
+    if (kept.length > 0) paths.set(person, kept);
+  }
+  return { paths, hogql: answer.hogql };
+}
+
+/** Runs a PathsQuery (module doc). */
+export async function runPathsQuery(ctx: InsightContext, q: PathsQueryInput): Promise<PathsAnswer> {
+  const f = q.pathsFilter ?? {};
+  const edgeLimit = f.edgeLimit ?? DEFAULT_EDGE_LIMIT;
+  const { paths, hogql } = await personPaths(ctx, q);
+  const edges = new Map<string, { source: string; target: string; value: number; totalUs: number }>();
+  for (const sessions of paths.values()) {
+    for (const path of sessions) {
       for (let i = 1; i < path.length; i++) {
         const source = `${i}_${path[i - 1]!.item}`;
         const target = `${i + 1}_${path[i]!.item}`;
@@ -205,5 +221,5 @@ export async function runPathsQuery(ctx: InsightContext, q: PathsQueryInput): Pr
     .filter((e) => kept.has(e))
     .map((e) => ({ source: e.source, target: e.target, value: e.value, average_conversion_time: e.totalUs / e.value / 1000 }));
   // PostHog's paths answer has no resolved_date_range (paths_query_runner.py)
-  return { results, hogql: answer.hogql, ...cacheFields(ctx, q) };
+  return { results, hogql, ...cacheFields(ctx, q) };
 }

@@ -125,8 +125,24 @@ async function firstEvents(ctx: InsightContext, window: EventsWindow): Promise<{
   return { first, hogql: answer.hogql };
 }
 
-/** Runs a RetentionQuery (module doc). */
-export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryInput): Promise<RetentionAnswer> {
+/** A retention query's cohorts and returns (module doc): what the runner counts, and the persons behind a cohort (./retention-actors.ts). */
+export interface RetentionModel {
+  /** each cohort period's start */
+  starts: DateTime[];
+  /** each cohort's persons, with their breakdown value ('' without a breakdown) */
+  cohorts: Map<string, string>[];
+  /** each person's periods (indexes in `starts`) with a returning event */
+  returns: Map<string, Set<number>>;
+  /** values per cohort */
+  total: number;
+  /** the period's name as PostHog titles it (`Day`, `Week`, …) */
+  period: string;
+  breakdown: { key: string; type: 'event' | 'person'; limit: number } | undefined;
+  hogql: string;
+}
+
+/** Reads a retention query's cohorts and returns (module doc). Throws `InsightQueryError`. */
+export async function retentionModel(ctx: InsightContext, q: RetentionQueryInput): Promise<RetentionModel> {
   const rf = q.retentionFilter;
   if (q.aggregation_group_type_index !== undefined && q.aggregation_group_type_index !== null)
     throw new InsightQueryError('Aggregating by groups is not supported: this server stores no groups.', 'aggregation_group_type_index');
@@ -214,7 +230,26 @@ export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryIn
     if (!set) returns.set(row.person, (set = new Set()));
     set.add(row.period);
   }
+  return { starts, cohorts, returns, total, period, breakdown, hogql };
+}
 
+/**
+ * A breakdown's labels in the answer's order, and the label of each value: values by their
+ * cohorts' total size, then by value; past `limit` merged into the other label.
+ */
+export function breakdownLabels(cohorts: Map<string, string>[], limit: number): { labels: string[]; labelOf: (value: string) => string } {
+  const totals = new Map<string, number>();
+  for (const c of cohorts) for (const v of c.values()) totals.set(v, (totals.get(v) ?? 0) + 1);
+  const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([v]) => v);
+  const kept = new Set(ranked.slice(0, limit));
+  const labels = [...kept, ...(ranked.length > kept.size ? [BREAKDOWN_OTHER] : [])];
+  return { labels, labelOf: (v: string) => (kept.has(v) ? v : BREAKDOWN_OTHER) };
+}
+
+/** Runs a RetentionQuery (module doc). */
+export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryInput): Promise<RetentionAnswer> {
+  const { starts, cohorts, returns, total, period, breakdown, hogql } = await retentionModel(ctx, q);
+  const rf = q.retentionFilter;
   const cohortOf = (i: number, members: string[]): CohortResult => {
     const counts = new Array<number>(total).fill(0);
     counts[0] = members.length;
@@ -238,13 +273,7 @@ export async function runRetentionQuery(ctx: InsightContext, q: RetentionQueryIn
   let results: CohortResult[];
   if (!breakdown) results = starts.map((_, i) => cohortOf(i, [...cohorts[i]!.keys()]));
   else {
-    // values by their cohorts' total size, then by value; past the limit merged into the other label
-    const totals = new Map<string, number>();
-    for (const c of cohorts) for (const v of c.values()) totals.set(v, (totals.get(v) ?? 0) + 1);
-    const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([v]) => v);
-    const kept = new Set(ranked.slice(0, breakdown.limit));
-    const labels = [...kept, ...(ranked.length > kept.size ? [BREAKDOWN_OTHER] : [])];
-    const labelOf = (v: string) => (kept.has(v) ? v : BREAKDOWN_OTHER);
+    const { labels, labelOf } = breakdownLabels(cohorts, breakdown.limit);
     results = labels.flatMap((label) =>
       starts.map((_, i) => ({
         ...cohortOf(

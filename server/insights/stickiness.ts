@@ -42,8 +42,36 @@ function criterionOf(q: StickinessQueryInput): (events: number) => boolean {
   return (events) => events === c.value;
 }
 
-/** Runs a StickinessQuery (module doc). */
-export async function runStickinessQuery(ctx: InsightContext, q: StickinessQueryInput): Promise<StickinessAnswer> {
+/**
+ * Each person's periods of `range` that meet the stickiness criterion for series `node`, and their
+ * events in those periods: what the runner counts, and the persons behind a point
+ * (./stickiness-actors.ts).
+ */
+export async function personStickiness(
+  ctx: InsightContext,
+  q: StickinessQueryInput,
+  node: StickinessQueryInput['series'][number],
+  range: DateRange,
+): Promise<{ persons: Map<string, { periods: number; events: number }>; hogql: string }> {
+  const meets = criterionOf(q);
+  const answer = await personPeriods(ctx, seriesWindow(node, q.properties, range.from, range.to), {
+    interval: range.interval,
+    zone: range.zone,
+    buckets: range.buckets,
+  });
+  const persons = new Map<string, { periods: number; events: number }>();
+  for (const row of answer.rows) {
+    if (!meets(row.events)) continue;
+    const p = persons.get(row.person) ?? { periods: 0, events: 0 };
+    p.periods += 1;
+    p.events += row.events;
+    persons.set(row.person, p);
+  }
+  return { persons, hogql: answer.hogql };
+}
+
+/** Checks the fields the runner refuses (module doc). Throws `InsightQueryError`. */
+export function refuseStickiness(q: StickinessQueryInput): void {
   requireEventSeries(q.series, {});
   if (q.intervalCount !== undefined && q.intervalCount !== null && q.intervalCount !== 1)
     throw new InsightQueryError('intervalCount other than 1 is not supported.', 'intervalCount');
@@ -52,9 +80,13 @@ export async function runStickinessQuery(ctx: InsightContext, q: StickinessQuery
   q.series.forEach((node, i) => {
     if (node.math === 'hogql') throw new InsightQueryError('math "hogql" is not supported for stickiness.', `series__${i}__math`);
   });
+}
+
+/** Runs a StickinessQuery (module doc). */
+export async function runStickinessQuery(ctx: InsightContext, q: StickinessQueryInput): Promise<StickinessAnswer> {
+  refuseStickiness(q);
   const interval: Interval = q.interval ?? 'day';
   const cumulative = q.stickinessFilter?.computedAs === 'cumulative';
-  const meets = criterionOf(q);
   const range = await queryRange(ctx, q.dateRange, interval);
   const periods: { range: DateRange; label: 'current' | 'previous' | undefined }[] =
     q.compareFilter?.compare === true
@@ -70,16 +102,10 @@ export async function runStickinessQuery(ctx: InsightContext, q: StickinessQuery
     const n = period.range.buckets.length;
     for (let i = 0; i < q.series.length; i++) {
       const node = q.series[i]!;
-      const answer = await personPeriods(ctx, seriesWindow(node, q.properties, period.range.from, period.range.to), {
-        interval,
-        zone: period.range.zone,
-        buckets: period.range.buckets,
-      });
+      const answer = await personStickiness(ctx, q, node, period.range);
       hogql ||= answer.hogql;
-      const perPerson = new Map<string, number>();
-      for (const row of answer.rows) if (meets(row.events)) perPerson.set(row.person, (perPerson.get(row.person) ?? 0) + 1);
       const exact = new Array<number>(n).fill(0);
-      for (const count of perPerson.values()) if (count >= 1 && count <= n) exact[count - 1]! += 1;
+      for (const { periods: count } of answer.persons.values()) if (count >= 1 && count <= n) exact[count - 1]! += 1;
       const data = cumulative ? exact.map((_, k) => exact.slice(k).reduce((a, b) => a + b, 0)) : exact;
       const name = node.event ?? 'All events';
       results.push({

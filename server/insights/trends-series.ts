@@ -170,6 +170,53 @@ async function breakdownGrid(
   return { rows, hasOther: r.hasOther, hogql: withWindow(grid.hogql, whole) };
 }
 
+/**
+ * The breakdown's values ranked over `whole` by the plan's aggregate (PostHog's order), and the
+ * HogQL key expression that names each event's label: its value, the null label, or the other
+ * label for a value past the limit.
+ */
+async function rankedBreakdownKey(
+  ctx: InsightContext,
+  plan: SeriesPlan,
+  whole: EventsWindow,
+): Promise<{ key: string; order: string[]; hasOther: boolean; hogql: string }> {
+  const value = breakdownValue(plan.breakdown!);
+  const ranking = await ctx.select(
+    `SELECT ${value} AS breakdown_value, ${plan.math.aggregate} AS value FROM events GROUP BY breakdown_value ORDER BY value DESC, breakdown_value LIMIT ${ROWS}`,
+    whole,
+  );
+  const totals = new Map<string, number>();
+  let nullTotal: number | undefined;
+  for (const [v, total] of ranking.results) {
+    if (v === null || v === undefined || v === '') nullTotal = (nullTotal ?? 0) + numberOf(total);
+    else totals.set(String(v), numberOf(total));
+  }
+  const r = rank(totals, nullTotal, plan.breakdown!.limit);
+  return {
+    key: keyExpr(value, r.kept, r.nullKept, r.hasOther),
+    order: r.order,
+    hasOther: r.hasOther,
+    hogql: withWindow(ranking.hogql, whole),
+  };
+}
+
+/**
+ * The HogQL condition that an event of the plan's period falls under breakdown label `label` (a
+ * value as the answer's `breakdown_value` joins it, or the null or other label): for the persons
+ * behind one breakdown value (./trends-actors.ts). The other label needs the ranking over the
+ * whole period, one query.
+ */
+export async function breakdownCondition(ctx: InsightContext, plan: SeriesPlan, label: string): Promise<string> {
+  const breakdown = plan.breakdown!;
+  if (label === BREAKDOWN_OTHER) {
+    const { key } = await rankedBreakdownKey(ctx, plan, windowOf(plan, plan.range.from, plan.range.to));
+    return `${key} = ${hogqlString(BREAKDOWN_OTHER)}`;
+  }
+  const value = breakdownValue(breakdown);
+  if (breakdown.multi) return `${value} = ${hogqlString(label)}`;
+  return label === BREAKDOWN_NULL ? `ifNull(${value}, '') = ''` : `${value} = ${hogqlString(label)}`;
+}
+
 /** Computes a plan's numbers (module doc). */
 export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promise<SeriesOutcome> {
   const { range, math, breakdown } = plan;
@@ -191,24 +238,7 @@ export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promi
   let order: string[] = [];
   let hasOther = false;
   let firstHogql: string | undefined;
-  if (breakdown) {
-    const value = breakdownValue(breakdown);
-    const ranking = await ctx.select(
-      `SELECT ${value} AS breakdown_value, ${math.aggregate} AS value FROM events GROUP BY breakdown_value ORDER BY value DESC, breakdown_value LIMIT ${ROWS}`,
-      whole,
-    );
-    firstHogql = withWindow(ranking.hogql, whole);
-    const totals = new Map<string, number>();
-    let nullTotal: number | undefined;
-    for (const [v, total] of ranking.results) {
-      if (v === null || v === undefined || v === '') nullTotal = (nullTotal ?? 0) + numberOf(total);
-      else totals.set(String(v), numberOf(total));
-    }
-    const r = rank(totals, nullTotal, breakdown.limit);
-    hasOther = r.hasOther;
-    order = r.order;
-    key = keyExpr(value, r.kept, r.nullKept, hasOther);
-  }
+  if (breakdown) ({ key, order, hasOther, hogql: firstHogql } = await rankedBreakdownKey(ctx, plan, whole));
   const rows = new Map<string | undefined, number[]>();
   const rowOf = (bv: string | undefined) => {
     let r = rows.get(bv);

@@ -29,7 +29,7 @@ import { seriesMath } from './trends-math.js';
 import { BREAKDOWN_OTHER, BREAKDOWN_SEPARATOR, seriesValues, type Breakdown, type SeriesPlan } from './trends-series.js';
 
 /** PostHog's displays that answer one value for the whole range (TrendsDisplay `is_total_value`). */
-const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap']);
+export const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap']);
 
 /** One series object of the answer (schema `TrendsSeriesResult`). */
 export type TrendsResult = components['schemas']['TrendsSeriesResult'];
@@ -49,7 +49,8 @@ export interface TrendsAnswer extends CacheFields {
   resolved_date_range: { date_from: string; date_to: string };
 }
 
-function breakdownOf(q: TrendsQueryInput): Breakdown | undefined {
+/** The breakdown of a TrendsQuery's `breakdownFilter`, or undefined for none. Throws `InsightQueryError` for a type it does not read. */
+export function trendsBreakdownOf(q: TrendsQueryInput): Breakdown | undefined {
   const bf = q.breakdownFilter;
   if (!bf) return undefined;
   const limit = bf.breakdown_limit ?? BREAKDOWN_VALUES_LIMIT;
@@ -123,7 +124,7 @@ export async function runTrendsQuery(ctx: InsightContext, q: TrendsQueryInput): 
   const interval: Interval = totalValue ? 'day' : (q.interval ?? 'day');
   if (q.compareFilter?.compare_to)
     throw new InsightQueryError('compare_to is not supported: use compare: true for the previous period.', 'compareFilter__compare_to');
-  const breakdown = breakdownOf(q);
+  const breakdown = trendsBreakdownOf(q);
   const maths = q.series.map((node, i) => seriesMath(node, i, interval));
   const formulas = await Promise.all(
     formulasOf(q).map(async (f) => ({ ...f, run: await compileFormula(f.formula, q.series.length, f.attr) })),

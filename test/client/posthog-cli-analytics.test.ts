@@ -2,8 +2,8 @@
  * PostHog's agent tool catalogue, `@posthog/cli` 0.18.3 (npm devDependency, installed with its
  * install script denied: its `lib/posthog-api-cli.mjs` is the same code as PostHog's MCP server),
  * run unchanged through its own `call --json` command against the test server with a small
- * dataset: the query tools (trends, funnel, retention, lifecycle, stickiness, paths), the insight
- * tools and the dashboard tools. Each tool's own output must
+ * dataset: the query tools (trends, funnel, retention, lifecycle, stickiness, paths) and their
+ * `*-actors` tools, the insight tools and the dashboard tools. Each tool's own output must
  * be a success (exit 0) with the right numbers: a trends total equals the count of the same events
  * through HogQL, a dashboard's insights run to the same results as the query tool's.
  */
@@ -144,6 +144,78 @@ describe('@posthog/cli funnel, retention, lifecycle, stickiness and paths tools'
     const paths = await tool('query-paths', { pathsFilter: { includeEventTypes: ['custom_event', '$pageview'] }, dateRange: RANGE });
     expect(paths.code, paths.err).toBe(0);
     expect(Array.isArray(paths.out.results)).toBe(true);
+  });
+});
+
+describe('@posthog/cli actors tools', () => {
+  /** The tool's rows as `{distinct_id: [other columns]}`, asserting a success. */
+  async function persons(name: string, input: Record<string, unknown>): Promise<{ columns: string[]; byId: Record<string, unknown[]> }> {
+    const r = await tool(name, input);
+    expect(r.code, r.err).toBe(0);
+    const out = r.out.results as { columns: string[]; results: unknown[][] };
+    expect(r.out).toMatchObject({ hasMore: false, limit: 100, offset: 0 });
+    return { columns: out.columns, byId: Object.fromEntries(out.results.map((row) => [row[0] as string, row.slice(1)])) };
+  }
+  const trends = { series: [{ event: '$pageview' }], dateRange: RANGE };
+
+  it('query-trends-actors: the persons of a day with their event counts, adding up to the day’s total', async () => {
+    const day = await persons('query-trends-actors', { source: trends, day: '2024-11-03' });
+    expect(day.columns).toEqual(['distinct_id', 'email', 'name', 'event_count', 'recordings']);
+    expect(day.byId).toEqual({ ada: [null, null, 2, []], cyd: [null, null, 1, []] });
+    const total = await tool('query-trends', trends);
+    expect(Object.values(day.byId).reduce((sum, r) => sum + (r[2] as number), 0)).toBe(
+      (total.out.results as { data: number[] }[])[0]!.data[2],
+    );
+    const chrome = await persons('query-trends-actors', {
+      source: { ...trends, breakdownFilter: { breakdowns: [{ property: '$browser', type: 'event' }] } },
+      day: '2024-11-01',
+      breakdown: ['Chrome'],
+    });
+    expect(Object.keys(chrome.byId)).toEqual(['ada']);
+  });
+
+  it('query-lifecycle-actors and query-stickiness-actors: as many persons as the point counts', async () => {
+    const lifecycle = await tool('query-lifecycle', trends);
+    const statuses = lifecycle.out.results as { status: string; data: number[] }[];
+    const active: string[] = [];
+    for (const s of statuses) {
+      const first = await persons('query-lifecycle-actors', { source: trends, day: '2024-11-01', status: s.status });
+      expect(Object.keys(first.byId), s.status).toHaveLength(Math.abs(s.data[0]!));
+      if (s.status !== 'dormant') active.push(...Object.keys(first.byId));
+    }
+    expect(active.sort()).toEqual(['ada', 'bob']);
+    // days active of 3: ada 2, bob and cyd 1
+    expect(Object.keys((await persons('query-stickiness-actors', { source: trends, day: 1 })).byId).sort()).toEqual(['bob', 'cyd']);
+    expect(Object.keys((await persons('query-stickiness-actors', { source: trends, day: 2 })).byId)).toEqual(['ada']);
+  });
+
+  it('query-retention-actors: a cohort’s persons with the days they came back', async () => {
+    const cohort = await persons('query-retention-actors', {
+      source: {
+        retentionFilter: {
+          period: 'Day',
+          totalIntervals: 3,
+          targetEntity: { id: '$pageview', type: 'events' },
+          returningEntity: { id: '$pageview', type: 'events' },
+        },
+        dateRange: RANGE,
+      },
+      interval: 0,
+    });
+    expect(cohort.columns).toEqual(['distinct_id', 'email', 'name', 'day_0', 'day_1', 'day_2']);
+    // ada (1 and 3 November) first: the most appearances
+    expect(cohort.byId).toEqual({ ada: [null, null, 1, 0, 1], bob: [null, null, 1, 0, 0] });
+  });
+
+  it('query-funnel-actors and query-paths-actors: who converted, who dropped off, who took a path', async () => {
+    const funnel = { series: [{ event: '$pageview' }, { event: 'signup' }], dateRange: RANGE };
+    expect(Object.keys((await persons('query-funnel-actors', { source: funnel, funnelStep: 2 })).byId)).toEqual(['bob']);
+    expect(Object.keys((await persons('query-funnel-actors', { source: funnel, funnelStep: -2 })).byId).sort()).toEqual(['ada', 'cyd']);
+    const paths = await persons('query-paths-actors', {
+      source: { pathsFilter: { includeEventTypes: ['custom_event', '$pageview'] }, dateRange: RANGE },
+    });
+    expect(paths.columns).toEqual(['distinct_id', 'email', 'name', 'event_count', 'recordings']);
+    expect(Object.keys(paths.byId).sort()).toEqual(['ada', 'bob', 'cyd']);
   });
 });
 

@@ -261,7 +261,7 @@ describe('the other kinds on /query/', () => {
   it('answers "Unsupported query kind" for a kind it does not run, also inside a wrapper', async () => {
     for (const q of [
       { kind: 'FunnelCorrelationQuery', source: {} },
-      { kind: 'SavedInsightNode', shortId: 'AbCdEf12' },
+      { kind: 'FunnelCorrelationActorsQuery', source: {} },
       { kind: 'InsightVizNode', source: { kind: 'WebOverviewQuery' } },
     ]) {
       const res = await query(q);

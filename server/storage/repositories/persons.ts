@@ -115,6 +115,26 @@ export class PersonsRepository {
     return row ? (await this.withDistinctIds([row]))[0] : undefined;
   }
 
+  /**
+   * The team's persons with these uuids (lowercase, with dashes), with their distinct ids, in no
+   * particular order; a uuid the team has no person for is left out (the actors of an insight
+   * whose person was deleted).
+   */
+  async findByUuids(teamId: number, uuids: readonly string[]): Promise<PersonRecord[]> {
+    const rows = [];
+    for (const slice of chunks(uuids)) {
+      rows.push(
+        ...(await this.db
+          .selectFrom('persons')
+          .select(['persons.id', 'persons.uuid', 'persons.properties', 'persons.is_identified', 'persons.created_at'])
+          .where('persons.team_id', '=', teamId)
+          .where('persons.uuid', 'in', slice)
+          .execute()),
+      );
+    }
+    return this.withDistinctIds(rows);
+  }
+
   private async withDistinctIds(
     rows: { id: number; uuid: string; properties: unknown; is_identified: number | boolean; created_at: string | Date }[],
   ): Promise<PersonRecord[]> {
