@@ -154,7 +154,7 @@ export class QueryService {
         const stored = parseEventDateParam(text, opts);
         return stored === undefined ? undefined : Date.parse(stored.slice(0, 23) + 'Z');
       },
-      select: async (text: string, window?: EventsWindow) => {
+      select: async (text: string, window?: EventsWindow, limits?: { maxRows?: number }) => {
         const materialized = await (materializedOnce ??= this.events.materializedColumns());
         let tableWhere;
         if (window) {
@@ -168,7 +168,15 @@ export class QueryService {
           const before = formatTimestamp(new Date(window.to));
           tableWhere = this.events.conditions({ teamId: team.id, after, before, event: window.event, properties, materialized });
         }
-        const answer = await runHogQLQuery(this.events.db, this.events.table(materialized), team.id, text, now, tableWhere);
+        const answer = await runHogQLQuery(
+          this.events.db,
+          this.events.table(materialized),
+          team.id,
+          text,
+          now,
+          tableWhere,
+          limits?.maxRows,
+        );
         return { results: answer.results, hasMore: answer.hasMore, hogql: answer.hogql };
       },
     };

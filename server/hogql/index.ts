@@ -58,7 +58,8 @@ export function hogqlDialect(name: EventsDialectName): HogQLDialect {
 /**
  * Runs a HogQL SELECT for one team on `db`, whose events table is `events`. Default LIMIT 100, at
  * most 50,000 rows. `now` is `now()`. `tableWhere` (SQL on `events` rows, `EventsStore.conditions`)
- * restricts the events it reads, before its own WHERE: the query runners' series filters (server/insights/).
+ * restricts the events it reads, before its own WHERE: the query runners' series filters (server/insights/);
+ * `maxLimit` raises the 50,000 cap for the runners' internal reads (never a request's).
  * Throws `HogQLError` (400) for a syntax error or anything outside the subset.
  */
 export async function runHogQLQuery<DB>(
@@ -68,6 +69,7 @@ export async function runHogQLQuery<DB>(
   text: string,
   now: Date = new Date(),
   tableWhere?: Sql[],
+  maxLimit?: number,
 ): Promise<HogQLAnswer> {
   const ast = await parseSelect(text, 'query');
   const compiled = compileSelect(ast, {
@@ -78,6 +80,7 @@ export async function runHogQLQuery<DB>(
     attr: 'query',
     now,
     tableWhere,
+    maxLimit,
   });
   return { ...(await runCompiled(db, compiled)), hogql: text };
 }

@@ -37,6 +37,8 @@ export interface SelectOptions {
   tableWhere?: Sql[] | undefined;
   /** default LIMIT when the query has none */
   defaultLimit?: number | undefined;
+  /** the largest LIMIT (default MAX_LIMIT, PostHog's 50,000): the query runners' internal reads raise it */
+  maxLimit?: number | undefined;
 }
 
 /** A compiled query: run `sql`, then read each row's values by `columns`. */
@@ -230,7 +232,7 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
   const limitNode = ast.limit as AstNode | null;
   const offsetNode = ast.offset as AstNode | null;
   const asked = constantInt(scope, limitNode, 'LIMIT') ?? options.defaultLimit ?? DEFAULT_LIMIT;
-  const limit = Math.min(asked, MAX_LIMIT);
+  const limit = Math.min(asked, options.maxLimit ?? MAX_LIMIT);
   const offset = constantInt(scope, offsetNode, 'OFFSET') ?? 0;
 
   const position = (c: Compiled) => {

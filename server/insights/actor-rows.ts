@@ -1,8 +1,8 @@
 /**
  * Per-person reads the non-trends runners share: HogQL SELECTs over the project's events (through
  * `InsightContext.select`) that answer one row per person and period, or per person and event,
- * read page by page (50,000 rows each, PostHog's MAX_SELECT_RETURNED_ROWS, by `LIMIT … OFFSET`
- * over a total order), so that a runner's per-person logic runs in TypeScript on every store alike.
+ * each read in one query (up to 10,000,000 rows: an internal read, past the 50,000 a request may
+ * ask), so that a runner's per-person logic runs in TypeScript on every store alike.
  *
  * Periods are grouped in HogQL by `toStartOfHour/Day/Week/Month(timestamp)` moved to the project's
  * timezone by the offset it has at the range's end, as the trends runner does (exact for zones
@@ -13,11 +13,8 @@ import { DateTime } from 'luxon';
 import type { EventsWindow, InsightContext } from './context.js';
 import { answeredKey, bucketKey, type Interval } from './date-range.js';
 
-/** Rows one query returns (PostHog's MAX_SELECT_RETURNED_ROWS); more are read by OFFSET. */
-export const PAGE_ROWS = 50_000;
-
-/** Pages a runner reads at most (10,000,000 rows) before answering with what it has read. */
-const MAX_PAGES = 200;
+/** Rows a runner reads at most in one read (10,000,000), before answering with what it has read. */
+export const MAX_ROWS = 10_000_000;
 
 /** The HogQL of a period's start in a zone `offsetMinutes` from UTC. */
 export function bucketExpr(interval: Interval, offsetMinutes: number): string {
@@ -34,18 +31,11 @@ export function offsetAt(zone: string, from: number, to: number): number {
 
 /**
  * Every row of `text` (a HogQL SELECT without LIMIT whose ORDER BY is a total order) over
- * `window`, read page by page. Returns the rows and the HogQL of the first page.
+ * `window`, in one query (up to `MAX_ROWS`). Returns the rows and the HogQL that ran.
  */
 export async function selectAll(ctx: InsightContext, text: string, window: EventsWindow): Promise<{ rows: unknown[][]; hogql: string }> {
-  const rows: unknown[][] = [];
-  let hogql = '';
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await ctx.select(`${text} LIMIT ${PAGE_ROWS}${page > 0 ? ` OFFSET ${page * PAGE_ROWS}` : ''}`, window);
-    if (page === 0) hogql = answer.hogql;
-    rows.push(...answer.results);
-    if (answer.results.length < PAGE_ROWS) break;
-  }
-  return { rows, hogql };
+  const answer = await ctx.select(`${text} LIMIT ${MAX_ROWS}`, window, { maxRows: MAX_ROWS });
+  return { rows: answer.results, hogql: answer.hogql };
 }
 
 /**

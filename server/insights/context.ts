@@ -39,9 +39,10 @@ export interface InsightContext {
   /**
    * Runs a HogQL SELECT over the project's events restricted to `window` (undefined: every event
    * of the project). Throws `InsightQueryError` for a bad property filter, the HogQL layer's
-   * errors (as the domain maps them) for bad HogQL.
+   * errors (as the domain maps them) for bad HogQL. Its LIMIT is at most 50,000 rows unless
+   * `maxRows` raises that cap (a runner reading every row of a grouped read in one query).
    */
-  select(hogql: string, window?: EventsWindow): Promise<SelectAnswer>;
+  select(hogql: string, window?: EventsWindow, opts?: { maxRows?: number }): Promise<SelectAnswer>;
   /**
    * A user's date (`dateRange.date_from` / `date_to`: ISO 8601, or relative as `-7d`), as PostHog's
    * relative_date_parse reads it in the project's timezone; ms since the epoch, or undefined when

@@ -4,7 +4,7 @@
  * funnel_time_to_convert.py): which persons did the steps in order within the conversion window.
  *
  * It reads, for each distinct step filter, every matching event of the range as
- * `SELECT person_id, timestamp, uuid … ORDER BY person_id, timestamp, uuid` (page by page), joins
+ * `SELECT person_id, timestamp, uuid … ORDER BY person_id, timestamp, uuid` (one read, ./actor-rows.ts), joins
  * them per person in TypeScript, and computes each person's attempts (./funnel-attempts.ts). Then:
  *
  * - `steps`: (with a breakdown, one such list per value, ./funnel-breakdown.ts, each step with

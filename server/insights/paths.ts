@@ -3,7 +3,7 @@
  * most common moves from one path item to the next, as edges between positioned nodes.
  *
  * It reads the range's events as `SELECT person_id, timestamp, uuid, event, $current_url,
- * $screen_name … ORDER BY person_id, timestamp, uuid` (page by page, ./actor-rows.ts) and, per
+ * $screen_name … ORDER BY person_id, timestamp, uuid` (one read, ./actor-rows.ts) and, per
  * person in TypeScript, as PostHog's query does:
  * - an event's item is its name, except `$pageview` (its `$current_url`, one trailing `/` removed
  *   unless it is `/`) and `$screen` (its `$screen_name`); `includeEventTypes` (`$pageview`,
