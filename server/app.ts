@@ -17,6 +17,8 @@
  *      │  └─ capture router ───────▶ /batch/ /e/ /i/v0/e/ /capture/ /track/, /flags/ /decide/,
  *      │                             /array/<token>/config(.js): cors, raw-body, PostHog's
  *      │                             decoding, token, group commit, text errors      capture/
+ *      │ environmentsDeprecation .. /api/environments/…: Deprecation, Sunset, Link headers
+ *      │                                                                 http/deprecation.ts
  *      │ jsonBody ................. express.json(); a body error waits until the key is accepted
  *      │ normaliseRequest ......... /api/…/x → /api/…/x/; HEAD runs as GET from here on
  *      │                                                             http/before-validator.ts
@@ -39,6 +41,7 @@ import { createServices } from './domain/services.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
 import { jsonBody, normaliseRequest } from './http/before-validator.js';
 import { dispatch, errorHandler } from './http/dispatch.js';
+import { DEFAULT_ENVIRONMENTS_SUNSET_DATE, environmentsDeprecation, type EnvironmentsDeprecation } from './http/deprecation.js';
 import { docsRoute, rootRedirect } from './http/docs.js';
 import { healthHandlers } from './http/health.js';
 import { defaultLogger, requestLogger } from './http/logging.js';
@@ -77,6 +80,8 @@ export interface AppDeps {
    * and a queue-size observer (tests)
    */
   capture?: Pick<CaptureDeps, 'maxQueuedEvents' | 'onQueueChange'>;
+  /** the `/api/environments/` deprecation headers (http/deprecation.ts; default on, Sunset 2026-07-31, PostHog's) */
+  environmentsDeprecation?: EnvironmentsDeprecation;
 }
 
 /** Every path that does not start with `/api/` (matching nothing of it: a zero-width match). */
@@ -129,6 +134,7 @@ export function createApp(deps: AppDeps): express.Express {
     }),
   );
   app.use(OUTSIDE_API, outsideApi);
+  app.use(environmentsDeprecation(deps.environmentsDeprecation ?? { enabled: true, sunsetDate: DEFAULT_ENVIRONMENTS_SUNSET_DATE }));
   app.use(jsonBody(BODY_LIMIT));
   app.use(normaliseRequest);
   app.use(openapiValidator({ spec, validateResponses, securityHandler: personalApiKeyHandler(services.authentication, limit) }));

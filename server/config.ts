@@ -25,10 +25,13 @@
  * | CLICKHOUSE_URL | (unset) | with EVENTS_STORE=clickhouse: `http(s)://user:password@host:8123/database`, a ClickHouse server; unset: embedded chDB in `DATA_DIR/clickhouse/` |
  * | CLICKHOUSE_MEMORY_LIMIT | half the RAM | embedded chDB: the engine's memory cap, bytes or with a unit (`4G`, `512M`) |
  * | CLICKHOUSE_MAX_QUERIES | 4 embedded, 8 server | ClickHouse statements in flight at most; the rest wait, under QUERY_TIMEOUT_MS |
+ * | API_ENVIRONMENTS_DEPRECATION | on | answers under `/api/environments/` carry `Deprecation`, `Sunset` and `Link` (http/deprecation.ts); `0`, `false`, `off`, `no` leave them out |
+ * | API_ENVIRONMENTS_SUNSET_DATE | 2026-07-31 | the `Sunset` day (`YYYY-MM-DD`, UTC; PostHog's setting and default); `none` sends no `Sunset` |
  */
 import { readRateLimitConfig, type RateLimitConfig } from './http/rate-limit.js';
 import { DEFAULT_MAX_QUEUED_EVENTS } from './capture/queue.js';
 import { DEFAULT_QUERY_TIMEOUT_MS, defaultReadThreads } from './read-pool/index.js';
+import { DEFAULT_ENVIRONMENTS_SUNSET_DATE, type EnvironmentsDeprecation } from './http/deprecation.js';
 import { DEFAULT_LOCK_TIMEOUT_MS } from './storage/db.js';
 
 /** The server's settings. */
@@ -58,6 +61,8 @@ export interface ServerConfig {
   captureMaxQueuedEvents: number;
   /** `EVENTS_STORE=clickhouse`: the events on ClickHouse (undefined: rows of the configuration store) */
   clickhouse: ClickHouseConfig | undefined;
+  /** `API_ENVIRONMENTS_DEPRECATION`, `API_ENVIRONMENTS_SUNSET_DATE`: the `/api/environments/` deprecation headers */
+  environmentsDeprecation: EnvironmentsDeprecation;
 }
 
 /** Where the ClickHouse events store is, and its limits. */
@@ -152,7 +157,20 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     lockTimeoutMs: positive('DATABASE_LOCK_TIMEOUT_MS', env.DATABASE_LOCK_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS),
     captureMaxQueuedEvents: positive('CAPTURE_MAX_QUEUED_EVENTS', env.CAPTURE_MAX_QUEUED_EVENTS, DEFAULT_MAX_QUEUED_EVENTS),
     clickhouse: readClickHouseConfig(env),
+    environmentsDeprecation: readEnvironmentsDeprecation(env),
   };
+}
+
+/** The deprecation headers' settings (module doc's table). Throws with the variable's name for a malformed value. */
+export function readEnvironmentsDeprecation(env: NodeJS.ProcessEnv = process.env): EnvironmentsDeprecation {
+  const flag = (env.API_ENVIRONMENTS_DEPRECATION ?? '').trim().toLowerCase();
+  const enabled = !['0', 'false', 'off', 'no'].includes(flag);
+  const date = (env.API_ENVIRONMENTS_SUNSET_DATE ?? '').trim();
+  if (date === '') return { enabled, sunsetDate: DEFAULT_ENVIRONMENTS_SUNSET_DATE };
+  if (date.toLowerCase() === 'none') return { enabled, sunsetDate: undefined };
+  const valid = /^\d{4}-\d\d-\d\d$/.test(date) && new Date(`${date}T00:00:00Z`).toISOString().startsWith(date);
+  if (!valid) throw new Error(`API_ENVIRONMENTS_SUNSET_DATE must be a day as YYYY-MM-DD (or none), got ${JSON.stringify(date)}`);
+  return { enabled, sunsetDate: date };
 }
 
 function positive(name: string, value: string | undefined, fallback: number): number {

@@ -160,6 +160,7 @@ export async function startServer(
         : config.rateLimit,
     logger,
     capture: { maxQueuedEvents: config.captureMaxQueuedEvents },
+    environmentsDeprecation: config.environmentsDeprecation,
   });
   const httpServer = http.createServer(app);
   // before listening: the drain must know every connection (server/http/drain.ts)

@@ -68,6 +68,8 @@ export interface TestServerOptions {
   onConnectionError?: (err: Error) => void;
   /** the capture queue's options (server/capture/queue.ts) */
   capture?: AppDeps['capture'];
+  /** the `/api/environments/` deprecation headers (default: on, PostHog's sunset day) */
+  environmentsDeprecation?: AppDeps['environmentsDeprecation'];
 }
 
 let seq = 0;
@@ -105,6 +107,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     onServerError: (err) => errors.push(err),
     eventsReads,
     capture: opts.capture,
+    environmentsDeprecation: opts.environmentsDeprecation,
   });
   const server = await new Promise<Server>((resolve) => {
     // the server `npm start` uses (server/main.ts)

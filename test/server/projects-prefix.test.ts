@@ -4,9 +4,11 @@
  * same status and the same body, links aside (they keep the prefix the caller used), for reads of
  * each resource, with a numeric id and `@current`, and for the errors (no key, a key without the
  * scope, a key limited to another project, an unknown project, a bad parameter). A write under one
- * prefix is seen under the other.
+ * prefix is seen under the other. Answers under `/api/environments/` carry PostHog's deprecation
+ * headers (`Deprecation`, `Sunset`, `Link` to the `/api/projects/` twin), errors too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEnvironmentsDeprecation } from '../../server/config.js';
 import { generateDemoEvents } from '../../server/ingest/demo.js';
 import { importEvents } from '../../server/ingest/import.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -138,4 +140,52 @@ it('a write under /api/projects/ is seen under /api/environments/, and the other
   expect(patched.status).toBe(200);
   const seen = (await (await t.fetch(`/api/projects/@current/pipeline_destination_configs/${id}/`)).json()) as { name: string };
   expect(seen.name).toBe('Renamed');
+});
+
+describe('the /api/environments/ deprecation headers', () => {
+  it('every answer under /api/environments/ has Deprecation, Sunset and the /api/projects/ link; /api/projects/ has none', async () => {
+    for (const [suffix, key] of [
+      ['1/events/?limit=1&event=$pageview', undefined],
+      ['1/dashboards/', null],
+      ['99999/dashboards/', undefined],
+      ['1/query/', undefined],
+    ] as const) {
+      const env = await t.fetch(`/api/environments/${suffix}`, key === undefined ? {} : { key });
+      expect(env.headers.get('deprecation'), suffix).toBe('true');
+      expect(env.headers.get('sunset'), suffix).toBe('Fri, 31 Jul 2026 00:00:00 GMT');
+      expect(env.headers.get('link'), suffix).toBe(`</api/projects/${suffix}>; rel="successor-version"`);
+      const projects = await t.fetch(`/api/projects/${suffix}`, key === undefined ? {} : { key });
+      expect(projects.status).toBe(env.status);
+      expect([projects.headers.get('deprecation'), projects.headers.get('sunset'), projects.headers.get('link')]).toEqual([
+        null,
+        null,
+        null,
+      ]);
+    }
+  });
+
+  it('the values are configuration: another day, none, or off', async () => {
+    expect(readEnvironmentsDeprecation({})).toEqual({ enabled: true, sunsetDate: '2026-07-31' });
+    expect(readEnvironmentsDeprecation({ API_ENVIRONMENTS_SUNSET_DATE: '2027-01-15' })).toEqual({
+      enabled: true,
+      sunsetDate: '2027-01-15',
+    });
+    expect(readEnvironmentsDeprecation({ API_ENVIRONMENTS_SUNSET_DATE: 'none' })).toEqual({ enabled: true, sunsetDate: undefined });
+    expect(readEnvironmentsDeprecation({ API_ENVIRONMENTS_DEPRECATION: 'off' }).enabled).toBe(false);
+    expect(() => readEnvironmentsDeprecation({ API_ENVIRONMENTS_SUNSET_DATE: '2027-02-30' })).toThrow(/API_ENVIRONMENTS_SUNSET_DATE/);
+    const off = await startTestServer({ environmentsDeprecation: { enabled: false, sunsetDate: undefined } });
+    try {
+      const res = await off.fetch('/api/environments/1/dashboards/');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('deprecation')).toBeNull();
+      const later = await startTestServer({ environmentsDeprecation: { enabled: true, sunsetDate: '2027-01-15' } });
+      try {
+        expect((await later.fetch('/api/environments/1/dashboards/')).headers.get('sunset')).toBe('Fri, 15 Jan 2027 00:00:00 GMT');
+      } finally {
+        await later.close();
+      }
+    } finally {
+      await off.close();
+    }
+  });
 });
