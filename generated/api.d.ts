@@ -6988,7 +6988,9 @@ export interface components {
          * @description The payload cannot be read or holds a bad event; nothing of the request is stored. PostHog's
          *     plain-text messages, e.g. `request missing data payload`, `failed to decode request: invalid
          *     GZIP data`, `failed to parse request: …`, `request holds no event`, `event submitted with an
-         *     empty event name`, `event submitted without a distinct_id`, `invalid UTF8 in request payload`.
+         *     empty event name`, `event submitted without a distinct_id`, `invalid UTF8 in request payload`,
+         *     and for one event whose JSON is over 1,000,000 bytes (PostHog's Kafka message limit, its
+         *     sink's `EventTooBig`) `maximum event size exceeded: Event payload too large for Kafka: N bytes`.
          */
         CaptureBadRequest: {
             headers: {

@@ -18,6 +18,8 @@
  * - the token must be a project's API token (`teams.api_token`, `phc_…`): PostHog's capture accepts
  *   an unknown well-formed token with 200 and drops its events later; envapi answers **401**
  *   instead (a server that stores events should not silently drop them), as issue 19 asks;
+ * - an event whose JSON text is over 1,000,000 bytes (PostHog's Kafka message limit) fails the
+ *   request with 400 `maximum event size exceeded: …` (its sink's `EventTooBig`), nothing stored;
  * - process.ts: each event → the stored row (uuid, clock-skew-corrected timestamp, elements chain,
  *   person update; PostHog's person rules in server/ingest/person-rules.ts);
  * - queue.ts: group commit; the answer is sent once the events are committed.
@@ -57,6 +59,11 @@ export { DEFAULT_MAX_QUEUED_EVENTS, RETRY_AFTER_SECONDS } from './queue.js';
 export const BATCH_BODY_LIMIT = 20 * 1024 * 1024;
 /** Payload limit of the single-event paths, bytes (PostHog's `EVENT_BODY_SIZE`). */
 export const EVENT_BODY_LIMIT = 2 * 1024 * 1024;
+/**
+ * The largest event, bytes of its JSON text: PostHog's Kafka message limit (`message.max.bytes`,
+ * 1,000,000), past which its capture sink answers `EventTooBig` (400) for the request.
+ */
+export const MAX_EVENT_BYTES = 1_000_000;
 
 /** The capture paths (a trailing slash is optional), whether each is a legacy path, and its payload limit. */
 const ROUTES: ReadonlyArray<[path: string, route: CaptureRoute]> = [
@@ -121,6 +128,11 @@ export function captureRouter(deps: CaptureDeps): express.Router {
       const ctx = { nowMs, sentAtMs: sentAtOf(parsed.sentAt, query) };
       const rows: NormalizedEventRow[] = [];
       for (const e of parsed.events) {
+        // PostHog's capture produces each event as one Kafka message, at most 1,000,000 bytes
+        // (its sink answers EventTooBig, a 400); the event's JSON text stands for that message
+        const size = Buffer.byteLength(JSON.stringify(e));
+        if (size > MAX_EVENT_BYTES)
+          throw new CaptureError(400, `maximum event size exceeded: Event payload too large for Kafka: ${size} bytes`);
         const row = processEvent(e, ctx);
         if (row) rows.push(row);
       }

@@ -205,6 +205,17 @@ describe('errors: PostHog capture texts, text/plain, nothing stored', () => {
     expect(await storedNames()).not.toContain('big');
   });
 
+  it('400 for one event over 1,000,000 bytes (PostHog’s Kafka message limit), the whole batch refused', async () => {
+    const pad = 'x'.repeat(1_000_001);
+    const res = await capture(t, '/batch/', { api_key: token, batch: [ev('small beside'), { ...ev('too big'), properties: { pad } }] });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/^maximum event size exceeded: Event payload too large for Kafka: \d+ bytes$/);
+    expect(await storedNames()).not.toContain('small beside');
+    // just under the limit is stored
+    const fits = await capture(t, '/e/', { ...ev('fits'), api_key: token, properties: { pad: 'x'.repeat(990_000) } });
+    expect(fits.status).toBe(200);
+  });
+
   it('405 for another method', async () => {
     const res = await fetch(`${t.url}/batch/`, { method: 'PUT', body: '{}' });
     expect(res.status).toBe(405);
