@@ -42,20 +42,34 @@ export const deferBodyError: ErrorRequestHandler = function deferBodyError(err, 
 
 /**
  * The JSON body step (module doc): `express.json({limit, strict: false})` (any JSON value, as DRF's
- * parser; `limit` as body-parser reads it, e.g. `'1mb'`), then `deferBodyError`. Requests without
- * a body, or with another media type, leave `req.body` undefined (the validator answers 415 where
- * an operation wants JSON).
+ * parser; `limit` as body-parser reads it, e.g. `'1mb'`), then `deferBodyError`. A POST, PUT or
+ * PATCH with no body and no Content-Type reads as `{}` (DRF's empty data: the operation's
+ * required fields answer 400). Other requests without a body, or with another media type, leave
+ * `req.body` undefined (the validator answers 415 where an operation wants JSON).
  */
 export function jsonBody(limit: string): [RequestHandler, ErrorRequestHandler] {
   const json = express.json({ limit, strict: false });
   // a request without a body (no Content-Length, no Transfer-Encoding: body-parser's own test,
   // type-is `hasBody`) has nothing to parse: most API requests are GETs, so they skip the parser
   const parseJson: RequestHandler = function parseJson(req, res, next) {
+    const empty =
+      req.headers['transfer-encoding'] === undefined &&
+      (req.headers['content-length'] === undefined || req.headers['content-length'] === '0');
+    // a write with no body at all reads as an empty JSON object, as DRF reads it (PostHog answers
+    // the fields it requires with 400, not 415)
+    if (empty && req.headers['content-type'] === undefined && WRITES.has(req.method)) {
+      req.headers['content-type'] = 'application/json';
+      req.body = {};
+      return next();
+    }
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return next();
     return json(req, res, next);
   };
   return [parseJson, deferBodyError];
 }
+
+/** The methods whose empty body (no bytes, no Content-Type) reads as `{}`. */
+const WRITES = new Set(['POST', 'PUT', 'PATCH']);
 
 /** The requests `normaliseRequest` runs as GET. */
 const headRequests = new WeakSet<Request>();

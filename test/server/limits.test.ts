@@ -270,6 +270,14 @@ describe('protocol edges, health, request ids and logs', () => {
     });
   });
 
+  it('a POST with no body at all reads as {}: the required fields answer 400, not 415 (as DRF)', async () => {
+    const query = await t.fetch(`/api/environments/${t.projectId}/query/`, { method: 'POST' });
+    expect(query.status).toBe(400);
+    expect(await query.json()).toMatchObject({ type: 'validation_error', code: 'required', attr: 'query' });
+    const config = await t.fetch(create(), { method: 'POST' });
+    expect(config.status).toBe(400);
+  });
+
   it('malformed JSON answers 400 parse_error', async () => {
     const res = await t.fetch(create(), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"plugin": ' });
     expect(res.status).toBe(400);
