@@ -941,6 +941,9 @@ export interface paths {
          *     (`POST /api/environments/{project_id}/query/` with a HogQL query); to export many events or
          *     all of them, use batch exports.
          *
+         *     Each event's `person` is null unless `include_person=true` (or `1`), as PostHog answers
+         *     since 2026.
+         *
          *     Events come newest first (by `timestamp`, ties broken by `id`). Filters combine with AND:
          *     `event` (exact name), `distinct_id` (exact), `person_id` (every distinct id of that person;
          *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
@@ -1079,7 +1082,8 @@ export interface paths {
         };
         /**
          * Retrieve one event
-         * @description Answers the event of this project with this UUID, whatever its age, with its person.
+         * @description Answers the event of this project with this UUID, whatever its age; its `person` only
+         *     with `include_person=true` (null otherwise, as PostHog since 2026).
          *
          *     A malformed UUID answers 400 `invalid_input` with `attr` `id`; PostHog answers a
          *     hand-built body without `attr` (`{"detail": "Invalid UUID", "code": "invalid", "type":
@@ -3448,6 +3452,9 @@ export interface paths {
          *     (`POST /api/projects/{project_id}/query/` with a HogQL query); to export many events or
          *     all of them, use batch exports.
          *
+         *     Each event's `person` is null unless `include_person=true` (or `1`), as PostHog answers
+         *     since 2026.
+         *
          *     Events come newest first (by `timestamp`, ties broken by `id`). Filters combine with AND:
          *     `event` (exact name), `distinct_id` (exact), `person_id` (every distinct id of that person;
          *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
@@ -3586,7 +3593,8 @@ export interface paths {
         };
         /**
          * Retrieve one event
-         * @description Answers the event of this project with this UUID, whatever its age, with its person.
+         * @description Answers the event of this project with this UUID, whatever its age; its `person` only
+         *     with `include_person=true` (null otherwise, as PostHog since 2026).
          *
          *     A malformed UUID answers 400 `invalid_input` with `attr` `id`; PostHog answers a
          *     hand-built body without `attr` (`{"detail": "Invalid UUID", "code": "invalid", "type":
@@ -7091,6 +7099,8 @@ export interface components {
          * @example 01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f
          */
         EventId: string;
+        /** @description `true` or `1` (any case) adds each event's `person` (`{is_identified, distinct_ids, properties}` with email, name and username); otherwise `person` is null, as PostHog answers since 2026 (posthog/api/event.py). */
+        EventsIncludePerson: string;
         /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
         EventsFormat: "csv" | "json";
         /** @description The maximum number of events to answer (default 100). Values above 10,000 are clamped to 10,000, PostHog's cap; 0, negative, non-integer and non-numeric values (`Infinity` included) and values beyond 2,147,483,647 answer 400. */
@@ -8477,6 +8487,8 @@ export interface operations {
                  * @example $pageview
                  */
                 event?: string;
+                /** @description `true` or `1` (any case) adds each event's `person` (`{is_identified, distinct_ids, properties}` with email, name and username); otherwise `person` is null, as PostHog answers since 2026 (posthog/api/event.py). */
+                include_person?: components["parameters"]["EventsIncludePerson"];
                 /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
                 format?: components["parameters"]["EventsFormat"];
                 /** @description The maximum number of events to answer (default 100). Values above 10,000 are clamped to 10,000, PostHog's cap; 0, negative, non-integer and non-numeric values (`Infinity` included) and values beyond 2,147,483,647 answer 400. */
@@ -8639,6 +8651,8 @@ export interface operations {
     environments_events_retrieve: {
         parameters: {
             query?: {
+                /** @description `true` or `1` (any case) adds each event's `person` (`{is_identified, distinct_ids, properties}` with email, name and username); otherwise `person` is null, as PostHog answers since 2026 (posthog/api/event.py). */
+                include_person?: components["parameters"]["EventsIncludePerson"];
                 /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
                 format?: components["parameters"]["EventsFormat"];
             };
@@ -11701,6 +11715,8 @@ export interface operations {
                  * @example $pageview
                  */
                 event?: string;
+                /** @description `true` or `1` (any case) adds each event's `person` (`{is_identified, distinct_ids, properties}` with email, name and username); otherwise `person` is null, as PostHog answers since 2026 (posthog/api/event.py). */
+                include_person?: components["parameters"]["EventsIncludePerson"];
                 /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
                 format?: components["parameters"]["EventsFormat"];
                 /** @description The maximum number of events to answer (default 100). Values above 10,000 are clamped to 10,000, PostHog's cap; 0, negative, non-integer and non-numeric values (`Infinity` included) and values beyond 2,147,483,647 answer 400. */
@@ -11863,6 +11879,8 @@ export interface operations {
     events_retrieve: {
         parameters: {
             query?: {
+                /** @description `true` or `1` (any case) adds each event's `person` (`{is_identified, distinct_ids, properties}` with email, name and username); otherwise `person` is null, as PostHog answers since 2026 (posthog/api/event.py). */
+                include_person?: components["parameters"]["EventsIncludePerson"];
                 /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
                 format?: components["parameters"]["EventsFormat"];
             };

@@ -50,7 +50,7 @@ export function inProcessEventsReads(store: Store): EventsReads {
     select: (team, params) => events.select(team, params),
     values: (team, params, format) => events.values(team, params, format),
     query: (team, query, now) => queries.run(team, query, now ?? new Date()),
-    retrieve: (team, id, format) => events.retrieve(team, id, format),
+    retrieve: (team, id, format, includePerson) => events.retrieve(team, id, format, includePerson),
     close: async () => {},
   };
 }

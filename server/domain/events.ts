@@ -85,6 +85,13 @@ export interface EventListParams {
   select?: string | undefined;
   /** JSON array of HogQL conditions that must all pass */
   where?: string | undefined;
+  /** `true` / `1` (any case): each event with its person (PostHog's `include_person`, default off since 2026) */
+  include_person?: string | undefined;
+}
+
+/** Whether an `include_person` value asks for the person (PostHog: `true` or `1`, any case). */
+export function includesPerson(value: string | undefined): boolean {
+  return value !== undefined && ['true', '1'].includes(value.toLowerCase());
 }
 
 /** Query parameters of values suggestions. */
@@ -175,12 +182,19 @@ export class EventsService {
     return { columns: answer.columns, types: answer.types, results: answer.results, hasMore: answer.hasMore };
   }
 
-  private async toWire(rows: EventRow[], teamId: number): Promise<EventWire[]> {
-    const persons = await this.read.personsByDistinctId(
+  /** The events' wire rows, each with its person when `withPerson` (else `person` null). */
+  private async toWire(rows: EventRow[], teamId: number, withPerson: boolean): Promise<EventWire[]> {
+    const persons = await this.personsOf(rows, teamId, withPerson);
+    return rows.map((r) => eventToWire(r, persons.get(r.distinct_id)));
+  }
+
+  /** The persons of the events' distinct ids, or none when not asked for. */
+  private async personsOf(rows: EventRow[], teamId: number, withPerson: boolean) {
+    if (!withPerson) return new Map<string, EventPerson>();
+    return this.read.personsByDistinctId(
       teamId,
       rows.map((r) => r.distinct_id),
     );
-    return rows.map((r) => eventToWire(r, persons.get(r.distinct_id)));
   }
 
   /**
@@ -215,12 +229,10 @@ export class EventsService {
     });
     const hasMore = rows.length > limit;
     const page = rows.slice(0, limit);
+    const withPerson = includesPerson(params.include_person);
     if (params.format === 'csv')
-      return { format: 'csv', body: eventsToCsv((await this.toWire(page, team.id)) as unknown as Record<string, unknown>[]) };
-    const persons = await this.read.personsByDistinctId(
-      team.id,
-      page.map((r) => r.distinct_id),
-    );
+      return { format: 'csv', body: eventsToCsv((await this.toWire(page, team.id, withPerson)) as unknown as Record<string, unknown>[]) };
+    const persons = await this.personsOf(page, team.id, withPerson);
     const last = page[page.length - 1];
     const next = hasMore && last ? withQuery(url, { offset: null, cursor: encodeCursor(last) }) : null;
     return { format: 'json', body: new JsonText(eventsPageJson(page, persons, next)) };
@@ -231,12 +243,13 @@ export class EventsService {
     team: Team,
     id: string,
     format: 'csv' | 'json' | undefined,
+    includePerson?: string,
   ): Promise<{ format: 'json'; body: EventWire } | { format: 'csv'; body: string }> {
     const uuid = normalizeUuid(id);
     if (!uuid) throw validationError('Invalid UUID', 'id');
     const row = await this.read.findByUuid(team.id, uuid);
     if (!row) throw notFound(`No events exist for event UUID ${id}`);
-    const [event] = await this.toWire([row], team.id);
+    const [event] = await this.toWire([row], team.id, includesPerson(includePerson));
     if (!event) throw notFound(`No events exist for event UUID ${id}`);
     return format === 'csv'
       ? { format: 'csv', body: eventsToCsv([event as unknown as Record<string, unknown>]) }

@@ -24,7 +24,7 @@ export const eventHandlers: HandlersFor<EventsOperationId> = {
   },
 
   async environments_events_retrieve({ auth, params, query, services }) {
-    const result = await services.events.retrieve(projectOf(auth).team, String(params.id), query.format);
+    const result = await services.events.retrieve(projectOf(auth).team, String(params.id), query.format, query.include_person);
     return result.format === 'csv'
       ? { status: 200, contentType: 'text/csv', body: result.body }
       : { status: 200, contentType: 'application/json', body: result.body };

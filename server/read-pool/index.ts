@@ -93,6 +93,7 @@ const LIST_PARAMS = [
   'cursor',
   'select',
   'where',
+  'include_person',
 ] as const satisfies readonly (keyof EventListParams)[];
 /** The parameters values suggestions read. */
 const VALUES_PARAMS = ['key', 'value', 'event_name', 'is_column'] as const satisfies readonly (keyof EventValuesParams)[];
@@ -227,7 +228,7 @@ export function createEventsReads(store: Store, options: ReadPoolOptions = {}): 
       if (result.op !== 'values') throw new Error('read pool: answer of another operation');
       return result.answer;
     },
-    retrieve: (team, id, format) => inline.retrieve(team, id, format),
+    retrieve: (team, id, format, includePerson) => inline.retrieve(team, id, format, includePerson),
     close: async () => {
       closed = true;
       await pool.destroy();

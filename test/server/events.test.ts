@@ -597,7 +597,7 @@ describe('GET /api/environments/{project_id}/events/ — event, distinct_id, per
     });
 
     it('person: {is_identified, distinct_ids: [the event’s distinct id], properties: only email, name, username}', async () => {
-      const page = await listOk(pid, { person_id: String(ada.id) });
+      const page = await listOk(pid, { person_id: String(ada.id), include_person: 'true' });
       const byName = Object.fromEntries(page.results.map((e) => [labels.get(e.id), e]));
       const props = { email: 'ada@hedgebox.net', name: 'Ada Lovelace', username: 'ada' };
       expect(byName.p1?.person).toEqual({ is_identified: true, distinct_ids: ['user@example.com'], properties: props });
@@ -606,7 +606,7 @@ describe('GET /api/environments/{project_id}/events/ — event, distinct_id, per
     });
 
     it('an unidentified person shows is_identified false and only the properties it has', async () => {
-      const [e] = (await listOk(pid, { event: '$pageview', distinct_id: 'bob', after: '-1d' })).results;
+      const [e] = (await listOk(pid, { event: '$pageview', distinct_id: 'bob', after: '-1d', include_person: '1' })).results;
       expect(e?.person).toEqual({ is_identified: false, distinct_ids: ['bob'], properties: { email: 'bob@example.com' } });
     });
 
@@ -617,6 +617,20 @@ describe('GET /api/environments/{project_id}/events/ — event, distinct_id, per
       expect(e?.properties).toMatchObject({ q: 'quoted', plain: 'say "hi" now', n: 1 });
       const one = await t.client.GET(EVENT, { params: { path: { project_id: String(qp), id: row!.uuid } } });
       expect((one.data as ClickhouseEvent).properties.q).toBe('quoted');
+    });
+
+    it('person is null without include_person (PostHog since 2026), in the list and the retrieve', async () => {
+      const page = await listOk(pid, { person_id: String(ada.id) });
+      expect(page.results.length).toBeGreaterThan(0);
+      for (const e of page.results) expect(e.person).toBeNull();
+      for (const flag of ['false', 'yes', '']) {
+        const other = await listOk(pid, { person_id: String(ada.id), include_person: flag });
+        expect(other.results.map((e) => e.person)).toEqual(page.results.map(() => null));
+      }
+      const upper = await listOk(pid, { person_id: String(ada.id), include_person: 'TRUE' });
+      expect(upper.results.every((e) => e.person !== null)).toBe(true);
+      const one = await t.fetch(`/api/environments/${pid}/events/${page.results[0]!.id}/`);
+      expect(((await one.json()) as ClickhouseEvent).person).toBeNull();
     });
 
     it('person is null when the distinct id has no person', async () => {
@@ -635,7 +649,7 @@ describe('GET /api/environments/{project_id}/events/ — event, distinct_id, per
 
   describe('format=csv', () => {
     it('answers text/csv with a sorted header, CRLF line endings and flattened columns', async () => {
-      const res = await t.fetch(listPath(pid, { format: 'csv', distinct_id: 'user@example.com' }));
+      const res = await t.fetch(listPath(pid, { format: 'csv', distinct_id: 'user@example.com', include_person: 'true' }));
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
       const text = await res.text();
@@ -751,14 +765,15 @@ describe('GET /api/environments/{project_id}/events/ — event, distinct_id, per
   });
 
   describe('GET /api/environments/{project_id}/events/{id}/', () => {
-    const get = async (projectId: number, id: string, client = t.client) => {
-      const { data, error, response } = await client.GET(EVENT, { params: { path: { project_id: String(projectId), id } } });
+    const get = async (projectId: number, id: string, client = t.client, includePerson?: string) => {
+      const query = includePerson === undefined ? {} : { include_person: includePerson };
+      const { data, error, response } = await client.GET(EVENT, { params: { path: { project_id: String(projectId), id }, query } });
       return { data: data as ClickhouseEvent | undefined, error, response };
     };
 
-    it('answers the event by uuid, with its person and elements', async () => {
+    it('answers the event by uuid, with its person (include_person=true) and elements', async () => {
       const p5 = ev.p5!;
-      const { data, response } = await get(pid, p5.uuid);
+      const { data, response } = await get(pid, p5.uuid, t.client, 'true');
       expect(response.status).toBe(200);
       expect(data).toEqual({
         id: p5.uuid,
@@ -823,7 +838,7 @@ describe('GET /api/environments/{project_id}/events/ — event, distinct_id, per
 
     it('format=csv answers one header line and one row', async () => {
       const p5 = ev.p5!;
-      const res = await t.fetch(`/api/environments/${pid}/events/${p5.uuid}/?format=csv`);
+      const res = await t.fetch(`/api/environments/${pid}/events/${p5.uuid}/?format=csv&include_person=true`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
       const text = await res.text();
@@ -1697,7 +1712,7 @@ describe('GET /api/environments/{project_id}/events/ — production mode (the pa
       ] as const) {
         await insertEvents(server.store, teamId, inputs);
         await applyPersonUpdates(server.store, teamId, [{ distinct_id: 'zoë', set: { name: 'Zoë Ñuñez' }, identify: {} }]);
-        const res = await server.fetch(`/api/environments/${teamId}/events/`);
+        const res = await server.fetch(`/api/environments/${teamId}/events/?include_person=true`);
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);
         const bytes = Buffer.from(await res.arrayBuffer());
