@@ -944,7 +944,8 @@ export interface paths {
          *     Each event's `person` is null unless `include_person=true` (or `1`), as PostHog answers
          *     since 2026.
          *
-         *     Events come newest first (by `timestamp`, ties broken by `id`). Filters combine with AND:
+         *     Events come newest first (by `timestamp`, ties broken by `id`), or oldest first with
+         *     `orderBy=["timestamp"]`. Filters combine with AND:
          *     `event` (exact name), `distinct_id` (exact), `person_id` (every distinct id of that person;
          *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
          *     `timestamp`) and `properties`. Without `after` there is no lower bound; without `before`,
@@ -2325,6 +2326,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{organization_id}/pipeline_frontend_apps/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List an organization's frontend apps
+         * @description The plugins of the organization that are site or frontend apps (PostHog's
+         *     `PipelineFrontendAppsViewSet` in posthog/api/plugin.py: plugins whose capabilities have
+         *     neither `methods` nor `scheduled_tasks`), with the global plugins of other organizations,
+         *     ordered by id, in PostHog's `PluginSerializer` shape; PostHog's frontend asks it as
+         *     `/api/organizations/@current/pipeline_frontend_apps/`. Paginated with `limit` (default 100)
+         *     and `offset` in `{count, next, previous, results}`.
+         *
+         *     An organization that exists but of which the user is not a member answers 403; an unknown
+         *     id, a value that is not a UUID, and `@current` for a user of no organization answer 404.
+         */
+        get: operations["organizations_pipeline_frontend_apps_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{id}/": {
         parameters: {
             query?: never;
@@ -3455,7 +3487,8 @@ export interface paths {
          *     Each event's `person` is null unless `include_person=true` (or `1`), as PostHog answers
          *     since 2026.
          *
-         *     Events come newest first (by `timestamp`, ties broken by `id`). Filters combine with AND:
+         *     Events come newest first (by `timestamp`, ties broken by `id`), or oldest first with
+         *     `orderBy=["timestamp"]`. Filters combine with AND:
          *     `event` (exact name), `distinct_id` (exact), `person_id` (every distinct id of that person;
          *     an unknown person gives an empty page), `after` / `before` (exclusive bounds on
          *     `timestamp`) and `properties`. Without `after` there is no lower bound; without `before`,
@@ -6170,6 +6203,15 @@ export interface components {
         };
         /** @description A project in a list (PostHog's `ProjectBackwardCompatBasicSerializer`, the same fields as `TeamBasic`). */
         ProjectBackwardCompatBasic: components["schemas"]["TeamBasic"];
+        /** @description One page of plugins. */
+        PaginatedPluginList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["Plugin"][];
+        };
         /** @description One page of an organization's projects. */
         PaginatedProjectBackwardCompatBasicList: {
             count: number;
@@ -8496,6 +8538,11 @@ export interface operations {
                 /** @description The initial index from which to return the results. Default 0. */
                 offset?: components["parameters"]["Offset"];
                 /**
+                 * @description The order, a JSON array as PostHog takes it: `["-timestamp"]` (the default) lists newest first; any other array (`["timestamp"]`) oldest first, as PostHog's list is descending only for exactly `["-timestamp"]`. `next` goes on in the same order. Text that is not a JSON array of strings answers 400 with `attr` `orderBy` (PostHog answers 500).
+                 * @example ["timestamp"]
+                 */
+                orderBy?: string;
+                /**
                  * @description Opaque position taken from a previous page's `next`; do not build it. Events after that position (in the page order) are returned; `offset`, if also given, skips events after it. A value that is not a well-formed cursor answers 400 with `attr` `cursor`. Not in PostHog.
                  * @example MjAyNC0xMS0yMFQxNDowMzoxMC44NzFaLDAxOTM0ZThhLTRiN2UtN2MyMS04ZTVmLTNhOWIxYzJkNGU2Zg
                  */
@@ -10141,6 +10188,59 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    organizations_pipeline_frontend_apps_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of plugins. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPluginList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `plugin:read`, or the user is not a member of the organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     projects_retrieve: {
         parameters: {
             query?: never;
@@ -11723,6 +11823,11 @@ export interface operations {
                 limit?: components["parameters"]["EventsLimit"];
                 /** @description The initial index from which to return the results. Default 0. */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description The order, a JSON array as PostHog takes it: `["-timestamp"]` (the default) lists newest first; any other array (`["timestamp"]`) oldest first, as PostHog's list is descending only for exactly `["-timestamp"]`. `next` goes on in the same order. Text that is not a JSON array of strings answers 400 with `attr` `orderBy` (PostHog answers 500).
+                 * @example ["timestamp"]
+                 */
+                orderBy?: string;
                 /**
                  * @description Opaque position taken from a previous page's `next`; do not build it. Events after that position (in the page order) are returned; `offset`, if also given, skips events after it. A value that is not a well-formed cursor answers 400 with `attr` `cursor`. Not in PostHog.
                  * @example MjAyNC0xMS0yMFQxNDowMzoxMC44NzFaLDAxOTM0ZThhLTRiN2UtN2MyMS04ZTVmLTNhOWIxYzJkNGU2Zg

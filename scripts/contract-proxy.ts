@@ -533,6 +533,8 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     await send('organizations_retrieve', 200, { path: { id: fx.organizationId } });
     await send('organizations_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
     await send('organizations_projects_list', 200, { path: { organization_id: fx.organizationId } });
+    await send('organizations_pipeline_frontend_apps_list', 200, { path: { organization_id: '@current' } });
+    await send('organizations_pipeline_frontend_apps_list', 404, { path: { organization_id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
     await send('projects_retrieve', 200, { path: { id: '1' } });
     await send('projects_retrieve', 404, { path: { id: MISSING_PROJECT } });
     await send('environments_retrieve', 200, { path: { id: '@current' } });

@@ -36,6 +36,24 @@ function hogqlList(raw: string, attr: 'select' | 'where'): string[] {
   return parsed as string[];
 }
 
+/**
+ * Whether an `orderBy` parameter lists oldest first: PostHog's list is descending only for exactly
+ * `["-timestamp"]` (posthog/api/event.py), ascending for any other array. Throws 400 (attr
+ * `orderBy`) for text that is not a JSON array of strings.
+ */
+export function listsAscending(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '') return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'string'))
+    throw validationError('orderBy must be a JSON array of strings, e.g. ["timestamp"] (oldest first) or ["-timestamp"].', 'orderBy');
+  return !(parsed.length === 1 && parsed[0] === '-timestamp');
+}
+
 type Schemas = components['schemas'];
 /** An event on the wire (schema `ClickhouseEvent`). */
 export type EventWire = Schemas['ClickhouseEvent'];
@@ -87,6 +105,8 @@ export interface EventListParams {
   where?: string | undefined;
   /** `true` / `1` (any case): each event with its person (PostHog's `include_person`, default off since 2026) */
   include_person?: string | undefined;
+  /** PostHog's JSON array: oldest first unless exactly `["-timestamp"]` (`listsAscending`) */
+  orderBy?: string | undefined;
 }
 
 /** Whether an `include_person` value asks for the person (PostHog: `true` or `1`, any case). */
@@ -213,7 +233,9 @@ export class EventsService {
       whereList !== undefined
         ? await withHogQLErrors(() => eventsWhereCondition(whereList, this.read.table(materialized), now))
         : undefined;
+    const ascending = listsAscending(params.orderBy);
     const rows = await this.read.list({
+      ascending,
       teamId: team.id,
       before,
       after,

@@ -144,6 +144,19 @@ export class OrganizationsService {
    * generic message, PostHog's `OrganizationMemberPermissions`) when the user is not a member.
    */
   async projectsOf(viewer: Viewer, rawOrganizationId: string, page: { limit: number; offset: number }): Promise<Page<TeamBasicView>> {
+    const organizationId = await this.memberOrganization(viewer, rawOrganizationId);
+    const rows = (await this.reads.teamsForUser(viewer.user.id, { organizationIds: [organizationId] })).filter((r) =>
+      visibleToKey(r, viewer.key),
+    );
+    return { count: rows.length, results: rows.slice(page.offset, page.offset + page.limit).map(teamBasic) };
+  }
+
+  /**
+   * The id of the organization a path names (a UUID, or `@current`), of which the viewer is a
+   * member. Throws 404 for an unknown or malformed id (or `@current` of a user of none), 403
+   * (PostHog's `OrganizationMemberPermissions`) for an organization the user is not a member of.
+   */
+  async memberOrganization(viewer: Viewer, rawOrganizationId: string): Promise<string> {
     let organizationId: string | undefined;
     if (rawOrganizationId === '@current') organizationId = (await this.currentOf(viewer.user))?.id;
     else organizationId = normalizeUuid(rawOrganizationId);
@@ -152,10 +165,7 @@ export class OrganizationsService {
       if (await this.reads.organizationExists(organizationId)) throw permissionDenied();
       throw notFound();
     }
-    const rows = (await this.reads.teamsForUser(viewer.user.id, { organizationIds: [organizationId] })).filter((r) =>
-      visibleToKey(r, viewer.key),
-    );
-    return { count: rows.length, results: rows.slice(page.offset, page.offset + page.limit).map(teamBasic) };
+    return organizationId;
   }
 
   /**

@@ -43,14 +43,14 @@ export function secretKeys(plugin: Plugin): Set<string> {
 }
 
 /**
- * `plugin_info` of a config whose plugin is `plugin` (PostHog's PluginSerializer): the plugin's
- * organization name is the project's, or read through `db` when the plugin belongs to another
+ * `plugin_info` of a config whose plugin is `plugin` (PostHog's PluginSerializer), also the rows of
+ * an organization's plugin lists: the plugin's organization name is `organization`'s, or read through `db` when the plugin belongs to another
  * organization (a global plugin). `db` must be the transaction when called inside one (SQLite has
  * one connection).
  */
-export async function pluginInfo(plugin: Plugin, project: ProjectAccess, db: Kysely<Database>): Promise<PluginInfo> {
-  let organizationName = project.organization.name;
-  if (plugin.organization_id !== project.organization.id) {
+export async function pluginInfo(plugin: Plugin, organization: { id: string; name: string }, db: Kysely<Database>): Promise<PluginInfo> {
+  let organizationName = organization.name;
+  if (plugin.organization_id !== organization.id) {
     organizationName = (await new AccountsRepository(db).findOrganization(plugin.organization_id))?.name ?? '';
   }
   return {
@@ -93,7 +93,7 @@ export async function pluginConfigToWire(
     config: plugin ? maskSecretConfig(record.config, schemaOf(plugin)) : record.config,
     error: null,
     team_id: record.team_id,
-    plugin_info: withInfo && plugin ? await pluginInfo(plugin, project, db) : null,
+    plugin_info: withInfo && plugin ? await pluginInfo(plugin, project.organization, db) : null,
     delivery_rate_24h: null,
     created_at: record.created_at,
     updated_at: record.updated_at,

@@ -15,6 +15,7 @@ import { InsightsService } from './insights.js';
 import { PersonsService } from './persons.js';
 import { PluginConfigService } from './plugin-configs.js';
 import { ProjectsService } from './projects.js';
+import { FrontendAppsService } from './frontend-apps.js';
 import { OrganizationsService } from './organizations.js';
 import { ProjectDetailsService } from './project-details.js';
 import { UsersService } from './users.js';
@@ -36,6 +37,8 @@ export interface Services {
   eventDefinitions: EventDefinitionsService;
   /** identity and discovery: organizations and their projects, the key's user and the key, one project or environment */
   organizations: OrganizationsService;
+  /** an organization's frontend apps (plugins) */
+  frontendApps: FrontendAppsService;
   users: UsersService;
   projectDetails: ProjectDetailsService;
   authentication: AuthenticationService;
@@ -66,6 +69,7 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
     persons: new PersonsService(store),
     eventDefinitions: new EventDefinitionsService(store),
     organizations,
+    frontendApps: new FrontendAppsService(store, organizations),
     users: new UsersService(store, organizations),
     projectDetails: new ProjectDetailsService(store),
     authentication: new AuthenticationService(store),

@@ -2,7 +2,8 @@
  * Handlers of the identity and discovery calls clients make before anything else (tags `users`,
  * `personal_api_keys`, `organizations`, and `projects` for one project or environment):
  * `users_retrieve` (`@me`), `personal_api_keys_retrieve` (`@current`), `organizations_list`,
- * `organizations_retrieve`, `organizations_projects_list`, `projects_retrieve`,
+ * `organizations_retrieve`, `organizations_projects_list`, `organizations_pipeline_frontend_apps_list` (an
+ * organization's frontend apps), `projects_retrieve`,
  * `environments_retrieve`. PostHog's rules live in domain/users.ts, domain/organizations.ts and
  * domain/project-details.ts; these only page and wrap.
  */
@@ -16,6 +17,7 @@ export type IdentityOperation =
   | 'organizations_list'
   | 'organizations_retrieve'
   | 'organizations_projects_list'
+  | 'organizations_pipeline_frontend_apps_list'
   | 'projects_retrieve'
   | 'environments_retrieve';
 
@@ -48,6 +50,13 @@ export const identityHandlers: HandlersFor<IdentityOperation> = {
     const limit = query.limit ?? DEFAULT_LIMIT;
     const offset = query.offset ?? 0;
     const { count, results } = await services.organizations.projectsOf(auth, params.organization_id, { limit, offset });
+    return { status: 200, contentType: 'application/json', body: { count, ...limitOffsetLinks(url, limit, offset, count), results } };
+  },
+
+  async organizations_pipeline_frontend_apps_list({ auth, params, query, services, url }) {
+    const limit = query.limit ?? DEFAULT_LIMIT;
+    const offset = query.offset ?? 0;
+    const { count, results } = await services.frontendApps.list(auth, params.organization_id, { limit, offset });
     return { status: 200, contentType: 'application/json', body: { count, ...limitOffsetLinks(url, limit, offset, count), results } };
   },
 

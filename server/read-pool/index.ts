@@ -94,6 +94,7 @@ const LIST_PARAMS = [
   'select',
   'where',
   'include_person',
+  'orderBy',
 ] as const satisfies readonly (keyof EventListParams)[];
 /** The parameters values suggestions read. */
 const VALUES_PARAMS = ['key', 'value', 'event_name', 'is_column'] as const satisfies readonly (keyof EventValuesParams)[];

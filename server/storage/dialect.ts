@@ -219,6 +219,17 @@ export function beforeCursor(
   return sql<boolean>`(${timestamp} <= ${c.timestamp} and (${timestamp} < ${c.timestamp} or ${uuid} < ${c.uuid}))`;
 }
 
+/** `beforeCursor` the other way: `(timestamp, uuid) > cursor`, for a list in ascending order. */
+export function afterCursor(
+  dialect: DialectName,
+  timestamp: RawBuilder<unknown>,
+  uuid: RawBuilder<unknown>,
+  c: { timestamp: unknown; uuid: unknown },
+): RawBuilder<boolean> {
+  if (dialect === 'postgres') return sql<boolean>`((${timestamp}, ${uuid}) > (${c.timestamp}, ${c.uuid}))`;
+  return sql<boolean>`(${timestamp} >= ${c.timestamp} and (${timestamp} > ${c.timestamp} or ${uuid} > ${c.uuid}))`;
+}
+
 /**
  * A pattern compiled with RE2 syntax and semantics (re2js), or null when RE2 cannot compile it
  * (backreferences, lookaround, bad syntax). RE2 is what ClickHouse's `match()` uses, so the

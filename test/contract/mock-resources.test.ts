@@ -382,6 +382,13 @@ describe('identity, discovery, persons and event definitions: the first declared
         200,
       ),
     ).toEqual(exampleOf('organizations_projects_list', '200'));
+    expect(
+      await expectStatus(
+        'organizations_pipeline_frontend_apps_list',
+        api.GET('/api/organizations/{organization_id}/pipeline_frontend_apps/', { params: { path: { organization_id: '@current' } } }),
+        200,
+      ),
+    ).toEqual(exampleOf('organizations_pipeline_frontend_apps_list', '200'));
   });
   it('GET /api/projects/{id}/ and /api/environments/{id}/', async () => {
     expect(await expectStatus('projects_retrieve', api.GET('/api/projects/{id}/', { params: { path: { id: '1' } } }), 200)).toEqual(

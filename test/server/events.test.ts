@@ -198,6 +198,25 @@ describe('GET /api/environments/{project_id}/events/ — order and limit', () =>
     expect(ties.map((e) => e.id)).toEqual([...ties.map((e) => e.id)].sort().reverse());
   });
 
+  it('orderBy ["timestamp"] lists oldest first, ties by id ascending, and next goes on ascending (PostHog’s test_event.py)', async () => {
+    const oldest = [...newestFirst(rows)].reverse().map((r) => r.uuid);
+    const seen: string[] = [];
+    let path: string | null = listPath(pid, { orderBy: '["timestamp"]', limit: 7 });
+    while (path !== null) {
+      const res = await t.fetch(path);
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as EventsPage;
+      seen.push(...page.results.map((e) => e.id));
+      path = page.next === null ? null : page.next.slice(t.url.length);
+      if (path !== null) expect(new URL(page.next!).searchParams.get('orderBy')).toBe('["timestamp"]');
+    }
+    expect(seen).toEqual(oldest);
+    // exactly ["-timestamp"] is the default order; a bad value is a 400
+    const desc = await listOk(pid, { orderBy: '["-timestamp"]', limit: 200 });
+    expect(desc.results.map((e) => e.id)).toEqual(newestFirst(rows).map((r) => r.uuid));
+    await expect400(await listRaw(pid, 'orderBy=timestamp'), 'orderBy');
+  });
+
   it('answers 100 events by default, with a next link', async () => {
     const page = await listOk(pid);
     expect(page.results).toHaveLength(100);

@@ -301,6 +301,37 @@ describe('GET /api/organizations/{organization_id}/projects/', () => {
   });
 });
 
+describe('GET /api/organizations/{organization_id}/pipeline_frontend_apps/', () => {
+  type PluginPage = { count: number; next: string | null; previous: string | null; results: Array<Record<string, unknown>> };
+
+  it('lists the organization’s site and frontend apps, not its destinations, as PostHog’s frontend asks', async () => {
+    const { status, body } = await get<PluginPage>('/api/organizations/@current/pipeline_frontend_apps/');
+    expect(status).toBe(200);
+    const expected = t.boot.plugins.filter((p) => !('methods' in p.capabilities) && !('scheduled_tasks' in p.capabilities));
+    expect(expected.length).toBeGreaterThan(0);
+    expect(expected.length).toBeLessThan(t.boot.plugins.length);
+    expect(body.count).toBe(expected.length);
+    expect(body.results.map((p) => p.id)).toEqual(expected.map((p) => p.id).sort((a, b) => a - b));
+    const bar = body.results.find((p) => String(p.url).includes('notification-bar'));
+    expect(bar).toMatchObject({ plugin_type: expect.any(String), capabilities: {}, organization_name: t.boot.organization.name });
+    const byId = await get<PluginPage>(`/api/organizations/${t.boot.organization.id}/pipeline_frontend_apps/?limit=1`);
+    expect(byId.body).toMatchObject({ count: expected.length, previous: null });
+    expect(byId.body.results).toEqual(body.results.slice(0, 1));
+  });
+
+  it('answers 403 for another organization, 404 for none, and needs plugin:read', async () => {
+    const stranger = await t.otherOrganization();
+    await expectError(`/api/organizations/${stranger.organization.id}/pipeline_frontend_apps/`, 403, GENERIC_DENIED);
+    await expectError(`/api/organizations/${randomUUID()}/pipeline_frontend_apps/`, 404, NOT_FOUND);
+    await expectError(
+      '/api/organizations/@current/pipeline_frontend_apps/',
+      403,
+      missingScope('plugin:read'),
+      await t.key(['project:read']),
+    );
+  });
+});
+
 describe('GET /api/projects/{id}/ and GET /api/environments/{id}/', () => {
   it('retrieves a project by id and @current in PostHog’s shapes', async () => {
     const { status, body } = await get<Project>('/api/projects/1/');

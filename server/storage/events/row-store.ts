@@ -11,7 +11,7 @@
  * (the keyset cursor, ILIKE) come from `../dialect.ts`. Its writes are ./write.ts.
  */
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { beforeCursor, dialectOf, icontains, type DialectName } from '../dialect.js';
+import { afterCursor, beforeCursor, dialectOf, icontains, type DialectName } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { fromJson, toBool } from '../values.js';
 import { EventDefinitionsRepository } from './definitions.js';
@@ -127,7 +127,7 @@ export class RowEventsStore implements EventsStore {
     // (timestamp, uuid) < cursor, written so that the index range starts at the cursor (../dialect.ts)
     if (q.cursor)
       query = query.where(
-        beforeCursor(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), {
+        (q.ascending ? afterCursor : beforeCursor)(this.dialect, sql.ref('events.timestamp'), sql.ref('events.uuid'), {
           timestamp: time(q.cursor.timestamp),
           uuid: eventUuidIn(this.dialect, q.cursor.uuid),
         }),
@@ -159,7 +159,7 @@ export class RowEventsStore implements EventsStore {
   }
 
   /**
-   * One page of events, newest first (timestamp desc, then uuid desc), at most `limit` rows after
+   * One page of events, newest first (timestamp desc, then uuid desc; `ascending`: oldest first), at most `limit` rows after
    * skipping `offset`. Callers ask for one row more than they show to learn whether more exist.
    * Timestamps come as the stored text form (SQLite formats its microseconds in SQL), uuids as
    * text in the API's form (`eventUuidOut` of SQLite's bytes), properties whole (SQLite: joined
@@ -179,7 +179,7 @@ export class RowEventsStore implements EventsStore {
    */
   async list(q: EventListQuery): Promise<ListedEventRow[]> {
     const onlyTime = q.person === undefined && q.distinctId === undefined && q.properties === undefined && q.where === undefined;
-    const windowStart = this.dialect === 'postgres' && onlyTime ? listWindowStart(q) : undefined;
+    const windowStart = this.dialect === 'postgres' && onlyTime && !q.ascending ? listWindowStart(q) : undefined;
     if (windowStart !== undefined) {
       const rows = await this.page(q, windowStart);
       if (rows.length >= q.limit) return rows;
@@ -210,8 +210,8 @@ export class RowEventsStore implements EventsStore {
         elementsChainOf().as('elements_chain'),
         ...shared,
       ])
-      .orderBy(timeOrder, 'desc')
-      .orderBy('events.uuid', 'desc')
+      .orderBy(timeOrder, q.ascending ? 'asc' : 'desc')
+      .orderBy('events.uuid', q.ascending ? 'asc' : 'desc')
       .limit(q.limit)
       .offset(q.offset);
     // the select list's order: uuid, event, distinct_id, properties, timestamp, elements_chain[, set_id, order_id]

@@ -77,7 +77,9 @@ export interface EventFilters {
 
 /** One page of the events list: the filters, a keyset cursor, and paging. */
 export interface EventListQuery extends EventFilters {
-  /** the last event of the previous page: rows strictly after it in (timestamp desc, uuid desc) order */
+  /** oldest first (timestamp asc, uuid asc) instead of newest first */
+  ascending?: boolean | undefined;
+  /** the last event of the previous page: rows strictly after it in the list's order */
   cursor?: { timestamp: string; uuid: string } | undefined;
   offset: number;
   limit: number;

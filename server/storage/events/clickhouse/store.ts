@@ -143,7 +143,7 @@ export class ClickHouseEventsStore implements EventsStore {
   async list(q: EventListQuery): Promise<ListedEventRow[]> {
     const person = q.person !== undefined ? { uuid: await this.personUuid(q.person) } : undefined;
     const query = { ...q, person };
-    const windowStart = listWindowStart(q);
+    const windowStart = q.ascending ? undefined : listWindowStart(q);
     if (windowStart !== undefined) {
       const rows = await this.page(query, windowStart);
       if (rows.length >= q.limit) return rows;
@@ -154,13 +154,15 @@ export class ClickHouseEventsStore implements EventsStore {
   private async page(q: EventListQuery, since?: string): Promise<ListedEventRow[]> {
     const where = [sql`events.team_id = ${q.teamId}`, ...this.conditions(q)];
     if (since !== undefined) where.push(sql`events.timestamp >= ${time(`${since}T00:00:00.000000Z`)}`);
+    const op = sql.raw(q.ascending ? '>' : '<');
     if (q.cursor) {
       where.push(
-        sql`(events.timestamp < ${time(q.cursor.timestamp)} or (events.timestamp = ${time(q.cursor.timestamp)} and toString(events.uuid) < ${q.cursor.uuid}))`,
+        sql`(events.timestamp ${op} ${time(q.cursor.timestamp)} or (events.timestamp = ${time(q.cursor.timestamp)} and toString(events.uuid) ${op} ${q.cursor.uuid}))`,
       );
     }
+    const dir = sql.raw(q.ascending ? 'asc' : 'desc');
     const rows =
-      await sql<ChRow>`select ${ROW_COLUMNS} from events where ${sql.join(where, sql` and `)} order by events.timestamp desc, toString(events.uuid) desc limit ${q.limit} offset ${q.offset}`.execute(
+      await sql<ChRow>`select ${ROW_COLUMNS} from events where ${sql.join(where, sql` and `)} order by events.timestamp ${dir}, toString(events.uuid) ${dir} limit ${q.limit} offset ${q.offset}`.execute(
         this.db,
       );
     return rows.rows.map(toRow);
