@@ -9,6 +9,11 @@
  *   (`deferredBodyError`) and the security handler (security.ts) raises it once the key is
  *   accepted.
  * - `normaliseRequest`, the request as the API path reads it:
+ *   - A personal API key sent without the `Authorization` header, in a JSON body's
+ *     `personal_api_key` or the `personal_api_key` query parameter (PostHog's
+ *     `find_key_with_source` reads both), is read as that header, so that authentication, scopes
+ *     and rate limits see one key whatever way it came. The request log never writes the query
+ *     string, so such a key is not logged.
  *   - PostHog's paths end with a slash; the same path without it is served too
  *     (`/api/…/plugin_configs` → `/api/…/plugin_configs/`, query kept), by rewriting `req.url`
  *     before the validator matches it. `req.originalUrl` (pagination links, the request log)
@@ -83,12 +88,32 @@ export const normaliseRequest: RequestHandler = function normaliseRequest(req, _
   const q = url.indexOf('?');
   const p = q === -1 ? url : url.slice(0, q);
   if (p.startsWith('/api/') && !p.endsWith('/')) req.url = `${p}/${q === -1 ? '' : url.slice(q)}`;
+  if (req.headers.authorization === undefined) {
+    const key = keyOutsideHeader(req, q === -1 ? '' : url.slice(q + 1));
+    if (key !== undefined) req.headers.authorization = `Bearer ${key}`;
+  }
   if (req.method === 'HEAD') {
     req.method = 'GET';
     headRequests.add(req);
   }
   next();
 };
+
+/**
+ * A personal API key sent where PostHog's `PersonalAPIKeyAuthentication` also looks for one
+ * (posthog/auth.py `find_key_with_source`, after the header): a `personal_api_key` field of a JSON
+ * object body, then the `personal_api_key` query parameter; undefined when neither holds one.
+ */
+function keyOutsideHeader(req: Request, query: string): string | undefined {
+  const body = req.body as unknown;
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const inBody = (body as Record<string, unknown>)['personal_api_key'];
+    if (typeof inBody === 'string' && inBody !== '') return inBody;
+  }
+  if (!query.includes('personal_api_key=')) return undefined;
+  const inQuery = new URLSearchParams(query).get('personal_api_key');
+  return inQuery === null || inQuery === '' || /\s/.test(inQuery) ? undefined : inQuery;
+}
 
 /** The method the client sent: `'HEAD'` for a request `normaliseRequest` runs as GET, else `req.method`. */
 export function requestMethod(req: Request): string {

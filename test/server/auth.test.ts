@@ -111,6 +111,33 @@ describe('Authorization header', () => {
   });
 });
 
+describe('personal_api_key in the query string or the body (PostHog’s find_key_with_source)', () => {
+  it('a valid key in ?personal_api_key= is accepted; an unknown one answers 401', async () => {
+    const key = await t.key(['*']);
+    const ok = await t.fetch(`${LIST}?personal_api_key=${encodeURIComponent(key)}`, { key: null });
+    expect(ok.status).toBe(200);
+    await expectError(
+      await t.fetch(`${LIST}?personal_api_key=phx_thisKeyDoesNotExist0000000000000000000000000`, { key: null }),
+      401,
+      INVALID_KEY,
+    );
+    await expectError(await t.fetch(`${LIST}?personal_api_key=`, { key: null }), 401, NOT_AUTHENTICATED);
+  });
+
+  it('a key in a JSON body’s personal_api_key is accepted; the header wins over both', async () => {
+    const key = await t.key(['*']);
+    const res = await t.fetch('/api/environments/1/query/', {
+      key: null,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ personal_api_key: key, query: { kind: 'HogQLQuery', query: 'select 1' } }),
+    });
+    expect(res.status).toBe(200);
+    const header = await t.fetch(`${LIST}?personal_api_key=phx_thisKeyDoesNotExist0000000000000000000000000`, { key });
+    expect(header.status).toBe(200);
+  });
+});
+
 describe('key lifecycle', () => {
   it('a revoked key answers 401 authentication_failed', async () => {
     const key = await t.key(['*']);
