@@ -569,10 +569,10 @@ export interface paths {
          *       a field is missing;
          *     - 400 `does_not_exist` with `attr` `tile__id` when the tile is not on dashboard `id`
          *       (or was deleted);
-         *     - 400 `does_not_exist` with `attr` `toDashboard` (or `to_dashboard`, the field sent) when the
-         *       target dashboard does not exist, is deleted or belongs to another project (PostHog would
-         *       even move the tile there);
-         *     - 404 `not_found` when dashboard `id` does not exist in this project or is deleted.
+         *     - 404 `not_found` when dashboard `id`, or the target dashboard, does not exist in this
+         *       project or is deleted (a target of another project or organization included, as PostHog's
+         *       tests expect).
+         *
          *
          *     PostHog refuses personal API keys on this action (403 "This action does not support
          *     Personal API Key access"); this server accepts keys with the `dashboard:write` scope.
@@ -817,8 +817,9 @@ export interface paths {
          *     - `type: TEXT` creates a text card with `body`.
          *
          *     The optional siblings of `template` override the template's values (`name`,
-         *     `description`, `tags`) or set the dashboard's (`pinned`, default false;
-         *     `restriction_level`, default 21). PostHog ignores these siblings. The template's `id`,
+         *     `description`, `tags`) or set the dashboard's `pinned` (default false); PostHog ignores
+         *     these siblings. A top-level `restriction_level` is ignored, as PostHog's action never
+         *     reads it: the dashboard is editable by everyone in the project (21). The template's `id`,
          *     `team_id`, `created_at`, `image_url` and `variables` are accepted and not used; `id` may
          *     be a string (the gallery's template uuid) or an integer (e.g. the id of the dashboard a
          *     template was made from), where PostHog's template schema accepts only a string. The
@@ -993,7 +994,7 @@ export interface paths {
          *     **Errors.** Where PostHog answers 500 (a non-numeric `limit` or `person_id`) or silently
          *     uses "now" (an unparsable `after` / `before`), this server answers 400 naming the
          *     parameter in `attr`; an unparsable `properties` answers 400 "Properties are unparsable!"
-         *     as in PostHog, and a property filter this server cannot run (an unknown `operator`, a
+         *     with `attr` null, as in PostHog, and a property filter this server cannot run (an unknown `operator`, a
          *     `type` other than `event` and `person`) answers 400 with `attr` `properties`. An unknown
          *     `format` answers 400 (PostHog: 404).
          *
@@ -3112,10 +3113,10 @@ export interface paths {
          *       a field is missing;
          *     - 400 `does_not_exist` with `attr` `tile__id` when the tile is not on dashboard `id`
          *       (or was deleted);
-         *     - 400 `does_not_exist` with `attr` `toDashboard` (or `to_dashboard`, the field sent) when the
-         *       target dashboard does not exist, is deleted or belongs to another project (PostHog would
-         *       even move the tile there);
-         *     - 404 `not_found` when dashboard `id` does not exist in this project or is deleted.
+         *     - 404 `not_found` when dashboard `id`, or the target dashboard, does not exist in this
+         *       project or is deleted (a target of another project or organization included, as PostHog's
+         *       tests expect).
+         *
          *
          *     PostHog refuses personal API keys on this action (403 "This action does not support
          *     Personal API Key access"); this server accepts keys with the `dashboard:write` scope.
@@ -3360,8 +3361,9 @@ export interface paths {
          *     - `type: TEXT` creates a text card with `body`.
          *
          *     The optional siblings of `template` override the template's values (`name`,
-         *     `description`, `tags`) or set the dashboard's (`pinned`, default false;
-         *     `restriction_level`, default 21). PostHog ignores these siblings. The template's `id`,
+         *     `description`, `tags`) or set the dashboard's `pinned` (default false); PostHog ignores
+         *     these siblings. A top-level `restriction_level` is ignored, as PostHog's action never
+         *     reads it: the dashboard is editable by everyone in the project (21). The template's `id`,
          *     `team_id`, `created_at`, `image_url` and `variables` are accepted and not used; `id` may
          *     be a string (the gallery's template uuid) or an integer (e.g. the id of the dashboard a
          *     template was made from), where PostHog's template schema accepts only a string. The
@@ -3536,7 +3538,7 @@ export interface paths {
          *     **Errors.** Where PostHog answers 500 (a non-numeric `limit` or `person_id`) or silently
          *     uses "now" (an unparsable `after` / `before`), this server answers 400 naming the
          *     parameter in `attr`; an unparsable `properties` answers 400 "Properties are unparsable!"
-         *     as in PostHog, and a property filter this server cannot run (an unknown `operator`, a
+         *     with `attr` null, as in PostHog, and a property filter this server cannot run (an unknown `operator`, a
          *     `type` other than `event` and `person`) answers 400 with `attr` `properties`. An unknown
          *     `format` answers 400 (PostHog: 404).
          *
@@ -4822,6 +4824,25 @@ export interface components {
         };
         /** @description A tile of a dashboard; exactly one of `insight` and `text` is not null. */
         DashboardTile: {
+            /** @description PostHog's button tile (2026); always null here, where tiles are insights and texts. */
+            readonly button_tile: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The tile's own filter overrides (PostHog, 2026); always `{}` here. */
+            readonly filters_overrides: {
+                [key: string]: unknown;
+            };
+            /** @description Whether the tile's result came from a cache; always false (nothing is cached). */
+            readonly is_cached: boolean;
+            /**
+             * Format: date-time
+             * @description When the tile's insight was computed (a retrieved dashboard), else null.
+             */
+            readonly last_refresh: string | null;
+            /** @description Whether the tile shows its insight's description (PostHog, 2026); null, unset. */
+            readonly show_description: boolean | null;
+            /** @description Whether the tile is drawn without a background (PostHog, 2026); null, unset. */
+            readonly transparent_background: boolean | null;
             readonly id: number;
             /** @description Grid positions per breakpoint, e.g. `{"sm": {"x": 0, "y": 0, "w": 6, "h": 5}}`. */
             layouts: {

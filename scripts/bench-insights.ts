@@ -15,8 +15,8 @@
  *    code the query endpoint runs, without HTTP), each `--runs` times after one warm-up: median
  *    and p95 in ms.
  * 3. The engine's own limit beside them: the daily trend's question written by hand as the store's
- *    SQL (a `GROUP BY` day of `count()` over `events`), run on the same data in the same run, and
- *    the ratio of the trend to it.
+ *    SQL (a `GROUP BY` day of `count()` over `events`), and on ClickHouse the stickiness so written
+ *    (the engine doing the per-person work), run on the same data in the same run, and the ratios.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -161,6 +161,26 @@ async function rawTrend(store: Store, ch: ClickHouseEvents | undefined, since: D
   );
 }
 
+/**
+ * Stickiness as ClickHouse's own SQL (the engine doing the per-person work PostHog's runner gives
+ * it: the active days of each person, then the persons per number of days), the limit of the
+ * per-person kinds on ClickHouse.
+ */
+async function rawStickiness(ch: ClickHouseEvents, since: Date): Promise<void> {
+  const from = since.toISOString().replace('T', ' ').replace('Z', '');
+  const r = await ch.connection.client.query({
+    query: `SELECT n, count() FROM (SELECT person_id, uniqExact(toStartOfDay(timestamp)) AS n FROM events WHERE team_id = 1 AND event = '$pageview' AND timestamp >= toDateTime64('${from}', 6, 'UTC') GROUP BY person_id) GROUP BY n`,
+    format: 'JSONEachRow',
+  });
+  await r.json();
+}
+
+/** The line comparing the StickinessQuery's median with `rawStickiness` on the same data. */
+async function stickinessLimit(ch: ClickHouseEvents, now: Date, measured: number): Promise<string> {
+  const raw = await timed(() => rawStickiness(ch, new Date(now.getTime() - 31 * 86_400_000)));
+  return `\nThe per-person kinds' limit: stickiness written by hand as ClickHouse SQL (each person's active days in the engine, then persons per count), median ${raw.median.toFixed(1)} ms; the StickinessQuery takes ${(measured / raw.median).toFixed(1)}× that.`;
+}
+
 async function main(): Promise<void> {
   const dataDir = args.keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'envapi-bench-insights-'));
   fs.mkdirSync(dataDir, { recursive: true });
@@ -198,10 +218,12 @@ async function main(): Promise<void> {
     const now = new Date();
     const raw = await timed(() => rawTrend(store, ch, new Date(now.getTime() - 31 * 86_400_000)));
     let trend: number | undefined;
+    let stickiness: number | undefined;
     const kinds = args.kinds ? new Set(args.kinds.split(',')) : undefined;
     for (const q of QUERIES.filter((x) => !kinds || kinds.has(x.kind))) {
       const r = await timed(() => service.run(team, q.query));
-      trend ??= r.median;
+      if (q.kind === 'TrendsQuery') trend ??= r.median;
+      if (q.kind === 'StickinessQuery') stickiness ??= r.median;
       console.error(`  ${q.kind} ${q.name}: median ${r.median.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms`);
       rows.push(`| ${q.kind} | ${q.name} | ${r.median.toFixed(1)} | ${r.p95.toFixed(1)} |`);
     }
@@ -213,7 +235,12 @@ async function main(): Promise<void> {
       '|---|---|---:|---:|',
       ...rows,
       '',
-      `The engine's limit on the same data: the daily pageviews written by hand as the store's SQL, median ${raw.median.toFixed(1)} ms; the TrendsQuery takes ${(trend! / raw.median).toFixed(2)}× that.`,
+      ...(trend === undefined
+        ? []
+        : [
+            `The engine's limit on the same data: the daily pageviews written by hand as the store's SQL, median ${raw.median.toFixed(1)} ms; the TrendsQuery takes ${(trend / raw.median).toFixed(2)}× that.`,
+          ]),
+      ...(ch && stickiness !== undefined ? [await stickinessLimit(ch, now, stickiness)] : []),
     ].join('\n');
     writePerformanceBlock(`insights-${clickhouse ? 'clickhouse' : 'sqlite'}`, text, `Insights on ${store_} (npm run bench:insights)`);
     console.log(text);

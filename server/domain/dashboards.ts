@@ -136,9 +136,28 @@ export function assertCanEdit(d: DashboardRecord, caller: DashboardCaller): void
   if (!canEdit(d, caller)) throw permissionDenied("You don't have edit permissions for this dashboard.");
 }
 
-/** A tile as the API answers it, `order` its position. */
+/**
+ * A tile as the API answers it, `order` its position, with PostHog's 2026 tile fields
+ * (posthog/api/dashboards/dashboard.py `DashboardTileSerializer`) at what a tile this server can
+ * make holds: no button (`button_tile` null), no filter overrides (`{}`), `show_description` and
+ * `transparent_background` unset (null), nothing cached (`is_cached` false, `last_refresh` null
+ * until `withResult` computes the insight).
+ */
 export function tileToWire(t: TileRecord, order: number): Schemas['DashboardTile'] {
-  return { id: t.id, layouts: t.layouts, color: t.color, insight: t.insight, text: t.text, order };
+  return {
+    id: t.id,
+    layouts: t.layouts,
+    color: t.color,
+    insight: t.insight,
+    text: t.text,
+    order,
+    button_tile: null,
+    filters_overrides: {},
+    is_cached: false,
+    last_refresh: null,
+    show_description: null,
+    transparent_background: null,
+  };
 }
 
 /**
@@ -151,6 +170,7 @@ export async function withResult(events: EventsReads, caller: DashboardCaller, t
   try {
     const computed = await computeInsightResult(events, caller.project.team, tile.insight.query);
     Object.assign(tile.insight, { result: computed.result, last_refresh: computed.last_refresh, is_cached: false });
+    Object.assign(tile, { last_refresh: computed.last_refresh });
   } catch (err) {
     if (!(err instanceof ApiError) || err.status !== 400) throw err;
     Object.assign(tile.insight, { result: null, last_refresh: null, is_cached: false });
@@ -332,7 +352,8 @@ export class DashboardsService {
         description: input.description ?? template.dashboard_description,
         pinned: input.pinned ?? false,
         creation_mode: 'default',
-        restriction_level: input.restriction_level ?? RestrictionLevel.EVERYONE_IN_PROJECT_CAN_EDIT,
+        // PostHog's action never reads a top-level restriction_level (posthog/api/dashboards/dashboard.py)
+        restriction_level: RestrictionLevel.EVERYONE_IN_PROJECT_CAN_EDIT,
         filters: template.dashboard_filters,
         tags: input.tags ?? template.tags ?? [],
         created_by_id: caller.user.id,
@@ -360,12 +381,12 @@ export class DashboardsService {
 
   /**
    * Moves tile `tileId` from dashboard `id` to the `target` dashboard (see `moveTileTarget`) in one
-   * transaction and answers the source dashboard as it now is. 404 for an unknown source; 400
-   * `does_not_exist` on `tile__id` / the target's field; 403 when the caller cannot edit either
-   * dashboard.
+   * transaction and answers the source dashboard as it now is. 404 for an unknown source or
+   * target (a target of another project included); 400 `does_not_exist` on `tile__id`; 403 when
+   * the caller cannot edit either dashboard.
    */
   async moveTile(caller: DashboardCaller, id: number, tileId: number, target: MoveTileTarget): Promise<DashboardWire> {
-    const { id: toDashboard, attr } = target;
+    const toDashboard = target.id;
     const teamId = caller.project.team.id;
     const lock = this.store.dialect === 'postgres';
     return this.store.db.transaction().execute(async (trx) => {
@@ -376,7 +397,8 @@ export class DashboardsService {
       if (!(await repo.findTile(source.id, tileId)))
         throw validationError(`Tile ${tileId} is not on dashboard ${source.id}.`, 'tile__id', 'does_not_exist');
       const targetDashboard = toDashboard === source.id ? source : await repo.find(teamId, toDashboard, lock);
-      if (!targetDashboard) throw validationError(`Dashboard ${toDashboard} does not exist in this project.`, attr, 'does_not_exist');
+      // PostHog answers 404 for a target outside the project (its test_dashboard.py moves a tile to another organization's dashboard)
+      if (!targetDashboard) throw notFound(`Dashboard ${toDashboard} does not exist in this project.`);
       assertCanEdit(targetDashboard, caller);
       if (targetDashboard.id !== source.id) await repo.moveTile(tileId, targetDashboard.id);
       return this.full(source, caller, trx);
@@ -405,7 +427,10 @@ export function moveTileTarget(body: { to_dashboard?: number; toDashboard?: numb
       'invalid',
     );
   }
-  if (current !== undefined) return { id: current, attr: 'to_dashboard' };
-  if (older !== undefined) return { id: older, attr: 'toDashboard' };
-  throw validationError('This field is required.', 'toDashboard', 'required');
+  const target: MoveTileTarget | undefined =
+    current !== undefined ? { id: current, attr: 'to_dashboard' } : older !== undefined ? { id: older, attr: 'toDashboard' } : undefined;
+  if (!target) throw validationError('This field is required.', 'toDashboard', 'required');
+  // no dashboard has an id below 1: a bad value, not an unknown dashboard
+  if (target.id < 1) throw validationError(`Invalid pk "${target.id}" - object does not exist.`, target.attr, 'does_not_exist');
+  return target;
 }

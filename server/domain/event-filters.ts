@@ -12,7 +12,8 @@
  *   of (is_not). A missing property matches the negative operators (is_not, not_icontains,
  *   not_regex, is_not_set) and no other.
  *
- * Errors: `ApiError` 400 — invalid JSON → "Properties are unparsable!" (PostHog's message);
+ * Errors: `ApiError` 400 — invalid JSON → "Properties are unparsable!" (PostHog's message and its
+ *   `attr: null`);
  * anything else wrong → a message naming the problem, including a regular expression that RE2
  * (ClickHouse's engine, linear-time) cannot compile; `attr` is `properties` in all cases. Keys and
  * values a message quotes are JSON text cut to at most 200 characters with `…` (server/domain/echo.ts).
@@ -127,7 +128,7 @@ export function parsePropertiesParam(raw: string, ctx: FilterContext): PropertyG
   try {
     json = JSON.parse(raw);
   } catch {
-    throw validationError('Properties are unparsable!', 'properties');
+    throw validationError('Properties are unparsable!', null);
   }
   let count = 0;
   const walk = (node: unknown, depth: number): PropertyFilter | PropertyGroup => {

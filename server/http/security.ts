@@ -20,7 +20,7 @@ import {
   type AuthContext,
 } from '../domain/access.js';
 import type { AuthenticationService } from '../domain/authentication.js';
-import { ApiError, authenticationFailed, notAuthenticated, notFound, storeBusy } from '../domain/errors.js';
+import { ApiError, authenticationFailed, notAuthenticated, notFound, permissionDenied, storeBusy } from '../domain/errors.js';
 import { isTransientStoreError } from '../storage/errors.js';
 import type { DeferredBodyRequest } from './before-validator.js';
 import { bearerToken } from './bearer.js';
@@ -60,6 +60,22 @@ function hashOnConnection(req: Request, token: string, authentication: Authentic
 /** Tags whose operations check project access themselves (see `ProjectAccess.level`). */
 const TAGS_CHECKING_OWN_ACCESS = new Set(['explicit_members']);
 
+/**
+ * Operations without a `project_id` that a key limited to some projects may still call (PostHog's
+ * `APIScopePermission`: a view with a team, or of the `user` scope object): one project or
+ * environment by id, the key's user and the key itself, the schema.
+ */
+const PROJECT_BASED_TAGS = new Set(['users', 'personal_api_keys', 'schema']);
+const PROJECT_BASED_OPERATIONS = new Set(['projects_retrieve', 'environments_retrieve']);
+
+/** Whether the request's operation counts as project-based for a key limited to some projects. */
+function projectBased(req: Request): boolean {
+  const schema = openapiOf(req)?.schema;
+  if (!schema) return true;
+  if (schema.operationId !== undefined && PROJECT_BASED_OPERATIONS.has(schema.operationId)) return true;
+  return (schema.tags ?? []).some((t) => PROJECT_BASED_TAGS.has(t));
+}
+
 /** Whether the request's operation (from the spec) checks project access itself. */
 function checksOwnAccess(req: Request): boolean {
   const tags = openapiOf(req)?.schema.tags ?? [];
@@ -85,7 +101,11 @@ export function personalApiKeyHandler(authentication: AuthenticationService, rat
     assertScopes(found.key.scopes, scopes);
     if (req.deferredBodyError) throw req.deferredBodyError;
     const rawProjectId = openapiOf(req)?.pathParams.project_id as string | undefined;
-    if (rawProjectId === undefined) return { user: found.user, key: found.key, project: null };
+    if (rawProjectId === undefined) {
+      if ((found.key.scoped_teams?.length ?? 0) > 0 && !projectBased(req))
+        throw permissionDenied('API keys with scoped projects are only supported on project-based endpoints.');
+      return { user: found.user, key: found.key, project: null };
+    }
     const teamId = parseProjectId(String(rawProjectId), found.user);
     assertKeyMayUseProject(found.key, teamId);
     const access = await authentication.projectAccess(teamId, found.user.id);

@@ -44,7 +44,7 @@ export function capture(
 
 /** Every stored event of project 1 (newest first), through `GET /api/environments/1/events/`. */
 export async function listEvents(t: TestServer, query = ''): Promise<ListedEvent[]> {
-  const res = await t.fetch(`/api/environments/${t.boot.team.id}/events/?limit=1000${query}`);
+  const res = await t.fetch(`/api/environments/${t.boot.team.id}/events/?limit=1000&include_person=true${query}`);
   if (res.status !== 200) throw new Error(`events list answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { results: ListedEvent[] }).results;
 }

@@ -349,18 +349,25 @@ describe('GET /api/projects/', () => {
     expect(theirs.count).toBe(1);
   });
 
-  it('a key limited to some projects lists only those', async () => {
-    const key = await t.key(['project:read'], { projects: [1] });
-    const page = (await (await t.fetch('/api/projects/', { key })).json()) as ProjectPage;
-    expect(page.results.map((p) => p.id)).toEqual([1]);
-    expect(page.count).toBe(1);
-  });
-
-  it('a key limited to a project of another organization lists nothing', async () => {
-    const other = await t.otherOrganization();
-    const key = await t.key(['project:read'], { projects: [other.team.id] });
-    const page = (await (await t.fetch('/api/projects/', { key })).json()) as ProjectPage;
-    expect(page).toEqual({ count: 0, next: null, previous: null, results: [] });
+  it('a key limited to some projects is refused on the lists, as PostHog (project-based endpoints only)', async () => {
+    const key = await t.key(['*'], { projects: [1] });
+    const refused: ErrorBody = {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: 'API keys with scoped projects are only supported on project-based endpoints.',
+      attr: null,
+    };
+    for (const path of ['/api/projects/', '/api/organizations/', '/api/organizations/@current/', '/api/organizations/@current/projects/'])
+      await expectError(await t.fetch(path, { key }), 403, refused);
+    // project-based ones answer: the project, the key's user and the key itself
+    for (const path of [
+      '/api/projects/1/',
+      '/api/environments/@current/',
+      '/api/users/@me/',
+      '/api/personal_api_keys/@current/',
+      '/api/environments/1/dashboards/',
+    ])
+      expect((await t.fetch(path, { key })).status, path).toBe(200);
   });
 
   it('a user of no organization lists nothing', async () => {

@@ -44,6 +44,15 @@ type TemplateTile = components['schemas']['DashboardTemplateTile'];
 type DashboardPage = components['schemas']['PaginatedDashboardBasicList'];
 
 const FROM_TEMPLATE = '/api/environments/{project_id}/dashboards/create_from_template_json/';
+/** PostHog's 2026 tile fields, as a tile this server makes holds them (nothing cached, no button, no overrides). */
+const TILE_2026 = {
+  button_tile: null,
+  filters_overrides: {},
+  is_cached: false,
+  last_refresh: null,
+  show_description: null,
+  transparent_background: null,
+};
 const MOVE_TILE = '/api/environments/{project_id}/dashboards/{id}/move_tile/';
 const DASHBOARDS = '/api/environments/{project_id}/dashboards/';
 const DASHBOARD = '/api/environments/{project_id}/dashboards/{id}/';
@@ -237,7 +246,19 @@ async function create(
   tpl: Template = template(),
   opts: { key?: string; project?: number; extra?: Omit<TemplateRequest, 'template'> } = {},
 ): Promise<Dashboard> {
-  return ok(await fromTemplate({ template: tpl, ...(opts.extra ?? {}) }, opts));
+  // create_from_template_json ignores restriction_level, as PostHog's: a restricted dashboard is
+  // made, then restricted by its creator with a PATCH
+  const { restriction_level: restriction, ...extra } = opts.extra ?? {};
+  const d = ok(await fromTemplate({ template: tpl, ...extra }, opts));
+  if (restriction === undefined || restriction === 21) return d;
+  return ok(
+    await answer<Dashboard>(
+      api(opts.key).PATCH(DASHBOARD, {
+        params: { path: { project_id: pid(opts.project ?? P), id: d.id } },
+        body: { restriction_level: restriction },
+      }),
+    ),
+  );
 }
 
 /** Two dashboards A (insight tile, text tile) and B (one insight tile) of a project, all tiles at distinct layouts. */
@@ -420,6 +441,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       },
       text: null,
       order: 0,
+      ...TILE_2026,
     });
     expect(dau).toEqual({
       id: expect.any(Number),
@@ -436,6 +458,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       },
       text: null,
       order: 1,
+      ...TILE_2026,
     });
     expect(text).toEqual({
       id: expect.any(Number),
@@ -444,6 +467,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       insight: null,
       text: { id: expect.any(Number), body: '**Goal:** 50k weekly pageviews by December.' },
       order: 2,
+      ...TILE_2026,
     });
     expect(pageviews.insight?.id).not.toBe(dau.insight?.id);
     expect(pageviews.insight?.short_id).not.toBe(dau.insight?.short_id);
@@ -553,18 +577,24 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     expect(d.tiles.map((x) => x.order)).toEqual([0, 1, 2]);
   });
 
-  it('the siblings name, description, tags, pinned and restriction_level override or set the template values', async () => {
-    const d = await create(template(), {
-      extra: { name: 'My own name', description: 'My own description', tags: ['mine'], pinned: true, restriction_level: 37 },
-    });
+  it('the siblings name, description, tags and pinned override or set the template values; restriction_level is ignored, as PostHog', async () => {
+    const d = ok(
+      await fromTemplate({
+        template: template(),
+        name: 'My own name',
+        description: 'My own description',
+        tags: ['mine'],
+        pinned: true,
+        restriction_level: 37,
+      }),
+    );
     expect(d).toMatchObject({
       name: 'My own name',
       description: 'My own description',
       tags: ['mine'],
       pinned: true,
-      restriction_level: 37,
-      effective_restriction_level: 37,
-      // the creator may edit their own restricted dashboard
+      restriction_level: 21,
+      effective_restriction_level: 21,
       effective_privilege_level: 37,
       filters: { date_from: '-7d' },
     });
@@ -1006,12 +1036,13 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
       expect((await tileRow(moving.id)).dashboard_id).toBe(a.id);
     });
 
-    it('names to_dashboard in the error of a target of another organization', async () => {
+    it('answers 404 for a target of another organization (PostHog’s test_dashboard.py), nothing moved', async () => {
       const { a } = await twoDashboards();
       const other = await t.otherOrganization();
       const theirs = await create(template(), { project: other.team.id, key: other.key });
-      const e = expectInvalid(await moveTileRaw(a.id, { tile: { id: insightTileOf(a).id }, to_dashboard: theirs.id }), 'to_dashboard');
-      expect(e).toMatchObject({ code: 'does_not_exist', detail: `Dashboard ${theirs.id} does not exist in this project.` });
+      const res = await moveTileRaw(a.id, { tile: { id: insightTileOf(a).id }, to_dashboard: theirs.id });
+      expect(res.status).toBe(404);
+      expect(res.error).toMatchObject({ code: 'not_found', detail: `Dashboard ${theirs.id} does not exist in this project.` });
       expect((await tileRow(insightTileOf(a).id)).dashboard_id).toBe(a.id);
     });
 
@@ -1179,12 +1210,17 @@ describe('PATCH /api/environments/{project_id}/dashboards/{id}/move_tile/', () =
     });
   });
 
-  describe('a target dashboard outside this project answers 400 does_not_exist (attr toDashboard) and moves nothing', () => {
+  describe('a target dashboard outside this project answers 404 (as PostHog’s tests expect) and moves nothing', () => {
     async function expectTargetRefused(a: Dashboard, toDashboard: number): Promise<void> {
       const moving = insightTileOf(a);
-      const e = expectInvalid(await moveTile(a.id, moving.id, toDashboard), 'toDashboard');
-      expect(e.code).toBe('does_not_exist');
-      expect(e.detail).toBe(`Dashboard ${toDashboard} does not exist in this project.`);
+      const res = await moveTile(a.id, moving.id, toDashboard);
+      expect(res.status).toBe(404);
+      expect(res.error).toEqual({
+        type: 'invalid_request',
+        code: 'not_found',
+        detail: `Dashboard ${toDashboard} does not exist in this project.`,
+        attr: null,
+      });
       expect((await tileRow(moving.id)).dashboard_id).toBe(a.id);
       expect(await dashboard(a.id)).toEqual(a);
     }

@@ -1210,7 +1210,7 @@ describe('GET /api/environments/{project_id}/events/ — properties', () => {
 
   describe('errors', () => {
     it.each(['[{', 'not json', '{"key":', '[{"key":"a",}]'])(
-      'invalid JSON %j answers 400 "Properties are unparsable!" (attr properties)',
+      'invalid JSON %j answers 400 "Properties are unparsable!" (attr null, as PostHog)',
       async (raw) => {
         const res = await listRaw(pid, `properties=${encodeURIComponent(raw)}`);
         expect(res.status).toBe(400);
@@ -1218,7 +1218,7 @@ describe('GET /api/environments/{project_id}/events/ — properties', () => {
           type: 'validation_error',
           code: 'invalid_input',
           detail: 'Properties are unparsable!',
-          attr: 'properties',
+          attr: null,
         });
       },
     );

@@ -166,7 +166,7 @@ describe.each(PREFIXES)('GET %s/{project_id}/persons/', (prefix) => {
 
   it('answers 400 for properties it cannot read or run on persons', async () => {
     const bad = await json(list('?properties=nope'));
-    expect(bad).toEqual({ status: 400, body: invalid('Properties are unparsable!', 'properties') });
+    expect(bad).toEqual({ status: 400, body: invalid('Properties are unparsable!', null) });
     const event = await json(list(`?properties=${encodeURIComponent('[{"key":"$browser","value":"Chrome","type":"event"}]')}`));
     expect(event).toEqual({
       status: 400,
