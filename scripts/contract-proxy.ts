@@ -373,14 +373,16 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
         path: { id: dashA.id },
         body: { tile: { id: dashB.tiles[1]!.id }, toDashboard: dashB.id },
       });
+      // create_from_template_json ignores restriction_level (as PostHog's): restricted by a PATCH
       const restricted = (
         await send('environments_dashboards_create_from_template_json_create', 200, {
-          body: { ...template('Restricted'), restriction_level: 37 },
+          body: { ...template('Restricted') },
         })
       ).body as {
         id: number;
         tiles: Array<{ id: number }>;
       };
+      await send('environments_dashboards_partial_update', 200, { path: { id: restricted.id }, body: { restriction_level: 37 } });
       await send('environments_dashboards_move_tile_partial_update', 403, {
         key: fx.memberKey,
         path: { id: restricted.id },
