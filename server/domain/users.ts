@@ -82,13 +82,20 @@ export class UsersService {
 
   /**
    * `user` as `UserSerializer` shows them: current organization (full, its projects as the viewer's
-   * key may see them), current team (basic; null when none or no longer existing), organizations
+   * key may see them), current team (basic; without one, the current organization's first project
+   * the user can reach, as PostHog's `User.team`; null when there is none), organizations
    * (basic), PostHog's defaults for what is not stored.
    */
   private async view(user: User, viewer: Viewer): Promise<UserView> {
     const current = await this.organizations.currentOf(user);
     const [organization] = current ? await this.organizations.views([current], { user, key: viewer.key }) : [];
-    const [team] = user.current_team_id === null ? [] : await this.reads.teamsForUser(user.id, { teamId: user.current_team_id });
+    let [team] = user.current_team_id === null ? [] : await this.reads.teamsForUser(user.id, { teamId: user.current_team_id });
+    // no current project: the current organization's first project the user can reach, as
+    // PostHog's `User.team` falls back (posthog/models/user.py)
+    if (!team && current) {
+      const reachable = await this.reads.teamsForUser(user.id, { organizationIds: [current.id] });
+      team = reachable.slice().sort((a, b) => a.team.id - b.team.id)[0];
+    }
     return {
       date_joined: user.created_at,
       uuid: user.uuid,

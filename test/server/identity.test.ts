@@ -110,8 +110,9 @@ describe('GET /api/users/{uuid}/', () => {
       { id: 1, organization_id: t.boot.organization.id, name: t.boot.team.name },
       { id: openId, organization_id: t.boot.organization.id, name: 'Open' },
     ]);
-    // no current project: the organization joined first is the current one, team is null
-    expect(body.team).toBeNull();
+    // no current project: the organization joined first is the current one, and the team its
+    // first project the member can reach (PostHog's User.team fallback), not the private one
+    expect(body.team).toMatchObject({ id: 1, name: t.boot.team.name });
     expect(body.organization?.membership_level).toBe(1);
     const limited = await t.key(['user:read'], { projects: [openId] });
     const mine = await get<User>('/api/users/@me/', limited);
