@@ -1051,8 +1051,10 @@ export interface paths {
          *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`
          *     and `distinct_id` answers 400 with `attr` `key`. A `key`, `value` or `event_name` holding
          *     U+0000 or an unpaired surrogate answers 400 `null_characters_not_allowed` (or
-         *     `surrogate_characters_not_allowed`) naming it. PostHog's undocumented
-         *     `properties_<name>` filters are not supported. The same time budget as the events list
+         *     `surrogate_characters_not_allowed`) naming it. PostHog's `properties_<name>=<value>`
+         *     parameters keep only events whose property `<name>` equals `<value>`: a JSON array is any
+         *     of its values, several parameters must all hold, `true` / `false` in any case are the
+         *     booleans (PostHog's `_event_property_values_filtered`). The same time budget as the events list
          *     applies (504 past `QUERY_TIMEOUT_MS`, 503 with `Retry-After` when too many reads wait).
          */
         get: operations["environments_events_values_retrieve"];
@@ -3595,8 +3597,10 @@ export interface paths {
          *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`
          *     and `distinct_id` answers 400 with `attr` `key`. A `key`, `value` or `event_name` holding
          *     U+0000 or an unpaired surrogate answers 400 `null_characters_not_allowed` (or
-         *     `surrogate_characters_not_allowed`) naming it. PostHog's undocumented
-         *     `properties_<name>` filters are not supported. The same time budget as the events list
+         *     `surrogate_characters_not_allowed`) naming it. PostHog's `properties_<name>=<value>`
+         *     parameters keep only events whose property `<name>` equals `<value>`: a JSON array is any
+         *     of its values, several parameters must all hold, `true` / `false` in any case are the
+         *     booleans (PostHog's `_event_property_values_filtered`). The same time budget as the events list
          *     applies (504 past `QUERY_TIMEOUT_MS`, 503 with `Retry-After` when too many reads wait).
          */
         get: operations["events_values_retrieve"];

@@ -120,6 +120,42 @@ export interface EventValuesParams {
   value?: string | undefined;
   event_name?: string[] | undefined;
   is_column?: boolean | undefined;
+  /** the `properties_<key>=<value>` parameters, by `<key>` (PostHog's ad-hoc filters of the values) */
+  property_filters?: Record<string, string> | undefined;
+}
+
+/**
+ * The `properties_<key>=<value>` parameters of a values request (PostHog's posthog/api/event.py
+ * `_event_property_values_filtered`), from the request's parsed query: each a filter the events
+ * must pass. Parameters given twice (not a string) are left out, as PostHog reads only strings.
+ */
+export function valuesPropertyParams(query: Record<string, unknown>): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  let any = false;
+  for (const [name, value] of Object.entries(query))
+    if (name.startsWith('properties_') && name.length > 'properties_'.length && typeof value === 'string') {
+      out[name.slice('properties_'.length)] = value;
+      any = true;
+    }
+  return any ? out : undefined;
+}
+
+/**
+ * The values' property filters as the events list's filters: each `<key>` equal to its value, a
+ * JSON array meaning any of its values (PostHog's `create_property_conditions`), text that is not
+ * JSON the text itself; `true` / `false` in any case are the booleans. All must hold.
+ */
+function valuesPropertyFilters(params: Record<string, string>): Record<string, unknown>[] {
+  return Object.entries(params).map(([key, raw]) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = /^(true|false)$/i.test(raw) ? raw.toLowerCase() === 'true' : raw;
+    }
+    if (value === null || (typeof value === 'object' && !Array.isArray(value))) value = raw;
+    return { key, value, operator: 'exact', type: 'event' };
+  });
 }
 
 /** The answer of the list: JSON page or CSV text. */
@@ -310,12 +346,17 @@ export class EventsService {
     } else {
       if (params.is_column && key !== 'event' && key !== 'distinct_id')
         throw validationError('With is_column, key must be an event column: event or distinct_id.', 'key');
+      const properties = params.property_filters
+        ? parsePropertiesParam(JSON.stringify(valuesPropertyFilters(params.property_filters)), { now, timezone: team.timezone })
+        : undefined;
       const rows = await this.read.values({
         teamId: team.id,
         key,
         isColumn: params.is_column === true,
         since,
         until,
+        properties,
+        materialized: properties ? await this.read.materializedColumns() : undefined,
         eventNames: params.event_name,
         contains: params.value,
         scan: VALUES_SCAN_LIMIT,

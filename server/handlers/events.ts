@@ -5,6 +5,7 @@
  * (`EventsReads.select`); `where` filters the ordinary list.
  */
 import type { HandlersFor } from '../http/handler-types.js';
+import { valuesPropertyParams } from '../domain/events.js';
 import { projectOf } from './context.js';
 
 type EventsOperationId = 'environments_events_list' | 'environments_events_retrieve' | 'environments_events_values_retrieve';
@@ -31,7 +32,8 @@ export const eventHandlers: HandlersFor<EventsOperationId> = {
   },
 
   async environments_events_values_retrieve({ auth, query, services }) {
-    const result = await services.events.values(projectOf(auth).team, query, query.format);
+    const params = { ...query, property_filters: valuesPropertyParams(query as Record<string, unknown>) };
+    const result = await services.events.values(projectOf(auth).team, params, query.format);
     const headers = { 'Cache-Control': 'max-age=10' };
     return result.format === 'csv'
       ? { status: 200, contentType: 'text/csv', body: result.body, headers }

@@ -97,7 +97,13 @@ const LIST_PARAMS = [
   'orderBy',
 ] as const satisfies readonly (keyof EventListParams)[];
 /** The parameters values suggestions read. */
-const VALUES_PARAMS = ['key', 'value', 'event_name', 'is_column'] as const satisfies readonly (keyof EventValuesParams)[];
+const VALUES_PARAMS = [
+  'key',
+  'value',
+  'event_name',
+  'is_column',
+  'property_filters',
+] as const satisfies readonly (keyof EventValuesParams)[];
 
 /** Most rows (limit + offset) a page read on the main thread may cover (see the module doc). */
 const MAIN_THREAD_MAX_ROWS = 1_000;

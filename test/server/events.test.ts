@@ -1485,6 +1485,20 @@ describe('GET /api/environments/{project_id}/events/values/', () => {
     for (const v of body) expect(Object.keys(v)).toEqual(['name']);
   });
 
+  it('properties_<key> filters the events the values come from: a JSON array is any of them, several all hold, booleans in any case (PostHog’s test_event.py)', async () => {
+    const names = async (qs: string): Promise<string[]> => {
+      const res = await t.fetch(`/api/environments/${pid}/events/values/?${qs}`);
+      expect(res.status, qs).toBe(200);
+      return ((await res.json()) as { name: string }[]).map((v) => v.name);
+    };
+    expect(await names('key=$browser&properties_plan=pro')).toEqual(['SignupOnly']);
+    expect(await names(`key=plan&properties_plan=${encodeURIComponent('["pro","enterprise"]')}`)).toEqual(['pro', 'enterprise']);
+    expect(await names('key=plan&properties_plan=enterprise&properties_seats=42')).toEqual(['enterprise']);
+    expect(await names('key=plan&properties_plan=enterprise&properties_seats=43')).toEqual([]);
+    expect(await names('key=plan&properties_trial=True')).toEqual(['enterprise']);
+    expect(await names('key=plan&properties_trial=false')).toEqual([]);
+  });
+
   it('only looks at the last 7 days (an event 8 days ago is not counted)', async () => {
     const all = await valueNames({ key: '$browser', value: 'anc' });
     expect(all).toEqual([]);

@@ -301,6 +301,8 @@ export class RowEventsStore implements EventsStore {
       .where('events.timestamp', '<=', eventTimeIn(this.dialect, input.until));
     if (input.eventNames?.length) inner = inner.where('events.event', 'in', input.eventNames);
     if (input.excludeDollarEvents) inner = inner.where(sql<boolean>`substr(events.event, 1, 1) <> '$'`);
+    if (input.properties)
+      inner = inner.where(compilePropertyGroup(this.dialect, input.properties, eventSources(this.dialect), input.materialized));
     const recent = inner.orderBy('events.timestamp', 'desc').limit(input.scan).as('recent');
     let outer = this.db
       .selectFrom(recent)

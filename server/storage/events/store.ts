@@ -99,6 +99,10 @@ export interface EventValuesQuery {
   contains?: string | undefined;
   /** leave out events whose name begins with `$` */
   excludeDollarEvents?: boolean;
+  /** property filters the events must pass (the values' `properties_<key>` parameters) */
+  properties?: PropertyGroup | undefined;
+  /** the store's materialized columns, which `properties` read instead of the JSON */
+  materialized?: MaterializedColumns | undefined;
   /** how many of the window's most recent events to look at */
   scan: number;
   limit: number;

@@ -199,6 +199,7 @@ export class ClickHouseEventsStore implements EventsStore {
     ];
     if (input.eventNames?.length) where.push(sql`events.event in (${sql.join(input.eventNames)})`);
     if (input.excludeDollarEvents) where.push(sql`not startsWith(events.event, '$')`);
+    if (input.properties) where.push(compilePropertyGroup(input.teamId, input.properties, input.materialized));
     const outer = [sql`v is not null`];
     if (input.contains) outer.push(sql`positionCaseInsensitiveUTF8(v, ${input.contains}) > 0`);
     const order = input.order === 'length' ? sql`lengthUTF8(v), v` : input.order === 'value' ? sql`v` : sql`c desc, v`;
