@@ -8585,6 +8585,7 @@ export interface operations {
                  *       of), `icontains`, `not_icontains` (case-insensitive substring), `regex`, `not_regex`,
                  *       `gt`, `lt`, `gte`, `lte` (numeric), `is_set`, `is_not_set` (no `value`),
                  *       `is_date_exact`, `is_date_after`, `is_date_before` (the property read as a date,
+                 *       ISO 8601 or a unix timestamp in seconds such as `1700000000`, as PostHog reads it,
                  *       compared with a date in `value`, absolute or relative as in `after`); a property
                  *       that reads as no number (`gt` …) or no date (`is_date_…`) matches none of them:
                  *       text beyond the doubles (`1e400`), a day the month lacks (`2024-02-30`), an hour
@@ -11871,6 +11872,7 @@ export interface operations {
                  *       of), `icontains`, `not_icontains` (case-insensitive substring), `regex`, `not_regex`,
                  *       `gt`, `lt`, `gte`, `lte` (numeric), `is_set`, `is_not_set` (no `value`),
                  *       `is_date_exact`, `is_date_after`, `is_date_before` (the property read as a date,
+                 *       ISO 8601 or a unix timestamp in seconds such as `1700000000`, as PostHog reads it,
                  *       compared with a date in `value`, absolute or relative as in `after`); a property
                  *       that reads as no number (`gt` …) or no date (`is_date_…`) matches none of them:
                  *       text beyond the doubles (`1e400`), a day the month lacks (`2024-02-30`), an hour

@@ -135,3 +135,32 @@ export function clickhouseTextToMillis(text: RawBuilder<unknown>): RawBuilder<nu
   const ms = sql`(${seconds} * 1000 + toInt64OrZero(substr(concat(extract(substr(${clock}, 9), '^[0-9]*'), '000'), 1, 3)))`;
   return sql<number | null>`if(${exists} and ${ms} between ${sql.lit(FIRST_MS)} and ${sql.lit(LAST_MS)}, ${ms}, NULL)`;
 }
+
+/**
+ * A unix timestamp as a property holds it (`1700000000`, `1700000000.5`: 9 or 10 digits of
+ * seconds, an optional fraction), the text read as PostHog's date filters read it: ClickHouse's
+ * `parseDateTimeBestEffort` takes such digits for seconds since the epoch.
+ */
+const UNIX_SECONDS = '^[0-9]{9,10}(\\.[0-9]+)?$';
+
+/**
+ * The text read as a date-time for PostHog's date operators (`is_date_after`, `is_date_before`,
+ * `is_date_exact`): `textToTimestamp`'s form, or a unix timestamp in seconds (`UNIX_SECONDS`) in
+ * that same form (`YYYY-MM-DDTHH:MM:SS.mmm` UTC); NULL otherwise.
+ */
+export function textToFilterTimestamp(dialect: DialectName, text: RawBuilder<unknown>): RawBuilder<string | null> {
+  if (dialect === 'postgres')
+    return sql<
+      string | null
+    >`coalesce(${textToTimestamp(dialect, text)}, (case when ${text} ~ ${UNIX_SECONDS} then to_char(to_timestamp((${text})::float8) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') end))`;
+  return sql<
+    string | null
+  >`coalesce(${textToTimestamp(dialect, text)}, (case when ${text} regexp ${UNIX_SECONDS} then strftime('%Y-%m-%dT%H:%M:%f', cast(${text} as real), 'unixepoch') end))`;
+}
+
+/** ClickHouse: `textToFilterTimestamp`'s rule as Int64 milliseconds since the epoch, or NULL. */
+export function clickhouseTextToFilterMillis(text: RawBuilder<unknown>): RawBuilder<number | null> {
+  return sql<
+    number | null
+  >`coalesce(${clickhouseTextToMillis(text)}, if(match(${text}, ${UNIX_SECONDS}), toInt64(floor(toFloat64OrZero(${text}) * 1000)), NULL))`;
+}

@@ -1081,6 +1081,24 @@ describe('GET /api/environments/{project_id}/events/ — properties', () => {
       expect(await match([f('when', op, value)])).toEqual(expected);
     });
 
+    it('a unix timestamp in seconds (a number or its text) reads as that instant, as PostHog’s parseDateTimeBestEffort reads it (test_event.py)', async () => {
+      const up = await project('Events unix dates');
+      await seed(up, [
+        { name: 'U1', timestamp: ago(MINUTE), properties: { paid_at: 1_700_000_000 } }, // 2023-11-14T22:13:20Z
+        { name: 'U2', timestamp: ago(MINUTE), properties: { paid_at: '1710000000.5' } }, // 2024-03-09T16:00:00.5Z
+        { name: 'U3', timestamp: ago(MINUTE), properties: { paid_at: 42 } },
+      ]);
+      const unix = async (properties: unknown) => {
+        const { data, error, response } = await list(up, { properties: JSON.stringify(properties) });
+        expect(response.status, JSON.stringify(error)).toBe(200);
+        return names((data as EventsPage).results).sort();
+      };
+      expect(await unix([f('paid_at', 'is_date_after', '2023-11-01')])).toEqual(['U1', 'U2']);
+      expect(await unix([f('paid_at', 'is_date_after', '2024-01-01')])).toEqual(['U2']);
+      expect(await unix([f('paid_at', 'is_date_before', '2023-11-15')])).toEqual(['U1']);
+      expect(await unix([f('paid_at', 'is_date_exact', '2023-11-14')])).toEqual(['U1']);
+    });
+
     it('a property that is not a date never matches', async () => {
       expect(await match([f('$browser', 'is_date_after', '2000-01-01')])).toEqual([]);
       expect(await match([f('$browser', 'is_date_before', '2100-01-01')])).toEqual([]);

@@ -8,7 +8,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import { icontains, jsonHas, jsonText, jsonTextInByContainment, regexMatch, type DialectName, type JsonSource } from '../dialect.js';
-import { textToNumber, textToTimestamp } from '../text-values.js';
+import { textToFilterTimestamp, textToNumber } from '../text-values.js';
 import type { PropertyFilter, PropertyGroup } from './filter-tree.js';
 import { NO_MATERIALIZED_COLUMNS, type MaterializedColumns, type MaterializedKind } from './materialized.js';
 import { readEventProperty } from './property-sets.js';
@@ -147,15 +147,15 @@ function filterCondition(
     case 'is_not_set':
       return sql<boolean>`(not ${jsonHas(dialect, json!, f.key)})`;
     case 'is_date_exact': {
-      const d = textToTimestamp(dialect, text);
+      const d = textToFilterTimestamp(dialect, text);
       return f.dayEnd
         ? sql<boolean>`(${d} >= ${f.date} and ${d} < ${f.dayEnd})`
         : sql<boolean>`(substr(${d}, 1, 19) = ${f.date.slice(0, 19)})`;
     }
     case 'is_date_after':
-      return sql<boolean>`(${textToTimestamp(dialect, text)} > ${f.date})`;
+      return sql<boolean>`(${textToFilterTimestamp(dialect, text)} > ${f.date})`;
     case 'is_date_before':
-      return sql<boolean>`(${textToTimestamp(dialect, text)} < ${f.date})`;
+      return sql<boolean>`(${textToFilterTimestamp(dialect, text)} < ${f.date})`;
   }
 }
 

@@ -15,7 +15,7 @@ import type { PropertyFilter, PropertyGroup } from '../filter-tree.js';
 import type { MaterializedColumns } from '../materialized.js';
 import { NO_MATERIALIZED_COLUMNS } from '../materialized.js';
 import type { Sql } from '../store.js';
-import { clickhouseTextToMillis, clickhouseTextToNumber, timestampMillis } from '../../text-values.js';
+import { clickhouseTextToFilterMillis, clickhouseTextToNumber, timestampMillis } from '../../text-values.js';
 import { latestDistinctIds, latestPersons } from './mirror.js';
 
 /** The team id as bound SQL. */
@@ -71,15 +71,15 @@ function filterCondition(f: PropertyFilter, text: Sql, json: Sql): Sql {
     case 'is_not_set':
       return sql`(not JSONHas(${json}, ${f.key}))`;
     case 'is_date_exact': {
-      const d = clickhouseTextToMillis(text);
+      const d = clickhouseTextToFilterMillis(text);
       if (f.dayEnd) return sql`ifNull(${d} >= ${timestampMillis(f.date)} and ${d} < ${timestampMillis(f.dayEnd)}, 0)`;
       const second = timestampMillis(f.date.slice(0, 19));
       return sql`ifNull(${d} >= ${second} and ${d} < ${second + 1000}, 0)`;
     }
     case 'is_date_after':
-      return sql`ifNull(${clickhouseTextToMillis(text)} > ${timestampMillis(f.date)}, 0)`;
+      return sql`ifNull(${clickhouseTextToFilterMillis(text)} > ${timestampMillis(f.date)}, 0)`;
     case 'is_date_before':
-      return sql`ifNull(${clickhouseTextToMillis(text)} < ${timestampMillis(f.date)}, 0)`;
+      return sql`ifNull(${clickhouseTextToFilterMillis(text)} < ${timestampMillis(f.date)}, 0)`;
   }
 }
 
