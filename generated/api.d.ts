@@ -1274,7 +1274,8 @@ export interface paths {
          *       are HogQL expressions; when `select` has an aggregate the other columns are grouped; a
          *       `where` with an aggregate applies after grouping (HAVING); `orderBy` items are
          *       `expression [ASC|DESC]`, default `count()` DESC, else the first aggregate DESC, else
-         *       `timestamp` DESC. `after` (default `-24h`; `all` for no bound) and `before` (default now +
+         *       `timestamp` DESC when `timestamp` is selected, else the first column ascending (for
+         *       `"*"`, the uuid), as PostHog's events_query_runner.py; ties newest first. `after` (default `-24h`; `all` for no bound) and `before` (default now +
          *       5 s) are exclusive, ISO 8601 or relative (`-7d`); `event` is an exact name; `properties`
          *       are the events list's property filters. `"*"` is one column holding the event as an
          *       object (`uuid`, `event`, `properties`, `timestamp`, `team_id`, `distinct_id`,
@@ -3820,7 +3821,8 @@ export interface paths {
          *       are HogQL expressions; when `select` has an aggregate the other columns are grouped; a
          *       `where` with an aggregate applies after grouping (HAVING); `orderBy` items are
          *       `expression [ASC|DESC]`, default `count()` DESC, else the first aggregate DESC, else
-         *       `timestamp` DESC. `after` (default `-24h`; `all` for no bound) and `before` (default now +
+         *       `timestamp` DESC when `timestamp` is selected, else the first column ascending (for
+         *       `"*"`, the uuid), as PostHog's events_query_runner.py; ties newest first. `after` (default `-24h`; `all` for no bound) and `before` (default now +
          *       5 s) are exclusive, ISO 8601 or relative (`-7d`); `event` is an exact name; `properties`
          *       are the events list's property filters. `"*"` is one column holding the event as an
          *       object (`uuid`, `event`, `properties`, `timestamp`, `team_id`, `distinct_id`,

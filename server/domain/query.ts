@@ -215,7 +215,7 @@ export class QueryService {
     const materialized = await this.events.materializedColumns();
     const conditions = this.events.conditions({ teamId: team.id, before, after: since, event, properties, materialized });
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
-    const parts = { select: query.select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset };
+    const parts = { select: query.select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset, postHogOrder: true };
     // an EventsQuery's expressions are fields of the body: an error that names none names `query`, as PostHog's attr does
     return withHogQLErrors(() => runEventsQuery(this.events.db, this.events.table(materialized), team.id, parts, conditions, now), 'query');
   }

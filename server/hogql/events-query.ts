@@ -4,7 +4,10 @@
  * - `select`: HogQL expressions; when any aggregates, the others are grouped;
  * - `where`: HogQL expressions, all must pass; one with an aggregate applies after aggregation (HAVING);
  * - `orderBy`: `expr [ASC|DESC]`; default `count()` DESC when selected, else the first aggregate
- *   DESC, ties by the grouped columns ascending; without aggregates `timestamp` DESC, `uuid` DESC;
+ *   DESC, ties by the grouped columns ascending; without aggregates `timestamp` DESC, `uuid`
+ *   DESC, except for the query endpoint's EventsQuery (`postHogOrder`), which orders by the first
+ *   column ascending when `timestamp` is not selected (PostHog's events_query_runner.py; for `*`
+ *   the uuid), ties by `timestamp` DESC, `uuid` DESC;
  * - `after`/`before` (exclusive; ISO or relative `-24h`), `event`, `properties`, and the caller's
  *   other filters apply to the events before anything else;
  * - `*` is one column holding the event as an object (uuid, event, properties parsed, timestamp,
@@ -53,6 +56,12 @@ export interface EventsQueryParts {
   orderBy?: readonly string[] | undefined;
   limit?: number | undefined;
   offset?: number | undefined;
+  /**
+   * the query endpoint's EventsQuery: without `orderBy` or aggregates, `timestamp` DESC only when
+   * `timestamp` is selected, else the first column ascending (PostHog's events_query_runner.py);
+   * otherwise (the events list's 2023 `select`) newest first
+   */
+  postHogOrder?: boolean | undefined;
 }
 
 /** A compiled EventsQuery, with where `*` sits (its fields are folded into one object column after reading). */
@@ -114,7 +123,13 @@ export async function compileEventsQuery(
     else if (firstAgg) orderBy.push({ node: 'OrderExpr', expr: firstAgg, order: 'DESC' });
     // ties in a stable order, the same on both stores: the groups ascending, or the newest uuid first
     if (aggregated) for (const g of groupBy) orderBy.push({ node: 'OrderExpr', expr: g, order: 'ASC' });
-    else for (const f of ['timestamp', 'uuid']) orderBy.push({ node: 'OrderExpr', expr: { node: 'Field', chain: [f] }, order: 'DESC' });
+    else {
+      // PostHog: `timestamp` DESC when it is selected, else the first column ascending (for `*`,
+      // whose tuple begins with the uuid, the uuid); ties newest first, the same on every store
+      const timestampSelected = parts.select.some((t) => t.split('--')[0]!.trim() === 'timestamp');
+      if (parts.postHogOrder && !timestampSelected) orderBy.push({ node: 'OrderExpr', expr: select[0]!, order: 'ASC' });
+      for (const f of ['timestamp', 'uuid']) orderBy.push({ node: 'OrderExpr', expr: { node: 'Field', chain: [f] }, order: 'DESC' });
+    }
   }
   const and = (exprs: AstNode[]) => (exprs.length === 0 ? null : exprs.length === 1 ? exprs[0]! : { node: 'And', exprs });
   const ast: AstNode = {

@@ -138,16 +138,25 @@ describe('POST /api/environments/{project_id}/query/', () => {
     expect(res.body).toMatchObject({ type: 'validation_error', code: 'required', attr: 'query' });
   });
 
-  it('with an EventsQuery of columns, answers the newest events first', async () => {
-    const res = await events({ select: ['uuid', 'event', 'properties.$browser'], limit: 2 });
+  it('with an EventsQuery of columns with timestamp, answers the newest events first; without it, by the first column ascending (PostHog’s default)', async () => {
+    const first = await events({ select: ['event', 'uuid'], limit: 3 });
+    // event names ascending, each name's newest first
+    expect(first.body.results).toEqual([
+      ['$autocapture', ev(4)],
+      ['$pageleave', ev(10)],
+      ['$pageview', ev(11)],
+    ]);
+    const star = await events({ select: ['*'], limit: 2 });
+    expect((star.body.results as { uuid: string }[][]).map((r) => r[0]!.uuid)).toEqual([ev(1), ev(2)]);
+    const res = await events({ select: ['uuid', 'event', 'properties.$browser', 'timestamp'], limit: 2 });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       results: [
-        [ev(12), 'signup', null],
-        [ev(11), '$pageview', 'chrome'],
+        [ev(12), 'signup', null, expect.any(String)],
+        [ev(11), '$pageview', 'chrome', expect.any(String)],
       ],
-      columns: ['uuid', 'event', 'properties.$browser'],
-      types: ['UUID', 'String', 'Nullable(String)'],
+      columns: ['uuid', 'event', 'properties.$browser', 'timestamp'],
+      types: ['UUID', 'String', 'Nullable(String)', "DateTime64(6, 'UTC')"],
       hasMore: true,
       limit: 2,
       offset: 0,
@@ -170,7 +179,7 @@ describe('POST /api/environments/{project_id}/query/', () => {
       event: '$pageview',
       properties: [{ key: '$browser', value: ['Chrome', 'Firefox'], operator: 'exact', type: 'event' }],
     });
-    expect(res.body.results).toEqual([[ev(3)], [ev(2)]]);
+    expect(res.body.results).toEqual([[ev(2)], [ev(3)]]);
     const byPerson = await events({ select: ['count()'], properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] });
     expect(byPerson.body.results).toEqual([[6]]); // alice 4, carol 2
   });
