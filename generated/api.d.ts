@@ -1279,7 +1279,9 @@ export interface paths {
          *       5 s) are exclusive, ISO 8601 or relative (`-7d`); `event` is an exact name; `properties`
          *       are the events list's property filters. `"*"` is one column holding the event as an
          *       object (`uuid`, `event`, `properties`, `timestamp`, `team_id`, `distinct_id`,
-         *       `elements_chain`, `created_at`). `limit` default 100, at most 50,000.
+         *       `elements_chain`, `created_at`); `person` is the event's person, `{uuid, created_at,
+         *       properties, distinct_id}` (`{distinct_id}` when it has none), as PostHog's runner answers
+         *       it. `limit` default 100, at most 50,000.
          *
          *     The answer is `{results, columns, types, hasMore, limit, offset, hogql}`: one array per row,
          *     column names (the alias, or the expression as written), ClickHouse type names, and the HogQL
@@ -3826,7 +3828,9 @@ export interface paths {
          *       5 s) are exclusive, ISO 8601 or relative (`-7d`); `event` is an exact name; `properties`
          *       are the events list's property filters. `"*"` is one column holding the event as an
          *       object (`uuid`, `event`, `properties`, `timestamp`, `team_id`, `distinct_id`,
-         *       `elements_chain`, `created_at`). `limit` default 100, at most 50,000.
+         *       `elements_chain`, `created_at`); `person` is the event's person, `{uuid, created_at,
+         *       properties, distinct_id}` (`{distinct_id}` when it has none), as PostHog's runner answers
+         *       it. `limit` default 100, at most 50,000.
          *
          *     The answer is `{results, columns, types, hasMore, limit, offset, hogql}`: one array per row,
          *     column names (the alias, or the expression as written), ClickHouse type names, and the HogQL

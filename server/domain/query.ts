@@ -215,8 +215,37 @@ export class QueryService {
     const materialized = await this.events.materializedColumns();
     const conditions = this.events.conditions({ teamId: team.id, before, after: since, event, properties, materialized });
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
-    const parts = { select: query.select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset, postHogOrder: true };
+    // a `person` column is the event's distinct_id, then its person (PostHog's events_query_runner.py)
+    const personColumns = query.select.flatMap((text, i) => (text.split('--')[0]!.trim() === 'person' ? [i] : []));
+    const select = query.select.map((text, i) => (personColumns.includes(i) ? 'distinct_id' : text));
+    const parts = { select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset, postHogOrder: true };
     // an EventsQuery's expressions are fields of the body: an error that names none names `query`, as PostHog's attr does
-    return withHogQLErrors(() => runEventsQuery(this.events.db, this.events.table(materialized), team.id, parts, conditions, now), 'query');
+    const answer = await withHogQLErrors(
+      () => runEventsQuery(this.events.db, this.events.table(materialized), team.id, parts, conditions, now),
+      'query',
+    );
+    if (personColumns.length === 0 || answer.results.length === 0) return answer;
+    return { ...answer, columns: [...query.select], results: await this.withPersons(team, answer.results, personColumns) };
+  }
+
+  /**
+   * Rows whose `columns` hold distinct ids with those cells replaced by the person, as PostHog's
+   * EventsQuery answers a `person` column: `{uuid, created_at, properties, distinct_id}`, or
+   * `{distinct_id}` for a distinct id without a person.
+   */
+  private async withPersons(team: Team, rows: unknown[][], columns: number[]): Promise<unknown[][]> {
+    const ids = [...new Set(rows.flatMap((r) => columns.map((c) => String(r[c]))))];
+    const byId = await this.persons.findByDistinctIds(team.id, ids);
+    return rows.map((r) => {
+      const row = [...r];
+      for (const c of columns) {
+        const distinctId = String(r[c]);
+        const p = byId.get(distinctId);
+        row[c] = p
+          ? { uuid: p.uuid, created_at: p.created_at, properties: p.properties, distinct_id: distinctId }
+          : { distinct_id: distinctId };
+      }
+      return row;
+    });
   }
 }

@@ -184,6 +184,16 @@ describe('POST /api/environments/{project_id}/query/', () => {
     expect(byPerson.body.results).toEqual([[6]]); // alice 4, carol 2
   });
 
+  it('with an EventsQuery selecting "person", answers the event’s person as PostHog’s runner does', async () => {
+    const res = await events({ select: ['person', 'event', 'timestamp'], orderBy: ['timestamp ASC'], limit: 1 });
+    expect(res.status).toBe(200);
+    expect(res.body.columns).toEqual(['person', 'event', 'timestamp']);
+    const person = res.body.results[0]![0] as Record<string, unknown>;
+    expect(Object.keys(person).sort()).toEqual(['created_at', 'distinct_id', 'properties', 'uuid']);
+    expect(person).toMatchObject({ distinct_id: 'alice', properties: expect.objectContaining({ plan: 'pro' }) });
+    expect(person['uuid']).toMatch(/^[0-9a-f]{8}-/);
+  });
+
   it('with an EventsQuery selecting "*", answers each event as one object', async () => {
     const res = await events({ select: ['*'], orderBy: ['timestamp ASC'], limit: 1 });
     expect(res.body.columns).toEqual(['*']);

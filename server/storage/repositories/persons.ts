@@ -135,6 +135,38 @@ export class PersonsRepository {
     return this.withDistinctIds(rows);
   }
 
+  /** The team's persons of these distinct ids, by distinct id (a distinct id without a person left out). */
+  async findByDistinctIds(teamId: number, distinctIds: readonly string[]): Promise<Map<string, PersonRecord>> {
+    const pairs: { distinct_id: string; person_id: number }[] = [];
+    for (const slice of chunks(distinctIds))
+      pairs.push(
+        ...(await this.db
+          .selectFrom('person_distinct_ids')
+          .select(['distinct_id', 'person_id'])
+          .where('team_id', '=', teamId)
+          .where('distinct_id', 'in', slice)
+          .execute()),
+      );
+    const ids = [...new Set(pairs.map((p) => p.person_id))];
+    const rows = [];
+    for (const slice of chunks(ids))
+      rows.push(
+        ...(await this.db
+          .selectFrom('persons')
+          .select(['persons.id', 'persons.uuid', 'persons.properties', 'persons.is_identified', 'persons.created_at'])
+          .where('persons.team_id', '=', teamId)
+          .where('persons.id', 'in', slice)
+          .execute()),
+      );
+    const persons = new Map((await this.withDistinctIds(rows)).map((p) => [p.id, p]));
+    const out = new Map<string, PersonRecord>();
+    for (const { distinct_id, person_id } of pairs) {
+      const p = persons.get(person_id);
+      if (p) out.set(distinct_id, p);
+    }
+    return out;
+  }
+
   private async withDistinctIds(
     rows: { id: number; uuid: string; properties: unknown; is_identified: number | boolean; created_at: string | Date }[],
   ): Promise<PersonRecord[]> {
