@@ -10,7 +10,7 @@
  */
 import type { Store } from '../storage/db.js';
 import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
-import { AccountsRepository, PROJECT_ACCESS } from '../storage/repositories/accounts.js';
+import { AccountsRepository, PROJECT_ACCESS, TEAM_ID_BY_API_TOKEN } from '../storage/repositories/accounts.js';
 import { ApiKeysRepository, KEY_BY_VALUE, hashKeyValue } from '../storage/repositories/api-keys.js';
 
 /** A key that authenticated, and its user. */
@@ -25,6 +25,7 @@ function cachesOf(store: Store) {
     store.changeCounter && {
       keys: new UnchangedStoreCache(store.changeCounter, KEY_BY_VALUE),
       access: new UnchangedStoreCache(store.changeCounter, PROJECT_ACCESS),
+      tokens: new UnchangedStoreCache(store.changeCounter, TEAM_ID_BY_API_TOKEN, { max: 10_000 }),
     }
   );
 }
@@ -73,5 +74,13 @@ export class AuthenticationService {
     return this.caches
       ? this.caches.access.get(`${teamId}:${userId}`, this.accounts, teamId, userId)
       : PROJECT_ACCESS.load(this.accounts, teamId, userId);
+  }
+
+  /**
+   * The id of the team whose project API token (`phc_…`) is `token`, undefined when none has it:
+   * a GET's `token` query parameter selects the project (server/http/security.ts).
+   */
+  teamIdByApiToken(token: string): number | undefined | Promise<number | undefined> {
+    return this.caches ? this.caches.tokens.get(token, this.accounts, token, undefined) : this.accounts.findTeamIdByApiToken(token);
   }
 }

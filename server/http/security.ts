@@ -4,10 +4,16 @@
  * code); this handler authenticates the bearer key, checks those scopes, and resolves the project.
  *
  * Order of checks (PostHog: authentication, then APIScopePermission, then team access, then the
- * throttles): 401 no/invalid key → 403 missing scope → 400/413 unparsable body → 404 malformed
- * project id → 403 key limited to other projects → 404 no such project → 403 no access to the
+ * throttles): 401 no/invalid key → 403 missing scope → 400/413 unparsable body → 401 unknown
+ * project token → 404 malformed project id → 403 key limited to other projects → 404 no such project → 403 no access to the
  * project (except on explicit members, which answer PostHog's own permission message in their
  * handlers) → 429 over the key's rate limit (rate-limit/limiter.ts explains why it runs here).
+ *
+ * A GET to a project's operation with a `token` (else `api_key`) query parameter, a project API
+ * token, acts on that token's project in place of the path's `project_id`, as PostHog's
+ * `TeamAndOrgViewSetMixin._get_team_from_request` does (posthog/api/routing.py, `get_token` of
+ * posthog/api/utils.py): a token no project has answers 401 `authentication_failed`, and the
+ * token's project is then checked like any other (403 for another organization's project).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
@@ -83,6 +89,25 @@ function checksOwnAccess(req: Request): boolean {
 }
 
 /**
+ * The team a GET's `token` or `api_key` query parameter names (module doc), undefined when the
+ * request has neither; throws 401 `authentication_failed` for a token no project has.
+ */
+async function projectOfToken(req: Request, authentication: AuthenticationService): Promise<number | undefined> {
+  if (req.method !== 'GET') return undefined;
+  const q = req.url.indexOf('?');
+  if (q === -1) return undefined;
+  const query = req.url.slice(q + 1);
+  if (!query.includes('token=') && !query.includes('api_key=')) return undefined;
+  const params = new URLSearchParams(query);
+  const token = params.get('token') || params.get('api_key');
+  if (!token) return undefined;
+  const teamId = await authentication.teamIdByApiToken(token);
+  // DRF's `AuthenticationFailed()`, with its default message
+  if (teamId === undefined) throw authenticationFailed('Incorrect authentication credentials.');
+  return teamId;
+}
+
+/**
  * Builds the handler over the app's authentication service (domain/authentication.ts, which keeps
  * keys and project access on SQLite). It resolves to `true` with `req.auth` set, or throws an
  * `ApiError` (also kept on `req.securityError` so the error handler can send PostHog's exact body).
@@ -106,7 +131,7 @@ export function personalApiKeyHandler(authentication: AuthenticationService, rat
         throw permissionDenied('API keys with scoped projects are only supported on project-based endpoints.');
       return { user: found.user, key: found.key, project: null };
     }
-    const teamId = parseProjectId(String(rawProjectId), found.user);
+    const teamId = (await projectOfToken(req, authentication)) ?? parseProjectId(String(rawProjectId), found.user);
     assertKeyMayUseProject(found.key, teamId);
     const access = await authentication.projectAccess(teamId, found.user.id);
     if (!access) throw notFound('Project not found.');

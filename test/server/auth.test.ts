@@ -248,6 +248,34 @@ describe('project_id', () => {
     await expectError(res, 403, NO_PROJECT_ACCESS);
   });
 
+  it('a GET with ?token= (a project API token) acts on that project: 401 unknown, 403 another organization', async () => {
+    const second = await t.accounts.createTeam({ organization_id: t.boot.organization.id, name: 'by token' });
+    const events = (id: number | string, query: string) => t.fetch(`/api/projects/${id}/events/?${query}`);
+    // the token's project wins over the path's (PostHog's _get_team_from_request)
+    const created = await t.fetch(`/api/projects/${second.id}/dashboards/`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'only in the second project' }),
+    });
+    expect(created.status).toBe(201);
+    const viaToken = (await (await t.fetch(`/api/projects/1/dashboards/?token=${second.api_token}`)).json()) as {
+      results: { name: string }[];
+    };
+    expect(viaToken.results.map((r) => r.name)).toEqual(['only in the second project']);
+    expect((await events(99999, `token=${second.api_token}`)).status).toBe(200);
+    expect((await events(1, `api_key=${second.api_token}`)).status).toBe(200);
+    await expectError(await events(1, 'token=phc_NoSuchProjectToken'), 401, {
+      type: 'authentication_error',
+      code: 'authentication_failed',
+      detail: 'Incorrect authentication credentials.',
+      attr: null,
+    });
+    const other = await t.otherOrganization();
+    await expectError(await events(1, `token=${other.team.api_token}`), 403, NO_PROJECT_ACCESS);
+    // an empty token is no token
+    expect((await events(1, 'token=')).status).toBe(200);
+  });
+
   it('a member of the organization can use a project of it', async () => {
     const user = await t.user({ level: OrganizationLevel.MEMBER });
     const key = await t.key(['plugin:read'], { user });
