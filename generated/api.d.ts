@@ -1030,7 +1030,8 @@ export interface paths {
         /**
          * Suggest values of an event property
          * @description Answers up to 10 distinct values of the event property `key` (or, with `is_column=true`,
-         *     of the event column `key`: `event` or `distinct_id`) seen in this project's events from
+         *     of the event column `key`: `event`, `distinct_id`, or `person_id`, the uuid of the event's
+         *     person now) seen in this project's events from
          *     the start of the day 7 days ago (UTC) to the end of today, as PostHog does, to fill
          *     filter pickers. To answer in a few milliseconds whatever the volume, only the 20,000 most
          *     recent events of that window (after the `event_name` filter) are looked at; PostHog scans
@@ -1048,8 +1049,8 @@ export interface paths {
          *     `Cache-Control: max-age=10`. With `format=csv` it is `text/csv` with one `name` column.
          *
          *     Without `key` the answer is 400 "You must provide a key" (code `required`, `attr` `key`),
-         *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`
-         *     and `distinct_id` answers 400 with `attr` `key`. A `key`, `value` or `event_name` holding
+         *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`,
+         *     `distinct_id` and `person_id` answers 400 with `attr` `key`. A `key`, `value` or `event_name` holding
          *     U+0000 or an unpaired surrogate answers 400 `null_characters_not_allowed` (or
          *     `surrogate_characters_not_allowed`) naming it. PostHog's `properties_<name>=<value>`
          *     parameters keep only events whose property `<name>` equals `<value>`: a JSON array is any
@@ -3579,7 +3580,8 @@ export interface paths {
         /**
          * Suggest values of an event property
          * @description Answers up to 10 distinct values of the event property `key` (or, with `is_column=true`,
-         *     of the event column `key`: `event` or `distinct_id`) seen in this project's events from
+         *     of the event column `key`: `event`, `distinct_id`, or `person_id`, the uuid of the event's
+         *     person now) seen in this project's events from
          *     the start of the day 7 days ago (UTC) to the end of today, as PostHog does, to fill
          *     filter pickers. To answer in a few milliseconds whatever the volume, only the 20,000 most
          *     recent events of that window (after the `event_name` filter) are looked at; PostHog scans
@@ -3597,8 +3599,8 @@ export interface paths {
          *     `Cache-Control: max-age=10`. With `format=csv` it is `text/csv` with one `name` column.
          *
          *     Without `key` the answer is 400 "You must provide a key" (code `required`, `attr` `key`),
-         *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`
-         *     and `distinct_id` answers 400 with `attr` `key`. A `key`, `value` or `event_name` holding
+         *     as PostHog answers since 2025 (earlier versions answered `[]`). An `is_column` key other than `event`,
+         *     `distinct_id` and `person_id` answers 400 with `attr` `key`. A `key`, `value` or `event_name` holding
          *     U+0000 or an unpaired surrogate answers 400 `null_characters_not_allowed` (or
          *     `surrogate_characters_not_allowed`) naming it. PostHog's `properties_<name>=<value>`
          *     parameters keep only events whose property `<name>` equals `<value>`: a JSON array is any
@@ -8681,7 +8683,7 @@ export interface operations {
                  *     ]
                  */
                 event_name?: string[];
-                /** @description When true, `key` names an event column (`event` or `distinct_id`) instead of a property. */
+                /** @description When true, `key` names an event column (`event`, `distinct_id` or `person_id`) instead of a property. */
                 is_column?: boolean;
                 /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
                 format?: components["parameters"]["EventsFormat"];
@@ -11968,7 +11970,7 @@ export interface operations {
                  *     ]
                  */
                 event_name?: string[];
-                /** @description When true, `key` names an event column (`event` or `distinct_id`) instead of a property. */
+                /** @description When true, `key` names an event column (`event`, `distinct_id` or `person_id`) instead of a property. */
                 is_column?: boolean;
                 /** @description The answer's format, `json` (the default) or `csv` (`text/csv`). Any other value answers 400. */
                 format?: components["parameters"]["EventsFormat"];

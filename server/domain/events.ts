@@ -162,6 +162,13 @@ function valuesPropertyFilters(params: Record<string, string>): Record<string, u
 export type EventListResult = { format: 'json'; body: JsonText<Schemas['PaginatedClickhouseEventList']> } | { format: 'csv'; body: string };
 
 /** Events operations of one store. */
+/**
+ * The event columns `values` answers with `is_column`: PostHog's HogQL `events` fields a filter
+ * picker asks for (`person_id` is the uuid of the event's person now, as PostHog's person-id
+ * overrides make it).
+ */
+const EVENT_VALUE_COLUMNS = new Set(['event', 'distinct_id', 'person_id']);
+
 export class EventsService {
   private readonly read: EventsStore;
 
@@ -344,8 +351,8 @@ export class EventsService {
       });
       names = rows.map((r) => r.value);
     } else {
-      if (params.is_column && key !== 'event' && key !== 'distinct_id')
-        throw validationError('With is_column, key must be an event column: event or distinct_id.', 'key');
+      if (params.is_column && !EVENT_VALUE_COLUMNS.has(key))
+        throw validationError('With is_column, key must be an event column: event, distinct_id or person_id.', 'key');
       const properties = params.property_filters
         ? parsePropertiesParam(JSON.stringify(valuesPropertyFilters(params.property_filters)), { now, timezone: team.timezone })
         : undefined;

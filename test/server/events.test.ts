@@ -1575,6 +1575,17 @@ describe('GET /api/environments/{project_id}/events/values/', () => {
     expect(await valueNames({ key: 'distinct_id', is_column: true, value: 'U4' })).toEqual(['u4']);
   });
 
+  it('is_column=true with key person_id answers the uuids of the events’ persons, most events first (PostHog’s test_event.py)', async () => {
+    await persons(pid, [
+      { distinct_id: 'u1', set: { email: 'u1@example.com' } },
+      { distinct_id: 'u2', set: { email: 'u2@example.com' } },
+    ]);
+    const [u1, u2] = [await personOf(pid, 'u1'), await personOf(pid, 'u2')];
+    // u1 has the most events in the window, u2 the next; u3 and u4 have no person
+    expect(await valueNames({ key: 'person_id', is_column: true })).toEqual([u1.uuid, u2.uuid]);
+    expect(await valueNames({ key: 'person_id', is_column: true, value: u2.uuid.slice(0, 8).toUpperCase() })).toEqual([u2.uuid]);
+  });
+
   it('without is_column, key event is a property (none here)', async () => {
     expect(await valueNames({ key: 'event' })).toEqual([]);
   });

@@ -291,7 +291,9 @@ export class RowEventsStore implements EventsStore {
     const valueExpr: RawBuilder<string | null> = input.isColumn
       ? input.key === 'event'
         ? sql<string>`events.event`
-        : sql<string>`events.distinct_id`
+        : input.key === 'person_id'
+          ? sql<string>`(select p.uuid from person_distinct_ids pdi inner join persons p on p.id = pdi.person_id where pdi.team_id = events.team_id and pdi.distinct_id = events.distinct_id)`
+          : sql<string>`events.distinct_id`
       : propertyText(this.dialect, eventPropertySource(this.dialect), input.key, await loadMaterializedColumns(this.db));
     let inner = this.db
       .selectFrom('events')

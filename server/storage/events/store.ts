@@ -88,7 +88,7 @@ export interface EventListQuery extends EventFilters {
 /** What `EventsStore.values` counts (the events `values` operation). */
 export interface EventValuesQuery {
   teamId: number;
-  /** a property, or the column `event` / `distinct_id` with `isColumn` */
+  /** a property, or the column `event` / `distinct_id` / `person_id` (the person's uuid now) with `isColumn` */
   key: string;
   isColumn: boolean;
   /** the window, both ends included, stored form */

@@ -41,7 +41,7 @@ import type {
 import { chTime } from '../../clickhouse/kysely-dialect.js';
 import { compilePropertyGroup, personIs, propertyTextSql } from './filters.js';
 import { clickhouseMaterializedColumns } from './materialize.js';
-import { clickhouseTimeText } from './mirror.js';
+import { clickhouseTimeText, latestDistinctIds } from './mirror.js';
 import { clickhouseEventsTable } from './table.js';
 
 /** A stored-form timestamp as a DateTime64(6, 'UTC') value. */
@@ -185,10 +185,13 @@ export class ClickHouseEventsStore implements EventsStore {
   async values(input: EventValuesQuery): Promise<{ value: string; count: number }[]> {
     const columns = input.isColumn ? undefined : await this.materializedColumns();
     const column = columns?.event.get(input.key);
+    const byPerson = input.isColumn && input.key === 'person_id';
     const value = input.isColumn
       ? input.key === 'event'
         ? sql`events.event`
-        : sql`events.distinct_id`
+        : byPerson
+          ? sql`toString(pdi.person_id)`
+          : sql`events.distinct_id`
       : column !== undefined
         ? sql`events.${sql.ref(column)}`
         : propertyTextSql(sql`events.properties`, input.key);
@@ -200,13 +203,17 @@ export class ClickHouseEventsStore implements EventsStore {
     if (input.eventNames?.length) where.push(sql`events.event in (${sql.join(input.eventNames)})`);
     if (input.excludeDollarEvents) where.push(sql`not startsWith(events.event, '$')`);
     if (input.properties) where.push(compilePropertyGroup(input.teamId, input.properties, input.materialized));
+    // an event's person now: its distinct id's row of the mirror (none: no value)
+    const personJoin = byPerson
+      ? sql` inner join ${latestDistinctIds(sql`${input.teamId}`)} as pdi on pdi.distinct_id = events.distinct_id`
+      : sql``;
     const outer = [sql`v is not null`];
     if (input.contains) outer.push(sql`positionCaseInsensitiveUTF8(v, ${input.contains}) > 0`);
     const order = input.order === 'length' ? sql`lengthUTF8(v), v` : input.order === 'value' ? sql`v` : sql`c desc, v`;
     const rows = await sql<{
       v: string;
       c: string;
-    }>`select v, count() as c from (select ${value} as v from events where ${sql.join(where, sql` and `)} order by events.timestamp desc limit ${input.scan}) where ${sql.join(outer, sql` and `)} group by v order by ${order} limit ${input.limit}`.execute(
+    }>`select v, count() as c from (select ${value} as v from events${personJoin} where ${sql.join(where, sql` and `)} order by events.timestamp desc limit ${input.scan}) where ${sql.join(outer, sql` and `)} group by v order by ${order} limit ${input.limit}`.execute(
       this.db,
     );
     return rows.rows.map((r) => ({ value: String(r.v), count: Number(r.c) }));
