@@ -8,6 +8,7 @@
  * | kind | code | PostHog's answer |
  * |---|---|---|
  * | `invalid` | `invalid_input` | 400 `validation_error` (posthog/api/query.py answers an `ExposedHogQLError` as a DRF `ValidationError`) |
+ * | `invalid` | ClickHouse's error name in lower case: `illegal_type_of_argument`, `no_common_type`, `type_mismatch`, … | 400 `validation_error`: a type error, or a statement ClickHouse refused for its data (PostHog's `ExposedCHQueryError.code_name`, posthog/errors.py) |
  * | `timeout` | `query_timeout` | 504 `server_error` (posthog/errors.py `ClickHouseQueryTimeOut`) |
  *
  * An `invalid` error's detail names the construct and where it is (line and column, both 1-based,
@@ -30,7 +31,7 @@ const CODES: Record<HogQLErrorKind, string> = { invalid: 'invalid_input', timeou
 /** A HogQL query this server refuses or could not finish. `line`/`column` are 1-based, or undefined when unknown. */
 export class HogQLError extends Error {
   readonly kind: HogQLErrorKind;
-  /** PostHog's machine-readable code: `invalid_input` or `query_timeout` */
+  /** PostHog's machine-readable code: `invalid_input`, `query_timeout`, or a ClickHouse error's name (module doc) */
   readonly code: string;
   /** the message PostHog's `detail` carries, with " (line L, column C)" when the position is known */
   readonly detail: string;
@@ -45,15 +46,23 @@ export class HogQLError extends Error {
 
   /**
    * `message` says what is wrong; `at` (a character offset into `source`) adds " (line L,
-   * column C)"; `attr` is the request field, `query` by default; `kind` is `invalid` by default.
+   * column C)"; `attr` is the request field, `query` by default; `kind` is `invalid` by default;
+   * `code` replaces the kind's code (a ClickHouse error name, module doc).
    */
-  constructor(message: string, source?: string, at?: number, attr: string | null = 'query', kind: HogQLErrorKind = 'invalid') {
+  constructor(
+    message: string,
+    source?: string,
+    at?: number,
+    attr: string | null = 'query',
+    kind: HogQLErrorKind = 'invalid',
+    code: string = CODES[kind],
+  ) {
     const where = source !== undefined && at !== undefined ? lineColumn(source, at) : undefined;
     const detail = where ? `${message} (line ${where.line}, column ${where.column})` : message;
     super(detail);
     this.name = 'HogQLError';
     this.kind = kind;
-    this.code = CODES[kind];
+    this.code = code;
     this.detail = detail;
     this.attr = attr;
     this.line = where?.line;

@@ -16,7 +16,7 @@ import { tableField } from './fields.js';
 import { compileCall } from './functions.js';
 import type { AstNode } from './parser.js';
 import { likeToRegex, regexCondition } from './patterns.js';
-import { bindable, constant, fail, make, sqlNull, storedTime, type Scope } from './scope.js';
+import { bindable, constant, fail, make, sqlNull, storedTime, typeFail, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type Interval } from './types.js';
 
 /** Compiles one expression node. Throws `HogQLError` for anything outside the subset. */
@@ -314,7 +314,7 @@ function compileArithmetic(scope: Scope, node: AstNode): Compiled {
   }
   if (l.type === 'Null' || r.type === 'Null') return make(sqlNull, 'Null', true, key, [l, r]);
   if (!isNumeric(l.type) || !isNumeric(r.type)) {
-    return fail(
+    return typeFail(
       scope,
       node,
       `Arithmetic (${op}) needs numbers, not ${l.type} and ${r.type} (properties are Strings: cast them with toInt() or toFloat())`,

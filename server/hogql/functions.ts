@@ -13,7 +13,7 @@ import type { Sql } from './dialect.js';
 import type { AstNode } from './parser.js';
 import { rowColumn } from './fields.js';
 import { regexCondition } from './patterns.js';
-import { bindable, fail, make, sqlNull, storedTime, type Scope } from './scope.js';
+import { bindable, fail, make, sqlNull, storedTime, typeFail, type Scope } from './scope.js';
 import { isDateTime, isNumeric, isText, type Compiled, type HogType, type Interval } from './types.js';
 
 type CompileExpr = (scope: Scope, node: AstNode) => Compiled;
@@ -87,7 +87,7 @@ function commonType(scope: Scope, node: AstNode, parts: readonly Compiled[]): Ho
   if (typed.every((p) => isText(p.type))) return typed.every((p) => p.type === 'UUID') ? 'UUID' : 'String';
   if (typed.every((p) => isDateTime(p.type))) return typed.every((p) => p.type === 'DateTime') ? 'DateTime' : 'DateTime64';
   if (typed.every((p) => p.type === 'Date')) return 'Date';
-  return fail(scope, node, `The branches have no common type (${typed.map((p) => p.type).join(', ')})`);
+  return typeFail(scope, node, `The branches have no common type (${typed.map((p) => p.type).join(', ')})`, 'no_common_type');
 }
 
 /** A branch as SQL of the common type. */
@@ -174,7 +174,7 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
         arity(scope, node, name, args, 1);
         const a = args[0]!;
         if (!isNumeric(a.type) && a.type !== 'Null')
-          return fail(scope, argNodes[0], `${name}() needs a number, not ${a.type} (properties are Strings: use toInt() or toFloat())`);
+          return typeFail(scope, argNodes[0], `${name}() needs a number, not ${a.type} (properties are Strings: use toInt() or toFloat())`);
         if (name === 'avg') return agg(d.avg(value(a), a.type === 'Float'), 'Float', true);
         return agg(d.sum(value(a), a.type === 'Float'), a.type === 'Float' ? 'Float' : 'Int', false);
       }
@@ -241,11 +241,12 @@ export function compileCall(scope: Scope, node: AstNode, compileExpr: CompileExp
     return make(build(a), type, nullable || a.nullable, key, args);
   };
   const needsText = (a: Compiled, at: AstNode | undefined) => {
-    if (!isText(a.type)) fail(scope, at, `${name}() needs a String, not ${a.type}`);
+    if (!isText(a.type)) typeFail(scope, at, `${name}() needs a String, not ${a.type}`);
     return a.sql;
   };
   const needsDate = (a: Compiled, at: AstNode | undefined) => {
-    if (!isDateTime(a.type) && a.type !== 'Date' && !isText(a.type)) fail(scope, at, `${name}() needs a DateTime or Date, not ${a.type}`);
+    if (!isDateTime(a.type) && a.type !== 'Date' && !isText(a.type))
+      typeFail(scope, at, `${name}() needs a DateTime or Date, not ${a.type}`);
     return asDateTime(scope, a, at);
   };
   switch (name) {

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { re2Error } from '../storage/dialect.js';
 import { condition } from './coerce.js';
 import type { AstNode } from './parser.js';
-import { fail, type Scope } from './scope.js';
+import { fail, typeFail, type Scope } from './scope.js';
 import { isText, type Compiled } from './types.js';
 
 /** RE2 pattern equivalent of a LIKE pattern (`%`, `_`, backslash escapes), anchored. */
@@ -45,7 +45,7 @@ export function regexCondition(
   const problem = re2Error(ignoreCase ? `(?i)${pattern}` : pattern);
   if (problem !== undefined) return fail(scope, node, `Invalid regular expression: ${problem}`);
   if (text.type === 'Null') return condition(negated ? d.trueSql : d.falseSql, key, parts);
-  if (!isText(text.type)) return fail(scope, node, `Pattern matching needs a String, not ${text.type}`);
+  if (!isText(text.type)) return typeFail(scope, node, `Pattern matching needs a String, not ${text.type}`);
   const match = d.regexMatch(text.sql, pattern, ignoreCase);
   const raw = negated ? sql`(not ${match})` : match;
   return condition(text.nullable ? sql`coalesce(${raw}, ${negated ? d.trueSql : d.falseSql})` : raw, key, parts);

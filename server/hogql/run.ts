@@ -163,7 +163,12 @@ export async function runCompiled<DB>(db: Kysely<DB>, query: CompiledSelect): Pr
   } catch (err) {
     if (isIntegerOverflow(err)) throw new HogQLError(INTEGER_OVERFLOW_DETAIL, undefined, undefined, 'query');
     if (isFloatOutOfRange(err)) throw new HogQLError(FLOAT_RANGE_DETAIL, undefined, undefined, 'query');
-    if (isQueryRefused(err)) throw new HogQLError(`The query could not run: ${err.message}`, undefined, undefined, 'query');
+    if (isQueryRefused(err)) {
+      // ClickHouse's own name for the error, in lower case, as PostHog's `code_name` answers it
+      const type = clickhouseCode(err) !== undefined ? (err as { type?: unknown }).type : undefined;
+      const code = typeof type === 'string' && /^[A-Z_]+$/.test(type) ? type.toLowerCase() : 'invalid_input';
+      throw new HogQLError(`The query could not run: ${err.message}`, undefined, undefined, 'query', 'invalid', code);
+    }
     // PostgreSQL stopped it at the session's statement_timeout (QUERY_TIMEOUT_MS): 504, as the read pool answers
     if ((err as { code?: unknown } | null)?.code === '57014') {
       throw new HogQLError(

@@ -85,6 +85,21 @@ export function fail(scope: Scope, node: AstNode | undefined, message: string): 
 }
 
 /**
+ * `fail` for a type error, with the code of the error ClickHouse raises for it, as PostHog answers
+ * (`ExposedCHQueryError.code_name`, posthog/errors.py): `illegal_type_of_argument` (ClickHouse's
+ * ILLEGAL_TYPE_OF_ARGUMENT, 43) for an argument of the wrong type, `no_common_type` (386) for
+ * values that share no type.
+ */
+export function typeFail(
+  scope: Scope,
+  node: AstNode | undefined,
+  message: string,
+  code: 'illegal_type_of_argument' | 'no_common_type' = 'illegal_type_of_argument',
+): never {
+  throw new HogQLError(message, scope.source, node?.start?.offset, scope.attr, 'invalid', code);
+}
+
+/**
  * A compiled expression built from parts (`agg`, `fields`, `unbound` and `canFail` come from the
  * parts unless given; `unchecked` only when given).
  */

@@ -121,7 +121,6 @@ describe('POST /api/environments/{project_id}/query/', () => {
     ['select event, count() from events', /"event" is neither aggregated nor in GROUP BY/],
     ['select count() from events where count() > 1', /aggregate count\(\) is not allowed here/],
     ["select event from events where event =~ '(a)\\\\1'", /Invalid regular expression/],
-    ['select properties.price + 1 from events', /Arithmetic \(\+\) needs numbers/],
     ['select 9223372036854775807 * 9223372036854775807', /out of range|could not run/],
     ['select event from events limit -1', /LIMIT|Syntax error/],
     ['select {x}', /placeholder|Placeholder|not supported/i],
@@ -129,6 +128,19 @@ describe('POST /api/environments/{project_id}/query/', () => {
     const res = await hogql(query);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ type: 'validation_error', code: 'invalid_input' });
+    expect(res.body.detail).toMatch(detail);
+  });
+
+  it.each([
+    ['select properties.price + 1 from events', /Arithmetic \(\+\) needs numbers, not String and Int/, 'illegal_type_of_argument'],
+    ['select sum(event) from events', /sum\(\) needs a number, not String/, 'illegal_type_of_argument'],
+    ['select lower(1)', /lower\(\) needs a String, not Int/, 'illegal_type_of_argument'],
+    ["select event from events where timestamp =~ 'a'", /Pattern matching needs a String/, 'illegal_type_of_argument'],
+    ["select if(1, 'a', 2)", /no common type \(String, Int\)/, 'no_common_type'],
+  ])('a type error (%j) answers 400 with the code ClickHouse names it by, as PostHog does', async (query, detail, code) => {
+    const res = await hogql(query);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'validation_error', code, attr: 'query' });
     expect(res.body.detail).toMatch(detail);
   });
 
