@@ -2067,6 +2067,171 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/flags/definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flag definitions for local evaluation (none here)
+         * @description posthog-node 5 (and PostHog's other server SDKs) poll `GET /flags/definitions?token=<phc_…>&send_cohorts`
+         *     with a personal API key when given `personalApiKey`, to evaluate flags locally. PostHog's
+         *     flags service answers it (rust/feature-flags/src/api/flag_definitions.rs); envapi has no
+         *     feature flags, so the answer is always an empty definition set:
+         *     `{"flags": [], "group_type_mapping": {}, "cohorts": {}, "minimal_flag_called_events": false,
+         *     "property_matching_version": 1}`. `send_cohorts` is accepted and changes nothing (cohorts
+         *     are always included, as in PostHog).
+         *
+         *     The `token` query parameter (the project API token) names the project; the key must be
+         *     able to use it. The answer carries `ETag: W/"<16 hex>"` (the first 16 hex digits of the
+         *     SHA-256 of the answer's JSON with sorted keys, as PostHog's hypercache computes it) and
+         *     `Cache-Control: private, must-revalidate`; a request whose `If-None-Match` holds that
+         *     ETag (with or without `W/` and the quotes) is answered 304 without a body, which
+         *     posthog-node 5 sends on every poll after the first.
+         *
+         *     Errors: 400 without `token`; 401 without a key, with an unknown or revoked one, or with a
+         *     token no project has (`Incorrect authentication credentials.`); 403 for a key without
+         *     `feature_flag:read` or limited to other projects, or a user without access to the
+         *     project (PostHog's flags service answers these 401; Django's `local_evaluation` 403).
+         */
+        get: operations["flags_definitions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/feature_flag/local_evaluation/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flag definitions for local evaluation, legacy path (none here)
+         * @description posthog-node 4 (4.11 is what `@flags-sdk/posthog` pins) polls
+         *     `GET /api/feature_flag/local_evaluation?token=<phc_…>&send_cohorts` with a personal API key
+         *     for the same definitions as `GET /flags/definitions` (PostHog's `FeatureFlagViewSet.local_evaluation`,
+         *     under the legacy `/api/feature_flag/` router). The answer is the same empty definition set,
+         *     with the same ETag and 304 behaviour. Without `token` the project is the user's current
+         *     project (PostHog's `param_derived_from_user_current_team`; none: 404).
+         *
+         *     Errors: 401 without a key, with an unknown or revoked one, or with a token no project has
+         *     (`Incorrect authentication credentials.`); 403 for a key without `feature_flag:read` or
+         *     limited to other projects, or a user without access to the project.
+         */
+        get: operations["feature_flag_local_evaluation_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/feature_flags/{key}/remote_config/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A feature flag's key, or its numeric id.
+                 * @example new-onboarding
+                 */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A remote config flag's payload (no flag exists here)
+         * @description posthog-node's `getRemoteConfigPayload(key)` asks
+         *     `GET /api/projects/@current/feature_flags/<key>/remote_config/` (4.x; 5.x without the
+         *     slash and with `?token=<phc_…>`, which then names the project) with a personal API key
+         *     (PostHog's `FeatureFlagViewSet.remote_config`). envapi has no feature flags, so every key
+         *     names none: the answer is PostHog's for a flag that does not exist, **404 with an empty
+         *     body** (`Response(status=404)`), not the JSON error of other operations. (posthog-node
+         *     reads the body as JSON without looking at the status, so its promise rejects, as against
+         *     PostHog.)
+         *
+         *     Errors before that: 401 without a key or with an unknown one, or a `token` no project has;
+         *     403 for a key without `feature_flag:read` or limited to other projects, or a project the
+         *     user cannot use; 404 (JSON) for a project that does not exist.
+         */
+        get: operations["feature_flags_remote_config_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/surveys/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The surveys an SDK shows (none here)
+         * @description posthog-js, posthog-react-native and `@posthog/core`'s `getSurveysStateless()` ask
+         *     `GET /api/surveys/?token=<phc_…>` for the project's surveys (PostHog's `surveys` view,
+         *     posthog/api/survey.py), authenticated by the project API token, not a personal API key.
+         *     envapi has no surveys: the answer is `{"surveys": [], "survey_config": null}`.
+         *
+         *     Errors, PostHog's: 401 `missing_api_key` without `token`, 401 `invalid_api_key` for a
+         *     token no project has.
+         */
+        get: operations["surveys_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/i/v1/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept OTLP logs (not stored)
+         * @description posthog-node 5 (`posthog.captureLog`, `posthog.logger.*`) and posthog-js send log records to
+         *     `POST /i/v1/logs?token=<phc_…>` as OTLP/JSON (`{"resourceLogs": [...]}`), gzipped or not
+         *     (PostHog's capture-logs service, rust/capture-logs). envapi has no logs product: a request
+         *     with a project's token and a JSON object body is accepted with PostHog's answer, 200 `{}`,
+         *     and its records are not stored. The token is the query's `token`, else
+         *     `Authorization: Bearer <phc_…>`.
+         *
+         *     Errors are capture-logs' JSON `{"error": "…"}`: 401 without a token (`No token provided`)
+         *     or with one no project has (PostHog accepts those and drops the records later; envapi
+         *     answers 401, as its capture does); 400 for a body that is not a JSON object (PostHog also
+         *     reads protobuf, which envapi does not); 413 past 10 MiB.
+         */
+        post: operations["capture_i_v1_logs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/array/{token}/config": {
         parameters: {
             query?: never;
@@ -4234,6 +4399,27 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description The flag definitions a server SDK evaluates locally (PostHog's local-evaluation blob,
+         *     products/feature_flags/backend/local_evaluation.py): always empty here.
+         */
+        FlagDefinitions: {
+            flags: Record<string, never>[];
+            group_type_mapping: Record<string, never>;
+            cohorts: Record<string, never>;
+            minimal_flag_called_events: boolean;
+            /** @enum {integer} */
+            property_matching_version: 1 | 2;
+        };
+        /** @description The surveys an SDK may show (PostHog's `get_surveys_response`); none here. */
+        SurveysResponse: {
+            surveys: Record<string, never>[];
+            survey_config: Record<string, never> | null;
+        };
+        /** @description PostHog's capture-logs error: an object with one `error` message. */
+        LogsError: {
+            error: string;
+        };
         /**
          * @description Class of the error: `validation_error` (400), `authentication_error` (401 and 403),
          *     `invalid_request` (404 and other request errors), `throttled_error` (429), `server_error`
@@ -7129,6 +7315,13 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The project API token (`phc_…`) naming the project.
+         * @example phc_hedgeboxDemoToken0000000000000000000000
+         */
+        LocalEvaluationToken: string;
+        /** @description Sent by the SDKs without a value; cohorts are always included. */
+        SendCohorts: string;
+        /**
          * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
          *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
          */
@@ -9899,6 +10092,244 @@ export interface operations {
             };
             400: components["responses"]["FlagsBadRequest"];
             401: components["responses"]["FlagsUnauthorized"];
+        };
+    };
+    flags_definitions_retrieve: {
+        parameters: {
+            query: {
+                /**
+                 * @description The project API token (`phc_…`) naming the project.
+                 * @example phc_hedgeboxDemoToken0000000000000000000000
+                 */
+                token: components["parameters"]["LocalEvaluationToken"];
+                /** @description Sent by the SDKs without a value; cohorts are always included. */
+                send_cohorts?: components["parameters"]["SendCohorts"];
+            };
+            header?: {
+                /**
+                 * @description The ETag of an earlier answer; the same answer is then 304 without a body.
+                 * @example W/"0123456789abcdef"
+                 */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No flag definitions (envapi has no feature flags). */
+            200: {
+                headers: {
+                    /** @description The answer's ETag, weak, 16 hex digits. */
+                    ETag?: string;
+                    /** @description `private, must-revalidate`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagDefinitions"];
+                };
+            };
+            /** @description `If-None-Match` holds the current ETag: nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    feature_flag_local_evaluation_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The project API token (`phc_…`) naming the project; without it, the user's current project.
+                 * @example phc_hedgeboxDemoToken0000000000000000000000
+                 */
+                token?: string;
+                /** @description Sent by the SDKs without a value; cohorts are always included. */
+                send_cohorts?: components["parameters"]["SendCohorts"];
+            };
+            header?: {
+                /**
+                 * @description The ETag of an earlier answer; the same answer is then 304 without a body.
+                 * @example W/"0123456789abcdef"
+                 */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No flag definitions (envapi has no feature flags). */
+            200: {
+                headers: {
+                    /** @description The answer's ETag, weak, 16 hex digits. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagDefinitions"];
+                };
+            };
+            /** @description `If-None-Match` holds the current ETag: nothing changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    feature_flags_remote_config_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A feature flag's key, or its numeric id.
+                 * @example new-onboarding
+                 */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The flag's payload (PostHog's `payloads["true"]`, a JSON string, or null). Never answered here, as envapi has no flag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example null */
+                    "application/json": string | null;
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description No flag has this key (always, here), with an empty body; or no such project (a JSON error). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    surveys_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The project API token (`phc_…`).
+                 * @example phc_hedgeboxDemoToken0000000000000000000000
+                 */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No surveys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveysResponse"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            /** @description No `token`, or a token no project has. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    capture_i_v1_logs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resourceLogs": []
+                 *     }
+                 */
+                "application/json": {
+                    resourceLogs?: Record<string, never>[];
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted (and not stored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description The body is not a JSON object. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description No token, or one no project has. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description The body is over 10 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
         };
     };
     capture_array_config_retrieve: {

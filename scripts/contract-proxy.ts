@@ -541,6 +541,13 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     await send('projects_retrieve', 404, { path: { id: MISSING_PROJECT } });
     await send('environments_retrieve', 200, { path: { id: '@current' } });
     await send('event_definitions_list', 200, { query: 'search=page' });
+    // the SDKs' flag and survey calls: the token names the project; no flag and no survey exist
+    await send('flags_definitions_retrieve', 200, { query: `token=${fx.projectToken}&send_cohorts` });
+    await send('flags_definitions_retrieve', 400, {});
+    await send('feature_flag_local_evaluation_retrieve', 200, { query: `token=${fx.projectToken}&send_cohorts` });
+    await send('feature_flags_remote_config_retrieve', 404, { path: { key: 'new-onboarding' } });
+    await send('surveys_retrieve', 200, { key: null, query: `token=${fx.projectToken}` });
+    await send('surveys_retrieve', 401, { key: null });
     // the contract itself: no key needed (security: []), YAML by default, JSON by format; 400 for another format
     await send('schema_retrieve', 200, { key: null });
     await send('schema_retrieve', 200, { key: null, query: 'format=json' });
@@ -567,6 +574,12 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
           query: 'v=2&token=phc_unknown',
           body: { token: 'phc_unknown', distinct_id: 'contract-user' },
         });
+        continue;
+      }
+      if (op.operationId === 'capture_i_v1_logs_create') {
+        await send(op.operationId, 200, { key: null, query: token, body: { resourceLogs: [] } });
+        await send(op.operationId, 400, { key: null, query: token, body: [1, 2] });
+        await send(op.operationId, 401, { key: null, query: 'token=phc_unknown', body: { resourceLogs: [] } });
         continue;
       }
       if (op.path.startsWith('/array/')) {
@@ -613,6 +626,7 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
                     ? project
                     : destCfg.id,
       parent_membership__user__uuid: fx.ownerUuid,
+      key: 'new-onboarding',
       uuid: '@me',
       organization_id: fx.organizationId,
     });
@@ -634,7 +648,12 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
                     : op.operationId.includes('explicit_members')
                       ? { level: 1 }
                       : {};
-    const queryFor = (op: Operation) => (op.operationId === 'environments_events_values_retrieve' ? 'key=$browser' : undefined);
+    const queryFor = (op: Operation) =>
+      op.operationId === 'environments_events_values_retrieve'
+        ? 'key=$browser'
+        : op.operationId === 'flags_definitions_retrieve' || op.operationId === 'feature_flag_local_evaluation_retrieve'
+          ? `token=${fx.projectToken}`
+          : undefined;
     for (const op of ops) {
       if (op.capture) continue;
       const base: Req = { path: pathFor(op, '1'), body: bodyFor(op) };

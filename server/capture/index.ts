@@ -9,7 +9,9 @@
  * What comes in: `POST` (or `GET` with `?data=`) on `/batch/`, `/capture/`, `/e/`, `/i/v0/e/`,
  * `/track/`, each also without the trailing slash; `OPTIONS` (CORS preflight). Also the SDKs'
  * start-up calls, answered by sdk-config.ts for a project without flags, recordings or surveys:
- * `POST /flags/`, `POST /decide/`, `GET /array/<token>/config` and `…/config.js`. PostHog's wire
+ * `POST /flags/`, `POST /decide/`, `GET /array/<token>/config` and `…/config.js`; and the OTLP
+ * logs the SDKs send, `POST /i/v1/logs`, accepted with PostHog's capture-logs answer and not
+ * stored (`logs` below). PostHog's wire
  * behaviour, from its capture service (rust/capture/; research notes §1):
  * - decode.ts: the payload's bytes → JSON text (query `data=`, form `data=`, base64, gzip by hint
  *   or by magic bytes, size limits: 2 MiB, `/batch/` 20 MiB — 413 past them);
@@ -79,6 +81,9 @@ interface CaptureRoute {
   legacy: boolean;
   limit: number;
 }
+
+/** Payload limit of `/i/v1/logs`, bytes (what posthog-node's logs batching allows, 10 MiB). */
+export const LOGS_BODY_LIMIT = 10 * 1024 * 1024;
 
 /** What the capture router is built from. */
 export interface CaptureDeps extends QueueOptions {
@@ -163,6 +168,42 @@ export function captureRouter(deps: CaptureDeps): express.Router {
       send(res, 200, JSON.stringify(kind === 'flags' ? flagsAnswer(token, query, nowMs) : decideAnswer(token, query)), JSON_TYPE);
     };
 
+  /**
+   * `POST /i/v1/logs` (PostHog's rust/capture-logs `export_logs_http`): the token from the query's
+   * `token`, else `Authorization: Bearer`; the body OTLP/JSON, gzipped or not (PostHog also reads
+   * protobuf; envapi does not). Errors are capture-logs' JSON `{"error": …}`: 401 without a
+   * token, 401 for one no project has (PostHog drops those records later; envapi refuses them,
+   * as its capture does), 400 for a body that is not a JSON object, 413 past the limit. A
+   * request that passes is answered 200 `{}`, and its records are dropped: envapi has no logs.
+   */
+  const logs: RequestHandler = async (request, res) => {
+    const req = request as BodyRequest;
+    const query = queryOf(req);
+    const fail = (status: number, error: string) => send(res, status, JSON.stringify({ error }), JSON_TYPE);
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const token = query.get('token') || bearer;
+    if (!token) return fail(401, 'No token provided');
+    if ((await teamIdOf(token)) === undefined) return fail(401, 'Invalid token');
+    let value: unknown;
+    try {
+      const text = decodePayload({
+        query: new URLSearchParams(),
+        body: req.body ?? EMPTY,
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        legacyPath: false,
+        limit: LOGS_BODY_LIMIT,
+      });
+      value = JSON.parse(text);
+    } catch (err) {
+      if (err instanceof CaptureError && err.status === 413) return fail(413, 'Payload too large');
+      return fail(400, `Failed to decode JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return fail(400, 'Failed to decode JSON: expected an ExportLogsServiceRequest object');
+    send(res, 200, '{}', JSON_TYPE);
+  };
+
   /** `GET /array/<token>/config` and `…/config.js` (sdk-config.ts); 404 for a token no project has. */
   const config =
     (kind: 'config' | 'config.js'): RequestHandler =>
@@ -192,6 +233,12 @@ export function captureRouter(deps: CaptureDeps): express.Router {
       .options(optionsAnswer)
       .all(methodNotAllowed('POST,OPTIONS'));
   }
+  router
+    .route('/i/v1/logs')
+    .all(captureCors('POST,OPTIONS'))
+    .post(readBody(LOGS_BODY_LIMIT), logs, logsBodyError)
+    .options(optionsAnswer)
+    .all(methodNotAllowed('POST,OPTIONS'));
   for (const kind of ['config', 'config.js'] as const) {
     router
       .route(`/array/:token/${kind}`)
@@ -203,6 +250,13 @@ export function captureRouter(deps: CaptureDeps): express.Router {
   router.use(captureErrors(deps));
   return router;
 }
+
+/** A logs body that could not be read: capture-logs' JSON error (413 past the limit, else 400). */
+const logsBodyError: ErrorRequestHandler = function logsBodyError(err: unknown, _req, res, next) {
+  if (!(err instanceof CaptureError) || res.headersSent) return next(err);
+  const error = err.status === 413 ? 'Payload too large' : err.message;
+  send(res, err.status === 413 ? 413 : 400, JSON.stringify({ error }), JSON_TYPE);
+};
 
 /**
  * The capture router's error handler: a `CaptureError` is answered as PostHog's capture service

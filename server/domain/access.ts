@@ -35,6 +35,8 @@ export const KNOWN_SCOPES = [
   'property_definition:read',
   'property_definition:write',
   'action:read',
+  'feature_flag:read',
+  'feature_flag:write',
 ] as const;
 
 /** Who is calling and, for project-scoped operations, on which project and at which level. */

@@ -18,6 +18,7 @@ import { personHandlers } from './persons.js';
 import { pluginConfigHandlers } from './plugin-configs.js';
 import { projectHandlers } from './projects.js';
 import { queryHandlers } from './query.js';
+import { sdkHandlers } from './sdk.js';
 
 /** The environment-scoped handlers, by their environments operationId. */
 const environmentHandlers: HandlersFor<EnvironmentsId> = {
@@ -65,4 +66,5 @@ export const handlers: HandlerMap = {
   ...projectHandlers,
   ...identityHandlers,
   ...eventDefinitionHandlers,
+  ...sdkHandlers,
 };

@@ -65,6 +65,11 @@ class Context {
   get url(): URL {
     return (this.builtUrl ??= requestUrl(this.req));
   }
+
+  header(name: string): string | undefined {
+    const v = this.req.headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  }
 }
 
 /** The `Content-Type` Express gives JSON (`res.json`), sent with already-serialized bodies. */

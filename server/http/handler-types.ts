@@ -28,7 +28,9 @@ export type OperationId = Exclude<keyof operations, CaptureOperationId>;
 export type HttpOperationId = 'schema_retrieve';
 
 type Op<K extends OperationId> = operations[K];
-type SuccessStatus = 200 | 201 | 202 | 204;
+// 304: a conditional GET answered from the client's copy; 404: an answer without a body where
+// PostHog's own has none (a flag's remote config)
+type SuccessStatus = 200 | 201 | 202 | 204 | 304 | 404;
 
 /** Path parameters of an operation (strings and numbers as the spec declares, coerced by the validator). */
 export type PathParams<K extends OperationId> = Op<K>['parameters'] extends { path: infer P } ? P : Record<string, never>;
@@ -67,6 +69,8 @@ export interface HandlerContext<K extends OperationId> {
   url: URL;
   /** the request's `Accept` header, if any (content negotiation: server/http/negotiate.ts) */
   accept: string | undefined;
+  /** a request header by its lower-case name (the first value when repeated), undefined when absent */
+  header(name: string): string | undefined;
 }
 
 /** A handler of one operation. */

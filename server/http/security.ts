@@ -13,7 +13,9 @@
  * token, acts on that token's project in place of the path's `project_id`, as PostHog's
  * `TeamAndOrgViewSetMixin._get_team_from_request` does (posthog/api/routing.py, `get_token` of
  * posthog/api/utils.py): a token no project has answers 401 `authentication_failed`, and the
- * token's project is then checked like any other (403 for another organization's project).
+ * token's project is then checked like any other (403 for another organization's project). An
+ * operation without a `project_id` marked `x-project-from-token` in the spec (the SDKs'
+ * local-evaluation calls) acts on the token's project, else on the user's current project.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
@@ -72,7 +74,8 @@ const TAGS_CHECKING_OWN_ACCESS = new Set(['explicit_members']);
  * environment by id, the key's user and the key itself, the schema.
  */
 const PROJECT_BASED_TAGS = new Set(['users', 'personal_api_keys', 'schema']);
-const PROJECT_BASED_OPERATIONS = new Set(['projects_retrieve', 'environments_retrieve']);
+// surveys: PostHog's `surveys` view is no DRF view and reads no personal API key at all
+const PROJECT_BASED_OPERATIONS = new Set(['projects_retrieve', 'environments_retrieve', 'surveys_retrieve']);
 
 /** Whether the request's operation counts as project-based for a key limited to some projects. */
 function projectBased(req: Request): boolean {
@@ -125,13 +128,21 @@ export function personalApiKeyHandler(authentication: AuthenticationService, rat
     if (!found) throw authenticationFailed();
     assertScopes(found.key.scopes, scopes);
     if (req.deferredBodyError) throw req.deferredBodyError;
-    const rawProjectId = openapiOf(req)?.pathParams.project_id as string | undefined;
-    if (rawProjectId === undefined) {
+    const match = openapiOf(req);
+    const rawProjectId = match?.pathParams.project_id as string | undefined;
+    let teamId: number;
+    if (rawProjectId !== undefined) {
+      teamId = (await projectOfToken(req, authentication)) ?? parseProjectId(String(rawProjectId), found.user);
+    } else if (match?.schema['x-project-from-token'] === true) {
+      // the SDKs' local-evaluation calls: the token's project, else the user's current one
+      const fromToken = await projectOfToken(req, authentication);
+      if (fromToken === undefined && found.user.current_team_id == null) throw notFound('Project not found.');
+      teamId = fromToken ?? (found.user.current_team_id as number);
+    } else {
       if ((found.key.scoped_teams?.length ?? 0) > 0 && !projectBased(req))
         throw permissionDenied('API keys with scoped projects are only supported on project-based endpoints.');
       return { user: found.user, key: found.key, project: null };
     }
-    const teamId = (await projectOfToken(req, authentication)) ?? parseProjectId(String(rawProjectId), found.user);
     assertKeyMayUseProject(found.key, teamId);
     const access = await authentication.projectAccess(teamId, found.user.id);
     if (!access) throw notFound('Project not found.');

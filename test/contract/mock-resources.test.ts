@@ -434,6 +434,35 @@ describe('identity, discovery, persons and event definitions: the first declared
   });
 });
 
+describe('the SDKs’ flag and survey calls', () => {
+  it('GET /flags/definitions, /api/feature_flag/local_evaluation/, a flag’s remote config and /api/surveys/', async () => {
+    const token = 'phc_hedgeboxDemoToken0000000000000000000000';
+    expect(await expectStatus('flags_definitions_retrieve', api.GET('/flags/definitions', { params: { query: { token } } }), 200)).toEqual(
+      exampleOf('flags_definitions_retrieve', '200'),
+    );
+    expect(
+      await expectStatus(
+        'feature_flag_local_evaluation_retrieve',
+        api.GET('/api/feature_flag/local_evaluation/', { params: { query: { token } } }),
+        200,
+      ),
+    ).toEqual(exampleOf('feature_flag_local_evaluation_retrieve', '200'));
+    // the example is JSON null, which the client reads as no data
+    expect(
+      (await expectStatus(
+        'feature_flags_remote_config_retrieve',
+        api.GET('/api/projects/{project_id}/feature_flags/{key}/remote_config/', {
+          params: { path: { ...project, key: 'new-onboarding' } },
+        }),
+        200,
+      )) ?? null,
+    ).toEqual(exampleOf('feature_flags_remote_config_retrieve', '200'));
+    expect(await expectStatus('surveys_retrieve', api.GET('/api/surveys/', { params: { query: { token } } }), 200)).toEqual(
+      exampleOf('surveys_retrieve', '200'),
+    );
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // Coverage: must stay last in this file.
 // ---------------------------------------------------------------------------------------------

@@ -115,14 +115,25 @@ export const projectsCopies: SpecOperation[] = operations.filter((o) => environm
  * Operations that need no scope, as in PostHog: a personal API key may always read its own record
  * (posthog/api/personal_api_key.py, 2025: the `@current` retrieve has no `scope_object` check).
  */
-export const UNSCOPED_OPERATIONS: readonly string[] = ['personal_api_keys_retrieve', 'schema_retrieve'];
+export const UNSCOPED_OPERATIONS: readonly string[] = ['personal_api_keys_retrieve', 'schema_retrieve', 'surveys_retrieve'];
 
 /**
  * Operations that need no key at all (`security: []`), as in PostHog: the contract itself
  * (`/api/schema/`, drf-spectacular's `SpectacularAPIView`, served to anyone). They declare no 403;
  * their 401 is for a key that is sent and invalid (server/http/security.ts `publicOperationKeyCheck`).
+ * And the SDKs' surveys (`/api/surveys/`, PostHog's `surveys` view), authenticated by the project
+ * token in the query: their 401 is also for a missing or unknown token.
  */
-export const PUBLIC_OPERATIONS: readonly string[] = ['schema_retrieve'];
+export const PUBLIC_OPERATIONS: readonly string[] = ['schema_retrieve', 'surveys_retrieve'];
+
+/**
+ * Errors PostHog answers without a body, and so does envapi, as declared in the contract: a flag's
+ * remote config for a key no flag has (`Response(status=404)`; the SDKs read that answer as a
+ * failed call, which a JSON error body would turn into a payload).
+ */
+export const BODYLESS_ERRORS: Readonly<Record<string, readonly string[]>> = {
+  feature_flags_remote_config_retrieve: ['404'],
+};
 
 /** Operations answered by server/http/ itself, not by server/handlers/ (server/http/handler-types.ts `HttpOperationId`). */
 export const HTTP_OPERATIONS: readonly string[] = ['schema_retrieve'];
