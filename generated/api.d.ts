@@ -2335,7 +2335,27 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update the key's user
+         * @description Changes the key owner's user (PostHog's `UserSerializer.update`, posthog/api/user.py) and
+         *     answers the user as `GET` does. Writable: `first_name` and `last_name` (at most 150
+         *     characters), `email` (an address no other user has; envapi sends no verification mail, so
+         *     it changes at once, as PostHog does without email sending), and the write-only switches
+         *     PostHog's clients use:
+         *
+         *     - `set_current_team`: a project id; it must be a project the user can reach, else 400
+         *       `does_not_exist` "Object with id=<id> does not exist." (`attr` `set_current_team`). The
+         *       current organization becomes that project's.
+         *     - `set_current_organization`: an organization id the user is a member of (else the same
+         *       400 with `attr` `set_current_organization`); the current project becomes its first one
+         *       the user can reach (or `set_current_team`, which must then be of that organization:
+         *       400 "Team must belong to the same organization in set_current_organization.").
+         *
+         *     Other fields PostHog accepts (notification settings, theme, toolbar mode, password, …)
+         *     are not stored by envapi and are ignored. As for `GET`, a non-staff user may only change
+         *     `@me` (403 otherwise); staff change any active user by uuid.
+         */
+        patch: operations["users_partial_update"];
         trace?: never;
     };
     "/api/personal_api_keys/{id}/": {
@@ -2490,6 +2510,86 @@ export interface paths {
          *     not a UUID, and `@current` for a user of no organization answer 404.
          */
         get: operations["organizations_projects_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/projects/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+                /** @description A project id (digits), or `@current` for the user's current project. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a project of an organization
+         * @description One project of the organization, in the `ProjectBackwardCompatSerializer` shape of
+         *     `GET /api/projects/{id}/` (PostHog's `ProjectViewSet` nested under organizations, which
+         *     `@posthog/cli`'s `project-get` calls). The organization is checked first, as for the
+         *     organization's project list (404 unknown, 403 not a member); then the project as
+         *     `GET /api/projects/{id}/` checks it (400 for an id that is neither digits nor `@current`,
+         *     403 for a key limited to other projects), and a project of another organization answers 404.
+         */
+        get: operations["organizations_projects_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a project of an organization
+         * @description Changes a project's settings and answers the project as `GET` does (PostHog's
+         *     `ProjectViewSet.partial_update`; `@posthog/cli`'s `project-settings-update`). The project
+         *     is found as by `GET`. envapi stores two of PostHog's writable fields:
+         *
+         *     - `name`: 1 to 200 characters, surrounding whitespace removed; blank answers 400 "This
+         *       field may not be blank." (`attr` `name`).
+         *     - `timezone`: an IANA time zone (`Europe/Paris`); anything else answers 400
+         *       `invalid_choice` `"<value>" is not a valid choice.` (`attr` `timezone`). The project's
+         *       dates (relative filters, day buckets) are read in it from then on.
+         *
+         *     Other fields of PostHog's serializer (app URLs, session recording, autocapture, …) are not
+         *     stored here and are ignored. Any member of the project may change it, as in PostHog
+         *     (`TeamMemberLightManagementPermission`); a key needs `project:write` (PostHog asks only
+         *     `project:read` when every field sent is a configuration field such as `timezone`).
+         */
+        patch: operations["organizations_projects_partial_update"];
+        trace?: never;
+    };
+    "/api/organizations/{organization_id}/members/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * List an organization's members
+         * @description The members of an organization the user belongs to, in PostHog's
+         *     `OrganizationMemberSerializer` shape (posthog/api/organization_member.py; `@posthog/cli`'s
+         *     `org-members-list`): the membership `id`, the `user` (basic), `level` (1 member, 8 admin,
+         *     15 owner), `joined_at`, `updated_at`, and `is_2fa_enabled`, `has_social_auth`,
+         *     `last_login` (false, false and null: envapi has no logins). Inactive users are left out.
+         *     Newest member first (`order=-joined_at`, the default; `order=joined_at` for oldest
+         *     first); `email` keeps the member with that address (any case). Paginated with `limit`
+         *     (default 100) and `offset` in `{count, next, previous, results}`.
+         *
+         *     An organization the user is not a member of answers 403 (DRF's generic message); an
+         *     unknown id, one that is not a UUID, and `@current` for a user of no organization answer 404.
+         */
+        get: operations["organizations_members_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6430,6 +6530,58 @@ export interface components {
             /** Format: uri */
             previous: string | null;
             results: components["schemas"]["Plugin"][];
+        };
+        /**
+         * @description The fields of a user envapi changes (PostHog's `UserSerializer`, writable part); unknown
+         *     fields are ignored.
+         */
+        PatchedUser: {
+            first_name?: string;
+            last_name?: string;
+            /** Format: email */
+            email?: string;
+            /** @description A project id the user can reach (write-only). */
+            set_current_team?: number | string;
+            /** @description An organization id the user is a member of (write-only). */
+            set_current_organization?: string;
+        };
+        /**
+         * @description The fields of a project envapi changes (PostHog's `ProjectBackwardCompatSerializer`,
+         *     writable part); unknown fields are ignored.
+         */
+        PatchedProjectBackwardCompat: {
+            name?: string;
+            timezone?: string;
+        };
+        /** @description A member of an organization (PostHog's `OrganizationMemberSerializer`). */
+        OrganizationMember: {
+            /** @description The membership's id. */
+            id: string;
+            user: components["schemas"]["UserBasic"];
+            /** @enum {integer} */
+            level: 1 | 8 | 15;
+            /** Format: date-time */
+            joined_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Always false (envapi has no logins). */
+            is_2fa_enabled: boolean;
+            /** @description Always false (envapi has no logins). */
+            has_social_auth: boolean;
+            /**
+             * Format: date-time
+             * @description Always null (envapi has no logins).
+             */
+            last_login: string | null;
+        };
+        /** @description One page of an organization's members. */
+        PaginatedOrganizationMemberList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["OrganizationMember"][];
         };
         /** @description One page of an organization's projects. */
         PaginatedProjectBackwardCompatBasicList: {
@@ -10434,6 +10586,69 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    users_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description `@me` for the key's owner. Any other value (a uuid, even the owner's own) is refused with
+                 *     403 unless the owner is staff, as PostHog's `UserViewSet.get_object` does; a staff user may
+                 *     read any active user by uuid (404 when there is none).
+                 */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedUser"];
+            };
+        };
+        responses: {
+            /** @description The user, changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description A field is invalid, or names a project or organization the user cannot reach. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `user:write`, or a non-staff user named another user than `@me`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A staff user named a uuid of no active user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     personal_api_keys_retrieve: {
         parameters: {
             query?: never;
@@ -10632,6 +10847,169 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["NotAuthenticated"];
             /** @description The key lacks `project:read`, or the user is not a member of the organization. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+                /** @description A project id (digits), or `@current` for the user's current project. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectBackwardCompat"];
+                };
+            };
+            /** @description The id is neither an integer nor `@current`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description No such organization, or no such project in it visible to the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_projects_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+                /** @description A project id (digits), or `@current` for the user's current project. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedProjectBackwardCompat"];
+            };
+        };
+        responses: {
+            /** @description The project, changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectBackwardCompat"];
+                };
+            };
+            /** @description The id is neither an integer nor `@current`, or a field is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            /** @description No such organization, or no such project in it visible to the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    organizations_members_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the member with this email address (compared in any case).
+                 * @example ada@hedgebox.net
+                 */
+                email?: string;
+                /**
+                 * @description `-joined_at` (newest first, the default) or `joined_at`; anything else is the default, as in PostHog.
+                 * @example -joined_at
+                 */
+                order?: string;
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description An organization id (UUID), or `@current` for the user's current organization. */
+                organization_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationMemberList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            /** @description The key lacks `organization_member:read`, or the user is not a member of the organization. */
             403: {
                 headers: {
                     [name: string]: unknown;

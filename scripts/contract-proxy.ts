@@ -537,6 +537,22 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     await send('organizations_projects_list', 200, { path: { organization_id: fx.organizationId } });
     await send('organizations_pipeline_frontend_apps_list', 200, { path: { organization_id: '@current' } });
     await send('organizations_pipeline_frontend_apps_list', 404, { path: { organization_id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
+    await send('organizations_projects_retrieve', 200, { path: { organization_id: fx.organizationId, id: '1' } });
+    await send('organizations_projects_retrieve', 400, { path: { organization_id: fx.organizationId, id: 'abc' } });
+    await send('organizations_projects_retrieve', 404, { path: { organization_id: fx.organizationId, id: MISSING_PROJECT } });
+    await send('organizations_projects_partial_update', 200, {
+      path: { organization_id: fx.organizationId, id: '1' },
+      body: { timezone: 'UTC' },
+    });
+    await send('organizations_projects_partial_update', 400, {
+      path: { organization_id: fx.organizationId, id: '1' },
+      body: { timezone: 'Mars/Olympus' },
+    });
+    await send('organizations_members_list', 200, { path: { organization_id: fx.organizationId }, query: 'limit=2' });
+    await send('organizations_members_list', 404, { path: { organization_id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
+    await send('users_partial_update', 200, { path: { uuid: '@me' }, body: { set_current_team: 1 } });
+    await send('users_partial_update', 400, { path: { uuid: '@me' }, body: { set_current_team: 999999 } });
+    await send('users_partial_update', 403, { path: { uuid: fx.memberUuid }, body: { first_name: 'x' } });
     await send('projects_retrieve', 200, { path: { id: '1' } });
     await send('projects_retrieve', 404, { path: { id: MISSING_PROJECT } });
     await send('environments_retrieve', 200, { path: { id: '@current' } });

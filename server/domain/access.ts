@@ -37,6 +37,8 @@ export const KNOWN_SCOPES = [
   'action:read',
   'feature_flag:read',
   'feature_flag:write',
+  'organization_member:read',
+  'organization_member:write',
 ] as const;
 
 /** Who is calling and, for project-scoped operations, on which project and at which level. */

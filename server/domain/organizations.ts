@@ -14,10 +14,17 @@
  */
 import type { components } from '../../generated/api.js';
 import type { Store } from '../storage/db.js';
-import { AccountsReads, type OrganizationWithLevel, type TeamForUser, type User } from '../storage/repositories/accounts.js';
+import {
+  AccountsReads,
+  AccountsRepository,
+  type OrganizationWithLevel,
+  type TeamForUser,
+  type User,
+} from '../storage/repositories/accounts.js';
 import type { PersonalApiKey } from '../storage/repositories/api-keys.js';
 import { effectiveProjectLevel } from './access.js';
 import { notFound, permissionDenied } from './errors.js';
+import { userBasic } from './user-basic.js';
 import { normalizeUuid } from './uuids.js';
 
 /** PostHog's `Organization` (OrganizationSerializer) as envapi answers it. */
@@ -104,12 +111,45 @@ export function organizationBasic(org: OrganizationWithLevel): OrganizationBasic
   };
 }
 
-/** Reads organizations and their projects for a key's user; one per app. */
+/** PostHog's `OrganizationMember` as envapi answers it. */
+export type OrganizationMemberView = components['schemas']['OrganizationMember'];
+
+/** Reads organizations, their projects and members for a key's user; one per app. */
 export class OrganizationsService {
   private readonly reads: AccountsReads;
+  private readonly accounts: AccountsRepository;
 
   constructor(store: Store) {
     this.reads = new AccountsReads(store.db);
+    this.accounts = new AccountsRepository(store.db);
+  }
+
+  /**
+   * One page of the active members of organization `rawOrganizationId` (PostHog's
+   * `OrganizationMemberViewSet`, posthog/api/organization_member.py): newest first unless
+   * `order` is `joined_at`, only the member whose email is `email` (any case) when given; no
+   * logins are recorded, so `is_2fa_enabled`, `has_social_auth` are false and `last_login` null.
+   * Throws as `memberOrganization` (404, 403).
+   */
+  async members(
+    viewer: Viewer,
+    rawOrganizationId: string,
+    q: { email?: string | undefined; order?: string | undefined; limit: number; offset: number },
+  ): Promise<Page<OrganizationMemberView>> {
+    const organizationId = await this.memberOrganization(viewer, rawOrganizationId);
+    let rows = await this.accounts.membersOf(organizationId, q.order === 'joined_at');
+    if (q.email !== undefined) rows = rows.filter((r) => r.user.email.toLowerCase() === q.email!.toLowerCase());
+    const results = rows.slice(q.offset, q.offset + q.limit).map(({ membership, user }) => ({
+      id: membership.id,
+      user: userBasic(user),
+      level: membership.level >= 15 ? (15 as const) : membership.level >= 8 ? (8 as const) : (1 as const),
+      joined_at: membership.joined_at,
+      updated_at: membership.updated_at,
+      is_2fa_enabled: false,
+      has_social_auth: false,
+      last_login: null,
+    }));
+    return { count: rows.length, results };
   }
 
   /** One page of the user's organizations, oldest first, in the full `Organization` shape. */

@@ -8,14 +8,22 @@
  * user, so anything else → 404 `Not found.`. A key limited to other projects answers 403, as every
  * project-scoped operation of envapi (domain/access.ts `assertKeyMayUseProject`). In envapi a
  * project is its own single environment: both views read the same team.
+ *
+ * Also one project of an organization (`GET`/`PATCH /api/organizations/{organization_id}/projects/{id}/`,
+ * PostHog's `ProjectViewSet`): the organization checked first (OrganizationsService
+ * `memberOrganization`), then the project as above, which must be of that organization (404
+ * otherwise). A PATCH stores `name` (1–200 characters, trimmed, as DRF's `CharField`) and
+ * `timezone` (an IANA zone, else DRF's `invalid_choice`); any member who sees the project may
+ * (PostHog's `TeamMemberLightManagementPermission`).
  */
 import type { components } from '../../generated/api.js';
+import { IANAZone } from 'luxon';
 import type { Store } from '../storage/db.js';
-import { AccountsReads, type TeamForUser } from '../storage/repositories/accounts.js';
+import { AccountsReads, AccountsRepository, type TeamForUser } from '../storage/repositories/accounts.js';
 import { assertKeyMayUseProject } from './access.js';
 import { clip } from './echo.js';
 import { notFound, validationError } from './errors.js';
-import { levelIn, type Viewer } from './organizations.js';
+import { levelIn, type OrganizationsService, type Viewer } from './organizations.js';
 
 /** PostHog's `ProjectBackwardCompat` as envapi answers it. */
 export type ProjectView = components['schemas']['ProjectBackwardCompat'];
@@ -30,12 +38,58 @@ function levelEnum(level: number): 1 | 8 | 15 {
   return level >= 15 ? 15 : level >= 8 ? 8 : 1;
 }
 
-/** Reads one project or environment for a key's user; one per app. */
+/** The fields of a project a PATCH may change (schema `PatchedProjectBackwardCompat`). */
+export interface ProjectChanges {
+  name?: string | undefined;
+  timezone?: string | undefined;
+}
+
+/** Reads one project or environment for a key's user, and changes a project; one per app. */
 export class ProjectDetailsService {
   private readonly reads: AccountsReads;
+  private readonly accounts: AccountsRepository;
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    private readonly organizations: OrganizationsService,
+  ) {
     this.reads = new AccountsReads(store.db);
+    this.accounts = new AccountsRepository(store.db);
+  }
+
+  /**
+   * The project `rawId` of organization `rawOrganizationId` (module doc) as `ProjectBackwardCompat`.
+   * Throws 404 (no such organization, or no such project in it), 403 (not a member, or a key
+   * limited to other projects) or 400 (an id neither digits nor `@current`).
+   */
+  async organizationProject(viewer: Viewer, rawOrganizationId: string, rawId: string): Promise<ProjectView> {
+    const organizationId = await this.organizations.memberOrganization(viewer, rawOrganizationId);
+    const { row } = await this.find(viewer, rawId);
+    if (row.team.organization_id !== organizationId) throw notFound();
+    return this.project(viewer, String(row.team.id));
+  }
+
+  /**
+   * Changes the project as the module doc says, then answers it as `organizationProject`. Throws
+   * what `organizationProject` throws, and 400 for a blank or too long `name` or an unknown
+   * `timezone`.
+   */
+  async updateOrganizationProject(viewer: Viewer, rawOrganizationId: string, rawId: string, changes: ProjectChanges): Promise<ProjectView> {
+    const current = await this.organizationProject(viewer, rawOrganizationId, rawId);
+    const fields: { name?: string; timezone?: string } = {};
+    if (changes.name !== undefined) {
+      const name = changes.name.trim();
+      if (name === '') throw validationError('This field may not be blank.', 'name', 'blank');
+      if (name.length > 200) throw validationError('Ensure this field has no more than 200 characters.', 'name', 'max_length');
+      fields.name = name;
+    }
+    if (changes.timezone !== undefined) {
+      if (!IANAZone.isValidZone(changes.timezone))
+        throw validationError(`"${clip(changes.timezone)}" is not a valid choice.`, 'timezone', 'invalid_choice');
+      fields.timezone = changes.timezone;
+    }
+    await this.accounts.updateTeam(current.id, fields);
+    return this.project(viewer, String(current.id));
   }
 
   /** The project `rawId` names (digits or `@current`) as `ProjectBackwardCompat`. Throws 400, 403 or 404 (see the module doc). */

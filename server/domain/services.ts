@@ -71,7 +71,7 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
     organizations,
     frontendApps: new FrontendAppsService(store, organizations),
     users: new UsersService(store, organizations),
-    projectDetails: new ProjectDetailsService(store),
+    projectDetails: new ProjectDetailsService(store, organizations),
     authentication: new AuthenticationService(store),
     readiness: new ReadinessService(store, deps.redis),
   };

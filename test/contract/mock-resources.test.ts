@@ -434,6 +434,40 @@ describe('identity, discovery, persons and event definitions: the first declared
   });
 });
 
+describe('the identity calls of @posthog/cli', () => {
+  it('PATCH /api/users/@me/, GET and PATCH an organization’s project, GET an organization’s members', async () => {
+    expect(
+      await expectStatus(
+        'users_partial_update',
+        api.PATCH('/api/users/{uuid}/', { params: { path: { uuid: '@me' } }, body: { set_current_team: 1 } }),
+        200,
+      ),
+    ).toEqual(exampleOf('users_partial_update', '200'));
+    const org = { organization_id: '@current', id: '1' };
+    expect(
+      await expectStatus(
+        'organizations_projects_retrieve',
+        api.GET('/api/organizations/{organization_id}/projects/{id}/', { params: { path: org } }),
+        200,
+      ),
+    ).toEqual(exampleOf('organizations_projects_retrieve', '200'));
+    expect(
+      await expectStatus(
+        'organizations_projects_partial_update',
+        api.PATCH('/api/organizations/{organization_id}/projects/{id}/', { params: { path: org }, body: { name: 'Hedgebox' } }),
+        200,
+      ),
+    ).toEqual(exampleOf('organizations_projects_partial_update', '200'));
+    expect(
+      await expectStatus(
+        'organizations_members_list',
+        api.GET('/api/organizations/{organization_id}/members/', { params: { path: { organization_id: '@current' } } }),
+        200,
+      ),
+    ).toEqual(exampleOf('organizations_members_list', '200'));
+  });
+});
+
 describe('the SDKs’ flag and survey calls', () => {
   it('GET /flags/definitions, /api/feature_flag/local_evaluation/, a flag’s remote config and /api/surveys/', async () => {
     const token = 'phc_hedgeboxDemoToken0000000000000000000000';

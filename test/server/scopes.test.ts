@@ -1,6 +1,6 @@
 /**
  * The scope matrix, driven by the contract (generated/openapi.bundle.yaml: `openapi.yaml` and its
- * generated `/api/projects/{project_id}/` copies): for every operation of it (101, the copies
+ * generated `/api/projects/{project_id}/` copies): for every operation of it (105, the copies
  * included, each with exactly one scope in its `security` but the key's own record and the
  * schema, which need none, and `read_taxonomy`, which needs two), a key lacking one of those
  * scopes answers 403 permission_denied with PostHog's "API key missing required scope '…'"; a
@@ -119,6 +119,7 @@ async function buildRequest(f: Fixture, op: SpecOperation, projectId = '1'): Pro
       else if (p.name === 'id' && op.path.includes('/dashboard_templates/')) value = '8f3c1a52-6d1e-4b7a-9c0e-2a4b6c8d0e01';
       else if (p.name === 'parent_membership__user__uuid') value = EXISTING_UUID;
       else if (p.name === 'id' && /^\/api\/(projects|environments)\/\{id\}\/$/.test(op.path)) value = projectId;
+      else if (p.name === 'id' && op.path === '/api/organizations/{organization_id}/projects/{id}/') value = projectId;
       else if ((p.name === 'id' || p.name === 'organization_id') && op.path.startsWith('/api/organizations/'))
         value = f.t.boot.organization.id;
       else if (p.name === 'uuid' && op.path.startsWith('/api/users/')) value = '@me';
@@ -170,8 +171,8 @@ afterAll(async () => {
 });
 
 describe('the scope matrix', () => {
-  it("covers every operation of the contract (101: 58 hand-written in openapi.yaml, 43 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema (none) and read_taxonomy (two)", () => {
-    expect(operations).toHaveLength(101);
+  it("covers every operation of the contract (105: 62 hand-written in openapi.yaml, 43 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema (none) and read_taxonomy (two)", () => {
+    expect(operations).toHaveLength(105);
     for (const op of operations)
       expect(requiredScopes(op), op.operationId).toHaveLength(
         UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : TWO_SCOPE_OPERATIONS.includes(op.operationId) ? 2 : 1,

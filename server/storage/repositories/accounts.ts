@@ -165,6 +165,59 @@ export class AccountsRepository {
     await this.db.updateTable('users').set({ current_team_id: teamId }).where('id', '=', userId).execute();
   }
 
+  /** Sets the user's `current_team_id` to a team or to none. */
+  async setCurrentTeamOrNone(userId: number, teamId: number | null): Promise<void> {
+    await this.db.updateTable('users').set({ current_team_id: teamId }).where('id', '=', userId).execute();
+  }
+
+  /**
+   * Changes a user's names and email (only the fields given; `email` stored lowercase, as
+   * `findUserByEmail` compares it). Throws the driver's unique-constraint error for an email
+   * another user has.
+   */
+  async updateUser(userId: number, fields: { first_name?: string; last_name?: string; email?: string }): Promise<void> {
+    const set = { ...fields, ...(fields.email !== undefined ? { email: fields.email.toLowerCase() } : {}) };
+    if (Object.keys(set).length === 0) return;
+    await this.db.updateTable('users').set(set).where('id', '=', userId).execute();
+  }
+
+  /** Changes a team's name and time zone (only the fields given). */
+  async updateTeam(teamId: number, fields: { name?: string; timezone?: string }): Promise<void> {
+    if (Object.keys(fields).length === 0) return;
+    await this.db.updateTable('teams').set(fields).where('id', '=', teamId).execute();
+  }
+
+  /**
+   * The active members of an organization with their users, newest first (`oldestFirst` for
+   * joined order), ties by membership id.
+   */
+  async membersOf(organizationId: string, oldestFirst: boolean): Promise<Array<{ membership: Membership; user: User }>> {
+    const rows = await this.db
+      .selectFrom('organization_memberships as m')
+      .innerJoin('users as u', 'u.id', 'm.user_id')
+      .selectAll('u')
+      .select(['m.id as m_id', 'm.level as m_level', 'm.joined_at as m_joined_at', 'm.updated_at as m_updated_at'])
+      .where('m.organization_id', '=', organizationId)
+      .where('u.is_active', '=', boolValue(true))
+      .orderBy('m.joined_at', oldestFirst ? 'asc' : 'desc')
+      .orderBy('m.id')
+      .execute();
+    return rows.map((r) => {
+      const { m_id, m_level, m_joined_at, m_updated_at, ...user } = r;
+      return {
+        membership: {
+          id: m_id,
+          organization_id: organizationId,
+          user_id: user.id,
+          level: m_level,
+          joined_at: toIso(m_joined_at),
+          updated_at: toIso(m_updated_at),
+        },
+        user: toUser(user),
+      };
+    });
+  }
+
   /** Adds (or re-levels) a user's membership of an organization. */
   async upsertMembership(organizationId: string, userId: number, level: number): Promise<Membership> {
     const existing = await this.findMembership(organizationId, userId);
