@@ -2753,6 +2753,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{project_id}/persons/values/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Suggest values of a person property
+         * @description Up to 20 distinct values of the person property `key` among the project's persons, most
+         *     persons first (ties by value), each with how many persons hold it, as PostHog's
+         *     `PersonViewSet.values` answers since 2025: `{"results": [{"name": <value>, "count": <n>}],
+         *     "refreshing": false}` (earlier versions answered the bare list). Values are their text:
+         *     numbers and booleans as JSON text (`true`), objects and arrays as JSON. With `value`, only
+         *     values containing it (any case). `key=distinct_id` answers the persons' distinct ids, each
+         *     with count 1, in order. Without `key` (or with a `$virt…` key) the answer is
+         *     `{"results": [], "refreshing": false}`, as PostHog's.
+         */
+        get: operations["environments_persons_values_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/cohorts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The cohorts a person is in (none here)
+         * @description The cohorts the person `person_id` (integer id or UUID) belongs to, in PostHog's
+         *     `{"results": [{"id", "name", "count"}]}` shape (`PersonViewSet.cohorts`). envapi has no
+         *     cohorts, so `results` is always empty for a person of the project. An id that is neither
+         *     an integer nor a UUID answers 400, one of no person of the project 404; without
+         *     `person_id` the answer is 400 (`attr` `person_id`; PostHog answers a 500).
+         */
+        get: operations["environments_persons_cohorts_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/bulk_delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete persons
+         * @description Deletes up to 1,000 persons named by their UUIDs (`ids`) or by distinct ids
+         *     (`distinct_ids`), as PostHog's `PersonViewSet.bulk_delete`: the persons and their distinct
+         *     ids are removed at once (PostHog queues part of it); with `delete_events: true` their
+         *     events are deleted too. `keep_person: true` keeps the persons and deletes only their events.
+         *     envapi has no recordings: `delete_recordings` is accepted and `recordings_queued_for_deletion`
+         *     is false. Answers 202 with PostHog's summary: `persons_found`, `persons_deleted`,
+         *     `events_queued_for_deletion` (true when events were deleted), `recordings_queued_for_deletion`,
+         *     `deletion_errors` (empty).
+         *
+         *     Errors, PostHog's (400, `attr` null): both lists, neither (or both empty), or more than
+         *     1,000 in one.
+         */
+        post: operations["environments_persons_bulk_delete_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{project_id}/persons/{id}/": {
         parameters: {
             query?: never;
@@ -2783,6 +2882,87 @@ export interface paths {
         get: operations["environments_persons_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/update_property/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: components["parameters"]["PersonId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a property of a person
+         * @description Sets the person property `key` to `value` (any JSON, null included) the way PostHog's
+         *     `PersonViewSet.update_property` does: by capturing a `$set` event for the person's first
+         *     distinct id, with `{"$set": {key: value}}`, which the person rules apply (PostHog does it
+         *     through ingestion, a moment later; envapi before it answers). Answers 202 without a body.
+         *
+         *     Errors: a missing `value` or `key` answers PostHog's own 400 body, whose `code` and
+         *     `detail` are swapped (`{"type": "validation_error", "code": "This field is required.",
+         *     "detail": "required", "attr": "value"}`), as its tests expect; an id that is neither an
+         *     integer nor a UUID 400, one of no person of the project 404.
+         */
+        post: operations["environments_persons_update_property_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environments/{project_id}/persons/{id}/delete_property/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: components["parameters"]["PersonId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove properties of a person
+         * @description Removes the person properties `$unset` names (one key, or a list of 1 to 1,000 keys) the
+         *     way PostHog's `PersonViewSet.delete_property` does: by capturing a
+         *     `$delete_person_property` event for the person's first distinct id with `{"$unset": [keys]}`.
+         *     Answers 201 `{"success": true}`.
+         *
+         *     Errors: no `$unset` (or an empty one) answers 400 `attr` `$unset` (PostHog sends
+         *     `[null]`); an id that is neither an integer nor a UUID 400; one of no person of the project
+         *     404 (PostHog answers a 500).
+         */
+        post: operations["environments_persons_delete_property_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4459,6 +4639,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/persons/values/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Suggest values of a person property
+         * @description Up to 20 distinct values of the person property `key` among the project's persons, most
+         *     persons first (ties by value), each with how many persons hold it, as PostHog's
+         *     `PersonViewSet.values` answers since 2025: `{"results": [{"name": <value>, "count": <n>}],
+         *     "refreshing": false}` (earlier versions answered the bare list). Values are their text:
+         *     numbers and booleans as JSON text (`true`), objects and arrays as JSON. With `value`, only
+         *     values containing it (any case). `key=distinct_id` answers the persons' distinct ids, each
+         *     with count 1, in order. Without `key` (or with a `$virt…` key) the answer is
+         *     `{"results": [], "refreshing": false}`, as PostHog's.
+         */
+        get: operations["persons_values_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/cohorts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The cohorts a person is in (none here)
+         * @description The cohorts the person `person_id` (integer id or UUID) belongs to, in PostHog's
+         *     `{"results": [{"id", "name", "count"}]}` shape (`PersonViewSet.cohorts`). envapi has no
+         *     cohorts, so `results` is always empty for a person of the project. An id that is neither
+         *     an integer nor a UUID answers 400, one of no person of the project 404; without
+         *     `person_id` the answer is 400 (`attr` `person_id`; PostHog answers a 500).
+         */
+        get: operations["persons_cohorts_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/bulk_delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete persons
+         * @description Deletes up to 1,000 persons named by their UUIDs (`ids`) or by distinct ids
+         *     (`distinct_ids`), as PostHog's `PersonViewSet.bulk_delete`: the persons and their distinct
+         *     ids are removed at once (PostHog queues part of it); with `delete_events: true` their
+         *     events are deleted too. `keep_person: true` keeps the persons and deletes only their events.
+         *     envapi has no recordings: `delete_recordings` is accepted and `recordings_queued_for_deletion`
+         *     is false. Answers 202 with PostHog's summary: `persons_found`, `persons_deleted`,
+         *     `events_queued_for_deletion` (true when events were deleted), `recordings_queued_for_deletion`,
+         *     `deletion_errors` (empty).
+         *
+         *     Errors, PostHog's (400, `attr` null): both lists, neither (or both empty), or more than
+         *     1,000 in one.
+         */
+        post: operations["persons_bulk_delete_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/persons/{id}/": {
         parameters: {
             query?: never;
@@ -4489,6 +4768,87 @@ export interface paths {
         get: operations["persons_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/update_property/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: components["parameters"]["PersonId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a property of a person
+         * @description Sets the person property `key` to `value` (any JSON, null included) the way PostHog's
+         *     `PersonViewSet.update_property` does: by capturing a `$set` event for the person's first
+         *     distinct id, with `{"$set": {key: value}}`, which the person rules apply (PostHog does it
+         *     through ingestion, a moment later; envapi before it answers). Answers 202 without a body.
+         *
+         *     Errors: a missing `value` or `key` answers PostHog's own 400 body, whose `code` and
+         *     `detail` are swapped (`{"type": "validation_error", "code": "This field is required.",
+         *     "detail": "required", "attr": "value"}`), as its tests expect; an id that is neither an
+         *     integer nor a UUID 400, one of no person of the project 404.
+         */
+        post: operations["persons_update_property_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/persons/{id}/delete_property/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: components["parameters"]["PersonId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove properties of a person
+         * @description Removes the person properties `$unset` names (one key, or a list of 1 to 1,000 keys) the
+         *     way PostHog's `PersonViewSet.delete_property` does: by capturing a
+         *     `$delete_person_property` event for the person's first distinct id with `{"$unset": [keys]}`.
+         *     Answers 201 `{"success": true}`.
+         *
+         *     Errors: no `$unset` (or an empty one) answers 400 `attr` `$unset` (PostHog sends
+         *     `[null]`); an id that is neither an integer nor a UUID 400; one of no person of the project
+         *     404 (PostHog answers a 500).
+         */
+        post: operations["persons_delete_property_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6583,6 +6943,49 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["OrganizationMember"][];
         };
+        /** @description Values of a person property (PostHog's `PersonViewSet.values`). */
+        PersonPropertyValues: {
+            results: {
+                name: string;
+                count: number;
+            }[];
+            refreshing: boolean;
+        };
+        /** @description The cohorts of a person (PostHog's `CohortMinimalSerializer` rows); none here. */
+        PersonCohorts: {
+            results: Record<string, never>[];
+        };
+        /** @description A person property to set. */
+        PersonUpdateProperty: {
+            key?: string | null;
+            /** @description Any JSON value, null included. */
+            value?: unknown;
+        };
+        /** @description The person properties to remove. */
+        PersonDeleteProperty: {
+            $unset?: string | string[];
+        };
+        /** @description The persons to delete, by UUID or by distinct id (PostHog's `PersonBulkDeleteRequestSerializer`). */
+        PersonBulkDelete: {
+            ids?: string[];
+            distinct_ids?: string[];
+            /** @default false */
+            delete_events: boolean;
+            /** @default false */
+            delete_recordings: boolean;
+            /** @default false */
+            keep_person: boolean;
+        };
+        /** @description What a bulk delete did (PostHog's answer since 2026). */
+        PersonBulkDeleteResult: {
+            persons_found: number;
+            persons_deleted: number;
+            events_queued_for_deletion: boolean;
+            recordings_queued_for_deletion: boolean;
+            deletion_errors: {
+                person_uuid?: string;
+            }[];
+        };
         /** @description One page of an organization's projects. */
         PaginatedProjectBackwardCompatBasicList: {
             count: number;
@@ -7466,6 +7869,13 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+         *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+         *     message; an integer or UUID of no person of the project answers 404.
+         * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+         */
+        PersonId: string;
         /**
          * @description The project API token (`phc_…`) naming the project.
          * @example phc_hedgeboxDemoToken0000000000000000000000
@@ -11256,6 +11666,125 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    environments_persons_values_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The person property, e.g. `email`; `distinct_id` for the distinct ids.
+                 * @example plan
+                 */
+                key?: string;
+                /**
+                 * @description Keep only values containing this text (any case).
+                 * @example pro
+                 */
+                value?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonPropertyValues"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_cohorts_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The person's integer id or UUID.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                person_id?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No cohorts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonCohorts"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_bulk_delete_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonBulkDelete"];
+            };
+        };
+        responses: {
+            /** @description Deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonBulkDeleteResult"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     environments_persons_retrieve: {
         parameters: {
             query?: never;
@@ -11307,6 +11836,96 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_update_property_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: components["parameters"]["PersonId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonUpdateProperty"];
+            };
+        };
+        responses: {
+            /** @description The `$set` is stored; the person has the property. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    environments_persons_delete_property_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: components["parameters"]["PersonId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonDeleteProperty"];
+            };
+        };
+        responses: {
+            /** @description The `$delete_person_property` is stored; the person no longer has the properties. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -13572,6 +14191,125 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    persons_values_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The person property, e.g. `email`; `distinct_id` for the distinct ids.
+                 * @example plan
+                 */
+                key?: string;
+                /**
+                 * @description Keep only values containing this text (any case).
+                 * @example pro
+                 */
+                value?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonPropertyValues"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_cohorts_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The person's integer id or UUID.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                person_id?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No cohorts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonCohorts"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_bulk_delete_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonBulkDelete"];
+            };
+        };
+        responses: {
+            /** @description Deleted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonBulkDeleteResult"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     persons_retrieve: {
         parameters: {
             query?: never;
@@ -13623,6 +14361,96 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_update_property_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: components["parameters"]["PersonId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonUpdateProperty"];
+            };
+        };
+        responses: {
+            /** @description The `$set` is stored; the person has the property. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persons_delete_property_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description The person's integer id or its UUID (with or without dashes), as PostHog's
+                 *     `get_pk_or_uuid` reads it. Anything else (a distinct id, say) answers 400 with PostHog's
+                 *     message; an integer or UUID of no person of the project answers 404.
+                 * @example 01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f
+                 */
+                id: components["parameters"]["PersonId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonDeleteProperty"];
+            };
+        };
+        responses: {
+            /** @description The `$delete_person_property` is stored; the person no longer has the properties. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -520,6 +520,20 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       await send('environments_persons_retrieve', 200, { path: { id: fx.personUuid } });
       await send('environments_persons_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
       await send('environments_persons_retrieve', 400, { path: { id: 'not-a-person' } });
+      await send('environments_persons_values_retrieve', 200, { query: 'key=email' });
+      await send('environments_persons_cohorts_retrieve', 200, { query: `person_id=${fx.personUuid}` });
+      await send('environments_persons_cohorts_retrieve', 400, {});
+      await send('environments_persons_cohorts_retrieve', 404, { query: 'person_id=01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' });
+      await send('environments_persons_update_property_create', 202, { path: { id: fx.personUuid }, body: { key: 'plan', value: 'pro' } });
+      await send('environments_persons_update_property_create', 400, { path: { id: fx.personUuid }, body: { key: 'plan' } });
+      await send('environments_persons_update_property_create', 404, {
+        path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' },
+        body: { key: 'plan', value: 1 },
+      });
+      await send('environments_persons_delete_property_create', 201, { path: { id: fx.personUuid }, body: { $unset: 'plan' } });
+      await send('environments_persons_delete_property_create', 400, { path: { id: fx.personUuid }, body: {} });
+      await send('environments_persons_bulk_delete_create', 202, { body: { distinct_ids: ['nobody-at-all'] } });
+      await send('environments_persons_bulk_delete_create', 400, { body: {} });
       return { frontendCfg, destCfg, dashA, dashB, eventId, Q, template };
     };
     await scenario(true);

@@ -38,6 +38,7 @@ import express, { type Request } from 'express';
 import type { Logger } from 'pino';
 import { captureRouter, type CaptureDeps } from './capture/index.js';
 import { createServices } from './domain/services.js';
+import { personWrites } from './ingest/person-writes.js';
 import { handlers as defaultHandlers } from './handlers/index.js';
 import { jsonBody, normaliseRequest } from './http/before-validator.js';
 import { dispatch, errorHandler } from './http/dispatch.js';
@@ -108,7 +109,7 @@ export function createApp(deps: AppDeps): express.Express {
   const rateClasses = rateClassesOf(spec);
   // one Redis link per app, shared by its limiters and its /_readyz
   const redisLink = rateLimit ? createRedisLink({ logger, ...rateLimit }) : undefined;
-  const services = createServices(deps.store, { events: deps.eventsReads, redis: redisLink });
+  const services = createServices(deps.store, { events: deps.eventsReads, redis: redisLink, personWrites: personWrites(deps.store) });
   const limit = rateLimit ? rateLimitCheck({ logger, ...rateLimit }, { classes: rateClasses, link: redisLink }) : undefined;
 
   const app = express();

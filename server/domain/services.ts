@@ -19,6 +19,7 @@ import { FrontendAppsService } from './frontend-apps.js';
 import { OrganizationsService } from './organizations.js';
 import { ProjectDetailsService } from './project-details.js';
 import { UsersService } from './users.js';
+import { PersonActionsService, type PersonWrites } from './person-actions.js';
 import { ReadinessService, type ReachabilityCheck } from './readiness.js';
 
 /** Everything a handler, the security handler (`authentication`) and `/_readyz` (`readiness`) may use. */
@@ -34,6 +35,8 @@ export interface Services {
   /** saved queries, their results through `events.query` */
   insights: InsightsService;
   persons: PersonsService;
+  /** persons' property values and cohorts, property writes, bulk delete */
+  personActions: PersonActionsService;
   eventDefinitions: EventDefinitionsService;
   /** identity and discovery: organizations and their projects, the key's user and the key, one project or environment */
   organizations: OrganizationsService;
@@ -51,6 +54,8 @@ export interface ServiceDeps {
   events?: EventsReads | undefined;
   /** the rate limiter's Redis link, when the limits use Redis: `/_readyz` reports its reachability */
   redis?: ReachabilityCheck | undefined;
+  /** where the persons API's writes go (server/ingest/person-writes.ts); without it they throw */
+  personWrites?: PersonWrites | undefined;
 }
 
 /** Builds the services over one store. */
@@ -67,6 +72,7 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
     dashboards,
     dashboardTiles: new DashboardTilesService(store, dashboards, events),
     persons: new PersonsService(store),
+    personActions: new PersonActionsService(store, deps.personWrites),
     eventDefinitions: new EventDefinitionsService(store),
     organizations,
     frontendApps: new FrontendAppsService(store, organizations),

@@ -434,6 +434,54 @@ describe('identity, discovery, persons and event definitions: the first declared
   });
 });
 
+describe('the persons tools of @posthog/cli', () => {
+  it('values, cohorts, update_property, delete_property, bulk_delete', async () => {
+    const id = '01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f';
+    expect(
+      await expectStatus(
+        'environments_persons_values_retrieve',
+        api.GET('/api/environments/{project_id}/persons/values/', { params: { path: project, query: { key: 'plan' } } }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_persons_values_retrieve', '200'));
+    expect(
+      await expectStatus(
+        'environments_persons_cohorts_retrieve',
+        api.GET('/api/environments/{project_id}/persons/cohorts/', { params: { path: project, query: { person_id: id } } }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_persons_cohorts_retrieve', '200'));
+    await expectStatus(
+      'environments_persons_update_property_create',
+      api.POST('/api/environments/{project_id}/persons/{id}/update_property/', {
+        params: { path: { ...project, id } },
+        body: { key: 'plan', value: 'pro' },
+      }),
+      202,
+    );
+    expect(
+      await expectStatus(
+        'environments_persons_delete_property_create',
+        api.POST('/api/environments/{project_id}/persons/{id}/delete_property/', {
+          params: { path: { ...project, id } },
+          body: { $unset: 'plan' },
+        }),
+        201,
+      ),
+    ).toEqual(exampleOf('environments_persons_delete_property_create', '201'));
+    expect(
+      await expectStatus(
+        'environments_persons_bulk_delete_create',
+        api.POST('/api/environments/{project_id}/persons/bulk_delete/', {
+          params: { path: project },
+          body: { distinct_ids: ['ada'], delete_events: false, delete_recordings: false, keep_person: false },
+        }),
+        202,
+      ),
+    ).toEqual(exampleOf('environments_persons_bulk_delete_create', '202'));
+  });
+});
+
 describe('the identity calls of @posthog/cli', () => {
   it('PATCH /api/users/@me/, GET and PATCH an organization’s project, GET an organization’s members', async () => {
     expect(

@@ -12,7 +12,7 @@ import { startTestServer, usesPostgres, type TestServer } from '../helpers/serve
 import { SEED } from './arbitraries.js';
 import { seed, type Fixture } from './fixture.js';
 import { keyValue, type FuzzRequest } from './requests.js';
-import { BODYLESS_ERRORS, declaredStatuses, operations } from '../helpers/spec.js';
+import { BODYLESS_ERRORS, BODYLESS_SUCCESSES, declaredStatuses, operations } from '../helpers/spec.js';
 
 /**
  * A request not answered within this long is reported as a hang (a stalled event loop, a lost
@@ -150,8 +150,8 @@ export async function send(r: FuzzRequest, f: Fixture, tally: Tally): Promise<vo
       typeof e.detail === 'string' &&
       (e.attr === null || typeof e.attr === 'string');
     if (!shapeOk) add('4xx body is not PostHog error shape {type, code, detail, attr}');
-  } else if (res.status === 204) {
-    if (text !== '') add('204 with a body');
+  } else if (res.status === 204 || BODYLESS_SUCCESSES[r.op.operationId]?.includes(String(res.status))) {
+    if (text !== '') add(`${res.status} with a body`);
   } else if (type.startsWith('application/json') || /^application\/[a-z0-9.+-]+\+json/.test(type)) {
     try {
       parsed = JSON.parse(text);

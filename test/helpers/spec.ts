@@ -135,5 +135,14 @@ export const BODYLESS_ERRORS: Readonly<Record<string, readonly string[]>> = {
   feature_flags_remote_config_retrieve: ['404'],
 };
 
+/**
+ * Successes PostHog answers without a body besides 204, and so does envapi, as declared: a
+ * person's `update_property` (202).
+ */
+export const BODYLESS_SUCCESSES: Readonly<Record<string, readonly string[]>> = {
+  environments_persons_update_property_create: ['202'],
+  persons_update_property_create: ['202'],
+};
+
 /** Operations answered by server/http/ itself, not by server/handlers/ (server/http/handler-types.ts `HttpOperationId`). */
 export const HTTP_OPERATIONS: readonly string[] = ['schema_retrieve'];

@@ -158,6 +158,19 @@ describe('GET /api/organizations/{organization_id}/members/', () => {
     const org = await t.accounts.createOrganization({ name: 'Members Org' });
     const owner = await t.user({ organization: org, level: OrganizationLevel.OWNER });
     const member = await t.user({ organization: org, level: OrganizationLevel.MEMBER });
+    // joined a minute apart (the two rows may otherwise share a millisecond)
+    await t.store.db
+      .updateTable('organization_memberships')
+      .set({ joined_at: '2024-11-20T10:00:00.000Z' })
+      .where('organization_id', '=', org.id)
+      .where('user_id', '=', owner.id)
+      .execute();
+    await t.store.db
+      .updateTable('organization_memberships')
+      .set({ joined_at: '2024-11-20T10:01:00.000Z' })
+      .where('organization_id', '=', org.id)
+      .where('user_id', '=', member.id)
+      .execute();
     const key = await t.key(['organization_member:read'], { user: owner });
     const page = (await t.json(`/api/organizations/${org.id}/members/`, { key })) as {
       count: number;

@@ -51,6 +51,27 @@ export class EventsWriteRepository {
   }
 
   /**
+   * Deletes persons `personIds` of team `teamId` with their distinct ids (a bulk delete,
+   * domain/person-actions.ts); with `events`, also the team's events of `distinctIds` (the
+   * persons' distinct ids) in the row store. Use inside a transaction.
+   */
+  async deletePersons(teamId: number, personIds: readonly number[], distinctIds: readonly string[], events: boolean): Promise<void> {
+    for (const slice of chunks([...distinctIds])) {
+      if (events) await this.db.deleteFrom('events').where('team_id', '=', teamId).where('distinct_id', 'in', slice).execute();
+    }
+    for (const slice of chunks([...personIds])) {
+      await this.db.deleteFrom('person_distinct_ids').where('team_id', '=', teamId).where('person_id', 'in', slice).execute();
+      await this.db.deleteFrom('persons').where('team_id', '=', teamId).where('id', 'in', slice).execute();
+    }
+  }
+
+  /** Deletes the team's events of `distinctIds` in the row store (a bulk delete keeping the persons). */
+  async deleteEventsOf(teamId: number, distinctIds: readonly string[]): Promise<void> {
+    for (const slice of chunks([...distinctIds]))
+      await this.db.deleteFrom('events').where('team_id', '=', teamId).where('distinct_id', 'in', slice).execute();
+  }
+
+  /**
    * Which of `uuids` are stored already, in any project: uuid → the project (`team_id`) that holds
    * it; uuids not stored are absent. The import's look-up before writing a batch that met stored
    * uuids (ingest/import/write.ts). Reads `ITEMS_PER_STATEMENT` ids per query (storage/chunks.ts).

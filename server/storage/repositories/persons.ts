@@ -167,6 +167,42 @@ export class PersonsRepository {
     return out;
   }
 
+  /**
+   * Up to `limit` distinct texts of person property `key` (`jsonText`'s text: numbers and
+   * booleans as JSON text, objects as JSON) among the team's persons, with how many persons hold
+   * each, most first, ties by value; `contains` keeps texts holding it, any case. Null and absent
+   * values are left out.
+   */
+  async propertyValues(
+    teamId: number,
+    key: string,
+    contains: string | undefined,
+    limit: number,
+  ): Promise<{ value: string; count: number }[]> {
+    const text = propertyText(this.dialect, PERSON_SOURCE, key, await loadMaterializedColumns(this.db));
+    // the text computed once per person, then grouped by name (PostgreSQL cannot match a GROUP BY
+    // expression holding a bound key to the same expression in the SELECT)
+    const inner = this.db.selectFrom('persons').select(text.as('v')).where('persons.team_id', '=', teamId).as('p');
+    let q = this.db
+      .selectFrom(inner)
+      .select(['p.v', (eb) => eb.fn.countAll().as('c')])
+      .where('p.v', 'is not', null);
+    if (contains !== undefined && contains !== '') q = q.where(icontains(this.dialect, sql`p.v`, contains));
+    const rows = await q.groupBy('p.v').orderBy('c', 'desc').orderBy('p.v').limit(limit).execute();
+    return rows.map((r) => ({ value: String(r.v), count: toInt(r.c as number | string) }));
+  }
+
+  /** Up to `limit` of the team's persons' distinct ids in code-unit order, those holding `contains` (any case) when given. */
+  async distinctIdValues(teamId: number, contains: string | undefined, limit: number): Promise<string[]> {
+    let q = this.db.selectFrom('person_distinct_ids as pdi').select('pdi.distinct_id').where('pdi.team_id', '=', teamId);
+    if (contains !== undefined && contains !== '') q = q.where(icontains(this.dialect, sql`pdi.distinct_id`, contains));
+    const rows = await q
+      .orderBy(sql`pdi.distinct_id`)
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.distinct_id);
+  }
+
   private async withDistinctIds(
     rows: { id: number; uuid: string; properties: unknown; is_identified: number | boolean; created_at: string | Date }[],
   ): Promise<PersonRecord[]> {

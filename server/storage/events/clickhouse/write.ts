@@ -150,6 +150,52 @@ export class ClickHouseEventsWriter {
   }
 
   /**
+   * Mirrors a bulk delete (domain/person-actions.ts): `before` (the persons of the deleted
+   * distinct ids, read before the relational delete) written as deleted persons and deleted
+   * distinct ids; with `events`, the team's events of those distinct ids deleted too (a
+   * lightweight `DELETE`, seen by every read at once).
+   */
+  async deletePersons(teamId: number, before: PersonsOf, events: boolean): Promise<void> {
+    const version = nextVersion();
+    const seconds = Math.floor(Date.now() / 1000);
+    const persons = new Map<string, MirroredPerson>();
+    for (const p of before.values()) persons.set(p.uuid, p);
+    const personRows = [...persons.values()].map((p) => ({
+      id: p.uuid,
+      created_at: clickhouseDateTime(p.createdAt),
+      team_id: teamId,
+      properties: p.properties,
+      is_identified: 0,
+      is_deleted: 1,
+      version,
+      _timestamp: seconds,
+      _offset: 0,
+    }));
+    const distinctRows = [...before].map(([distinctId, p]) => ({
+      team_id: teamId,
+      distinct_id: distinctId,
+      person_id: p.uuid,
+      is_deleted: 1,
+      version,
+      _timestamp: seconds,
+      _offset: 0,
+      _partition: 0,
+    }));
+    if (personRows.length) await this.client.insert({ table: 'person', values: personRows, format: 'JSONEachRow' });
+    if (distinctRows.length) await this.client.insert({ table: 'person_distinct_id2', values: distinctRows, format: 'JSONEachRow' });
+    if (events) await this.deleteEventsOf(teamId, [...before.keys()]);
+  }
+
+  /** Deletes the team's events of `distinctIds` (a lightweight `DELETE`). */
+  async deleteEventsOf(teamId: number, distinctIds: readonly string[]): Promise<void> {
+    for (const slice of chunks([...distinctIds], 500))
+      await this.client.command({
+        query: 'DELETE FROM events WHERE team_id = {team:Int64} AND distinct_id IN {ids:Array(String)}',
+        query_params: { team: teamId, ids: slice },
+      });
+  }
+
+  /**
    * The persons of `distinctIds` (team `teamId`) as the relational store holds them now, read
    * with `db` (the caller's transaction, so that its updates are seen).
    */
