@@ -27,6 +27,10 @@
  * build, trying a failed one again to show its errors: exit 0 when `dist/` is fresh, 1 when the
  * build failed (0 with a note when typescript is not installed).
  *
+ * Before all that, the command checks that it runs on a Node.js of package.json's `engines`
+ * (bin/node-version.js): on another, one line on stderr names the running and the supported
+ * versions, and it exits 1 (npm's engine-strict is off, .npmrc says why).
+ *
  * Importing this module runs nothing: it exports `ensureBuild` and `checkBuild` (with a `root`
  * option, for tests on a scratch project); run as the main module it is the command.
  */
@@ -36,6 +40,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { nodeVersionProblem } from './node-version.js';
 
 /** The project root (where `server/`, `generated/` and `dist/` are). */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -290,6 +295,12 @@ function sizeThreadPool(env = process.env) {
 }
 
 async function main() {
+  const unsupported = nodeVersionProblem({ root: ROOT });
+  if (unsupported) {
+    process.stderr.write(unsupported + '\n');
+    process.exitCode = 1;
+    return;
+  }
   sizeThreadPool();
   const args = process.argv.slice(2);
   const buildOnly = args[0] === 'build' && !args.some((a) => a === '-h' || a === '--help');
