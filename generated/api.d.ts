@@ -2969,6 +2969,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/event_definitions/by_name/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event definition by name
+         * @description The definition of the event named exactly `name` (case-sensitive), in the shape of the
+         *     list's rows (PostHog's `EventDefinitionViewSet.by_name`; `@posthog/cli`'s
+         *     `event-definition-update` reads it first). A name the project has no event of answers 404;
+         *     without `name` the answer is 400 (`attr` `name`).
+         */
+        get: operations["event_definitions_by_name_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/event_definitions/": {
         parameters: {
             query?: never;
@@ -11926,6 +11955,44 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_by_name_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The event name, exactly.
+                 * @example $pageview
+                 */
+                name?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };

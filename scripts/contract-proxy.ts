@@ -571,6 +571,9 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     await send('projects_retrieve', 404, { path: { id: MISSING_PROJECT } });
     await send('environments_retrieve', 200, { path: { id: '@current' } });
     await send('event_definitions_list', 200, { query: 'search=page' });
+    await send('event_definitions_by_name_retrieve', 200, { query: 'name=%24pageview' });
+    await send('event_definitions_by_name_retrieve', 400, {});
+    await send('event_definitions_by_name_retrieve', 404, { query: 'name=no-such-event' });
     // the SDKs' flag and survey calls: the token names the project; no flag and no survey exist
     await send('flags_definitions_retrieve', 200, { query: `token=${fx.projectToken}&send_cohorts` });
     await send('flags_definitions_retrieve', 400, {});

@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { components } from '../../generated/api.js';
-import { validationError } from './errors.js';
+import { notFound, validationError } from './errors.js';
 import { echo } from './echo.js';
 import type { Store } from '../storage/db.js';
 import type { Team } from '../storage/repositories/accounts.js';
@@ -152,5 +152,28 @@ export class EventDefinitionsService {
       this.events.eventDefinitions({ ...filters, since, order: orderOf(params.ordering), offset, limit }),
     ]);
     return { count, ...limitOffsetLinks(url, limit, offset, count), results: rows.map((r) => definitionToWire(team.id, r)) };
+  }
+
+  /**
+   * The definition of the event named exactly `name` (PostHog's `EventDefinitionViewSet.by_name`,
+   * which `@posthog/cli` reads before it edits one), in the list's shape. Throws 400 without a
+   * name, 404 when the project has no event of that name.
+   */
+  async byName(team: Team, name: string | undefined): Promise<EventDefinitionWire> {
+    if (name === undefined || name === '') throw validationError('This field is required.', 'name', 'required');
+    const since = formatTimestamp(new Date(this.clock().getTime() - VOLUME_WINDOW_MS));
+    const [row] = await this.events.eventDefinitions({
+      teamId: team.id,
+      terms: [],
+      kind: 'all',
+      excluded: [],
+      exact: name,
+      since,
+      order: [{ key: 'name', desc: false }],
+      offset: 0,
+      limit: 1,
+    });
+    if (!row) throw notFound();
+    return definitionToWire(team.id, row);
   }
 }

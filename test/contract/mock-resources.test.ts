@@ -431,6 +431,12 @@ describe('identity, discovery, persons and event definitions: the first declared
       200,
     );
     expect(body).toEqual(exampleOf('event_definitions_list', '200'));
+    const one = await expectStatus(
+      'event_definitions_by_name_retrieve',
+      api.GET('/api/projects/{project_id}/event_definitions/by_name/', { params: { path: project, query: { name: '$pageview' } } }),
+      200,
+    );
+    expect(one).toEqual(exampleOf('event_definitions_by_name_retrieve', '200'));
   });
 });
 

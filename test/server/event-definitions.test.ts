@@ -166,3 +166,20 @@ describe('GET /api/projects/{project_id}/event_definitions/', () => {
     expect((await json(LIST().slice(0, -1))).status).toBe(200);
   });
 });
+
+describe('GET /api/projects/{project_id}/event_definitions/by_name/', () => {
+  it('answers the definition of exactly that name, as its list row; 404 for no such event; 400 without a name', async () => {
+    const list = await json<{ results: { name: string }[] }>(LIST('?limit=100'));
+    const row = list.body.results.find((r) => r.name === 'uploaded_file');
+    const byName = await json<{ name: string }>(`/api/projects/${P}/event_definitions/by_name/?name=uploaded_file`);
+    expect(byName).toEqual({ status: 200, body: row });
+    expect((await json(`/api/projects/${P}/event_definitions/by_name/?name=uploaded`)).status).toBe(404);
+    expect((await json(`/api/projects/${P}/event_definitions/by_name/?name=Uploaded_File`)).status).toBe(404);
+    expect((await json(`/api/projects/${P}/event_definitions/by_name/?name=${encodeURIComponent('$pageview')}`)).body).toMatchObject({
+      name: '$pageview',
+    });
+    const none = await json<{ attr: string }>(`/api/projects/${P}/event_definitions/by_name/`);
+    expect(none.status).toBe(400);
+    expect(none.body.attr).toBe('name');
+  });
+});

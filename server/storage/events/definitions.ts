@@ -29,6 +29,7 @@ export class EventDefinitionsRepository {
     if (q.kind === 'posthog') query = query.where(sql<boolean>`substr(events.event, 1, 1) = '$'`);
     for (const term of q.terms) query = query.where(icontains(this.dialect, sql`events.event`, term));
     if (q.excluded.length) query = query.where('events.event', 'not in', q.excluded);
+    if (q.exact !== undefined) query = query.where('events.event', '=', q.exact);
     return query;
   }
 

@@ -135,6 +135,8 @@ export interface EventDefinitionFilters {
   kind: 'all' | 'custom' | 'posthog' | 'none';
   /** names left out */
   excluded: string[];
+  /** only the definition of exactly this name (`by_name`) */
+  exact?: string | undefined;
 }
 
 /** The filters, order and page of one event definitions read. */

@@ -226,6 +226,7 @@ export class ClickHouseEventsStore implements EventsStore {
     if (q.kind === 'posthog') where.push(sql`startsWith(events.event, '$')`);
     for (const term of q.terms) where.push(sql`positionCaseInsensitiveUTF8(events.event, ${term}) > 0`);
     if (q.excluded.length) where.push(sql`events.event not in (${sql.join(q.excluded)})`);
+    if (q.exact !== undefined) where.push(sql`events.event = ${q.exact}`);
     return where;
   }
 
