@@ -6032,7 +6032,7 @@ export interface components {
             before?: string;
             /** @description Only events of this name. */
             event?: string | null;
-            /** @description Property filters in the events list's form: an array of filters, or a group `{"type": "AND" | "OR", "values": [...]}`. */
+            /** @description Property filters in the events list's form: an array of filters, or a group `{"type": "AND" | "OR", "values": [...]}`. A filter `{"type": "hogql", "key": "<expression>"}` in the array (or the top `AND` group) is a HogQL condition, as in PostHog; inside an `OR` group it answers 400. */
             properties?: {
                 [key: string]: unknown;
             }[] | {

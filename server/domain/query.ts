@@ -74,6 +74,43 @@ const BEFORE_SLACK_MS = 5_000;
  * Runs the query endpoint's queries on one store. The handlers reach it through `EventsReads.query`
  * (server/domain/events-reads.ts): in a read-pool worker under the time budget, or in-process.
  */
+/**
+ * An EventsQuery's `properties` without its top-level HogQL filters (`{"type": "hogql", "key":
+ * <expression>}`, in a list or an `AND` group), and those filters' expressions. A HogQL filter
+ * inside an `OR` group or deeper answers 400: only the top level is read this way.
+ */
+export function splitHogQLFilters(properties: unknown): { filters: unknown; hogql: string[] } {
+  if (properties === undefined || properties === null) return { filters: undefined, hogql: [] };
+  const isHogQL = (f: unknown): f is { key: unknown } =>
+    typeof f === 'object' && f !== null && !Array.isArray(f) && (f as { type?: unknown }).type === 'hogql';
+  const take = (list: unknown[]): { rest: unknown[]; hogql: string[] } => {
+    const hogql: string[] = [];
+    const rest: unknown[] = [];
+    for (const f of list) {
+      if (!isHogQL(f)) rest.push(f);
+      else if (typeof f.key === 'string' && f.key.trim() !== '') hogql.push(f.key);
+      else throw validationError('A HogQL property filter needs its expression as a non-empty string "key".', 'query__properties');
+    }
+    return { rest, hogql };
+  };
+  const nested = (v: unknown): boolean => JSON.stringify(v ?? null).includes('"type":"hogql"');
+  let out: { filters: unknown; hogql: string[] };
+  if (Array.isArray(properties)) {
+    const { rest, hogql } = take(properties);
+    out = { filters: rest.length ? rest : undefined, hogql };
+  } else if (typeof properties === 'object' && (properties as { type?: unknown }).type === 'AND') {
+    const group = properties as { type: string; values?: unknown };
+    const { rest, hogql } = take(Array.isArray(group.values) ? group.values : []);
+    out = { filters: rest.length ? { ...group, values: rest } : undefined, hogql };
+  } else out = { filters: properties, hogql: [] };
+  if (nested(out.filters))
+    throw validationError(
+      'HogQL property filters are read at the top level of properties only, not inside an OR group.',
+      'query__properties',
+    );
+  return out;
+}
+
 export class QueryService {
   private readonly events: EventsStore;
   private readonly persons: PersonsRepository;
@@ -207,10 +244,10 @@ export class QueryService {
       before = new Date(now.getTime() + BEFORE_SLACK_MS).toISOString().replace('Z', '000Z');
     }
     const event = typeof query.event === 'string' && query.event !== '' ? query.event : undefined;
-    const properties =
-      query.properties !== undefined && query.properties !== null
-        ? parsePropertiesParam(JSON.stringify(query.properties), opts)
-        : undefined;
+    // `{"type": "hogql", "key": "<expression>"}` filters at the top level are HogQL conditions,
+    // as PostHog's property_to_expr reads them: they join the query's own WHERE
+    const { filters, hogql } = splitHogQLFilters(query.properties);
+    const properties = filters !== undefined ? parsePropertiesParam(JSON.stringify(filters), opts) : undefined;
     // the events filters as conditions on the events rows (the store writes them), read before the query's own WHERE
     const materialized = await this.events.materializedColumns();
     const conditions = this.events.conditions({ teamId: team.id, before, after: since, event, properties, materialized });
@@ -218,7 +255,8 @@ export class QueryService {
     // a `person` column is the event's distinct_id, then its person (PostHog's events_query_runner.py)
     const personColumns = query.select.flatMap((text, i) => (text.split('--')[0]!.trim() === 'person' ? [i] : []));
     const select = query.select.map((text, i) => (personColumns.includes(i) ? 'distinct_id' : text));
-    const parts = { select, where: query.where, orderBy: query.orderBy, limit, offset: query.offset, postHogOrder: true };
+    const where = hogql.length ? [...(query.where ?? []), ...hogql] : query.where;
+    const parts = { select, where, orderBy: query.orderBy, limit, offset: query.offset, postHogOrder: true };
     // an EventsQuery's expressions are fields of the body: an error that names none names `query`, as PostHog's attr does
     const answer = await withHogQLErrors(
       () => runEventsQuery(this.events.db, this.events.table(materialized), team.id, parts, conditions, now),

@@ -156,7 +156,8 @@ export async function compileEventsQuery(
   const columns = [...compiled.columns];
   const types = [...compiled.types];
   columns.splice(star, STAR_FIELDS.length, '*');
-  types.splice(star, STAR_FIELDS.length, 'Tuple');
+  // PostHog types the column as the tuple of its fields' ClickHouse types (events_query_runner.py)
+  types.splice(star, STAR_FIELDS.length, `Tuple(${compiled.types.slice(star, star + STAR_FIELDS.length).join(', ')})`);
   return { ...compiled, columns, types, kinds: compiled.kinds, star, hogql };
 }
 

@@ -196,6 +196,47 @@ describe('POST /api/environments/{project_id}/query/', () => {
     expect(byPerson.body.results).toEqual([[6]]); // alice 4, carol 2
   });
 
+  it('with an EventsQuery, a {"type": "hogql"} property filter is a HogQL condition (PostHog’s test_query.py), in a list or an AND group', async () => {
+    const plain = await events({
+      select: ['uuid'],
+      after: '2024-11-01T10:00:00Z',
+      before: '2024-11-05T12:00:00Z',
+      event: '$pageview',
+      properties: [{ key: '$browser', value: ['Chrome', 'Firefox'], operator: 'exact', type: 'event' }],
+    });
+    const viaHogQL = await events({
+      select: ['uuid'],
+      after: '2024-11-01T10:00:00Z',
+      before: '2024-11-05T12:00:00Z',
+      event: '$pageview',
+      properties: [{ type: 'hogql', key: "properties.$browser in ('Chrome', 'Firefox')" }],
+    });
+    expect(viaHogQL.status).toBe(200);
+    expect(viaHogQL.body.results).toEqual(plain.body.results);
+    const grouped = await events({
+      select: ['count()'],
+      properties: {
+        type: 'AND',
+        values: [
+          { type: 'hogql', key: "properties.$browser = 'Chrome'" },
+          { key: 'plan', value: 'pro', type: 'person' },
+        ],
+      },
+    });
+    expect(grouped.status).toBe(200);
+    const both = await events({
+      select: ['count()'],
+      where: ["properties.$browser = 'Chrome'"],
+      properties: [{ key: 'plan', value: 'pro', type: 'person' }],
+    });
+    expect(grouped.body.results).toEqual(both.body.results);
+    const bad = await events({ select: ['uuid'], properties: [{ type: 'hogql', key: 'properties.$browser =' }] });
+    expect(bad.status).toBe(400);
+    const nested = await events({ select: ['uuid'], properties: { type: 'OR', values: [{ type: 'hogql', key: '1 = 1' }] } });
+    expect(nested.status).toBe(400);
+    expect(nested.body).toMatchObject({ attr: 'query__properties' });
+  });
+
   it('with an EventsQuery selecting "person", answers the event’s person as PostHog’s runner does', async () => {
     const res = await events({ select: ['person', 'event', 'timestamp'], orderBy: ['timestamp ASC'], limit: 1 });
     expect(res.status).toBe(200);
@@ -207,8 +248,13 @@ describe('POST /api/environments/{project_id}/query/', () => {
   });
 
   it('with an EventsQuery selecting "*", answers each event as one object', async () => {
-    const res = await events({ select: ['*'], orderBy: ['timestamp ASC'], limit: 1 });
-    expect(res.body.columns).toEqual(['*']);
+    const res = await events({ select: ['*', 'event'], orderBy: ['timestamp ASC'], limit: 1 });
+    expect(res.body.columns).toEqual(['*', 'event']);
+    // typed as PostHog types it: the tuple of the fields' types
+    expect(res.body.types).toEqual([
+      "Tuple(UUID, String, String, DateTime64(6, 'UTC'), Int64, String, String, DateTime64(6, 'UTC'))",
+      'String',
+    ]);
     expect(res.body.results[0]![0]).toMatchObject({
       uuid: ev(1),
       event: '$pageview',
