@@ -2753,6 +2753,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environments/{project_id}/elements/stats/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Click counts of autocaptured elements
+         * @description The project's `$autocapture`, `$rageclick` and `$dead_click` events grouped by elements chain
+         *     and event name, most first (ties by chain), as PostHog's `ElementViewSet.stats` answers
+         *     (`@posthog/cli`'s `elements-stats-retrieve`, PostHog's toolbar heatmap):
+         *     `{"results": [{"count", "hash", "type", "elements"}], "next", "previous"}`. `elements` is the
+         *     chain read as the events list reads it (the clicked element first). `hash` is a stable key
+         *     of the chain (the first 16 hex digits of its SHA-256; PostHog's is ClickHouse's
+         *     `cityHash64`): use it as an opaque key.
+         *
+         *     `include` picks the event names (repeated, or one JSON array or comma list; only the three
+         *     above, else 400); `date_from` (default `-7d`, from the start of its day) and `date_to`
+         *     (default now) bound the events as the events list reads dates; `properties` filters them
+         *     (the events list's JSON); `limit` (1 to 999,999, default 50,000) and `offset` page the
+         *     groups, with `next` when a full page came back. `sampling_factor` (in (0, 1]) is accepted;
+         *     nothing is sampled here, so counts are exact.
+         */
+        get: operations["environments_elements_stats_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environments/{project_id}/persons/values/": {
         parameters: {
             query?: never;
@@ -4660,6 +4699,45 @@ export interface paths {
          *     CSV (`format=csv`) is not offered.
          */
         get: operations["persons_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/elements/stats/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Click counts of autocaptured elements
+         * @description The project's `$autocapture`, `$rageclick` and `$dead_click` events grouped by elements chain
+         *     and event name, most first (ties by chain), as PostHog's `ElementViewSet.stats` answers
+         *     (`@posthog/cli`'s `elements-stats-retrieve`, PostHog's toolbar heatmap):
+         *     `{"results": [{"count", "hash", "type", "elements"}], "next", "previous"}`. `elements` is the
+         *     chain read as the events list reads it (the clicked element first). `hash` is a stable key
+         *     of the chain (the first 16 hex digits of its SHA-256; PostHog's is ClickHouse's
+         *     `cityHash64`): use it as an opaque key.
+         *
+         *     `include` picks the event names (repeated, or one JSON array or comma list; only the three
+         *     above, else 400); `date_from` (default `-7d`, from the start of its day) and `date_to`
+         *     (default now) bound the events as the events list reads dates; `properties` filters them
+         *     (the events list's JSON); `limit` (1 to 999,999, default 50,000) and `offset` page the
+         *     groups, with `next` when a full page came back. `sampling_factor` (in (0, 1]) is accepted;
+         *     nothing is sampled here, so counts are exact.
+         */
+        get: operations["elements_stats_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7014,6 +7092,19 @@ export interface components {
             deletion_errors: {
                 person_uuid?: string;
             }[];
+        };
+        /** @description Autocaptured elements' counts (PostHog's `ElementViewSet.stats`). */
+        ElementStats: {
+            results: {
+                count: number;
+                hash: string;
+                type: string;
+                elements: components["schemas"]["ClickhouseEventElement"][];
+            }[];
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
         };
         /** @description One page of an organization's projects. */
         PaginatedProjectBackwardCompatBasicList: {
@@ -11695,6 +11786,68 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    environments_elements_stats_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The event names to count, repeated or as a JSON array or comma list.
+                 * @example [
+                 *       "$autocapture"
+                 *     ]
+                 */
+                include?: string[];
+                /**
+                 * @description The first day counted (ISO 8601, or relative such as `-7d`; default `-7d`).
+                 * @example -30d
+                 */
+                date_from?: string;
+                /**
+                 * @description The end of the range (default now).
+                 * @example 2024-11-30
+                 */
+                date_to?: string;
+                /**
+                 * @description Property filters on the events, the events list's JSON.
+                 * @example [{"key": "$current_url", "value": "pricing", "operator": "icontains"}]
+                 */
+                properties?: string;
+                /** @description At most this many groups (default 50,000). */
+                limit?: number;
+                /** @description Skip this many groups. */
+                offset?: number;
+                /** @description Accepted, in (0, 1]; nothing is sampled here. */
+                sampling_factor?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElementStats"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
     environments_persons_values_retrieve: {
         parameters: {
             query?: {
@@ -14256,6 +14409,68 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    elements_stats_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The event names to count, repeated or as a JSON array or comma list.
+                 * @example [
+                 *       "$autocapture"
+                 *     ]
+                 */
+                include?: string[];
+                /**
+                 * @description The first day counted (ISO 8601, or relative such as `-7d`; default `-7d`).
+                 * @example -30d
+                 */
+                date_from?: string;
+                /**
+                 * @description The end of the range (default now).
+                 * @example 2024-11-30
+                 */
+                date_to?: string;
+                /**
+                 * @description Property filters on the events, the events list's JSON.
+                 * @example [{"key": "$current_url", "value": "pricing", "operator": "icontains"}]
+                 */
+                properties?: string;
+                /** @description At most this many groups (default 50,000). */
+                limit?: number;
+                /** @description Skip this many groups. */
+                offset?: number;
+                /** @description Accepted, in (0, 1]; nothing is sampled here. */
+                sampling_factor?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElementStats"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     persons_values_retrieve: {

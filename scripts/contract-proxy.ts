@@ -521,6 +521,8 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
       await send('environments_persons_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
       await send('environments_persons_retrieve', 400, { path: { id: 'not-a-person' } });
       await send('environments_persons_values_retrieve', 200, { query: 'key=email' });
+      await send('environments_elements_stats_retrieve', 200, { query: 'date_from=-30d' });
+      await send('environments_elements_stats_retrieve', 400, { query: 'include=%24pageview' });
       await send('environments_persons_cohorts_retrieve', 200, { query: `person_id=${fx.personUuid}` });
       await send('environments_persons_cohorts_retrieve', 400, {});
       await send('environments_persons_cohorts_retrieve', 404, { query: 'person_id=01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' });

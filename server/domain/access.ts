@@ -39,6 +39,7 @@ export const KNOWN_SCOPES = [
   'feature_flag:write',
   'organization_member:read',
   'organization_member:write',
+  'element:read',
 ] as const;
 
 /** Who is calling and, for project-scoped operations, on which project and at which level. */

@@ -20,6 +20,7 @@ import { OrganizationsService } from './organizations.js';
 import { ProjectDetailsService } from './project-details.js';
 import { UsersService } from './users.js';
 import { PersonActionsService, type PersonWrites } from './person-actions.js';
+import { ElementStatsService } from './element-stats.js';
 import { ReadinessService, type ReachabilityCheck } from './readiness.js';
 
 /** Everything a handler, the security handler (`authentication`) and `/_readyz` (`readiness`) may use. */
@@ -37,6 +38,8 @@ export interface Services {
   persons: PersonsService;
   /** persons' property values and cohorts, property writes, bulk delete */
   personActions: PersonActionsService;
+  /** autocaptured elements' click counts (`elements/stats/`), through `events` */
+  elementStats: ElementStatsService;
   eventDefinitions: EventDefinitionsService;
   /** identity and discovery: organizations and their projects, the key's user and the key, one project or environment */
   organizations: OrganizationsService;
@@ -73,6 +76,7 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
     dashboardTiles: new DashboardTilesService(store, dashboards, events),
     persons: new PersonsService(store),
     personActions: new PersonActionsService(store, deps.personWrites),
+    elementStats: new ElementStatsService(events),
     eventDefinitions: new EventDefinitionsService(store),
     organizations,
     frontendApps: new FrontendAppsService(store, organizations),

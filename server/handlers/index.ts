@@ -7,6 +7,7 @@
 import type { operations } from '../../generated/api.js';
 import type { HandlerMap, HandlersFor, OperationId } from '../http/handler-types.js';
 import { dashboardHandlers } from './dashboards.js';
+import { elementHandlers } from './elements.js';
 import { dashboardTemplateHandlers } from './dashboard-templates.js';
 import { eventDefinitionHandlers } from './event-definitions.js';
 import { eventHandlers } from './events.js';
@@ -31,6 +32,7 @@ const environmentHandlers: HandlersFor<EnvironmentsId> = {
   ...insightHandlers,
   ...mcpToolHandlers,
   ...dashboardTemplateHandlers,
+  ...elementHandlers,
 };
 
 /** `environments_retrieve` (`/api/environments/{id}/`, one environment) is not environment-scoped: it has no projects copy. */

@@ -2,7 +2,8 @@
  * PostHog's agent tool catalogue, `@posthog/cli` 0.18.3 (npm devDependency, its install script
  * denied), run unchanged through its own `call --json` command against the test server: the tools
  * outside analytics, persons (`persons-values-retrieve`, `persons-cohorts-retrieve`,
- * `persons-property-set`, `persons-property-delete`, `persons-bulk-delete`) and identity
+ * `persons-property-set`, `persons-property-delete`, `persons-bulk-delete`), elements
+ * (`elements-stats-retrieve`) and identity
  * (`project-get`, `project-settings-update`, `org-members-list`, `user-settings-update`). Each
  * tool must succeed (exit 0) and the server must then show what it did.
  */
@@ -45,7 +46,12 @@ beforeAll(async () => {
     ['bob', { email: 'bob@hedgebox.net', plan: 'pro' }],
     ['cyd', { email: 'cyd@hedgebox.net', plan: 'free' }],
   ].map(([id, set]) => ({ event: 'signed up', distinct_id: id, properties: { $set: set } }));
-  expect((await capture(t, '/batch/', { api_key: t.boot.team.api_token, batch })).status).toBe(200);
+  const click = {
+    event: '$autocapture',
+    distinct_id: 'ada',
+    properties: { $elements_chain: 'button:nth-child="1"nth-of-type="1"text="Sign up"' },
+  };
+  expect((await capture(t, '/batch/', { api_key: t.boot.team.api_token, batch: [...batch, click, click] })).status).toBe(200);
 }, 60_000);
 
 afterAll(async () => {
@@ -85,6 +91,15 @@ describe('@posthog/cli persons tools', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatchObject({ persons_found: 1, persons_deleted: 1 });
     expect(await personOf(t, 'cyd')).toBeUndefined();
+  });
+});
+
+describe('@posthog/cli elements tool', () => {
+  it('elements-stats-retrieve counts the autocaptured clicks', async () => {
+    const r = await tool('elements-stats-retrieve', { include: ['$autocapture'] });
+    expect(r.code, r.err).toBe(0);
+    const results = r.out.results as { count: number; type: string; elements: { text: string }[] }[];
+    expect(results.map((x) => [x.type, x.count, x.elements[0]!.text])).toEqual([['$autocapture', 2, 'Sign up']]);
   });
 });
 

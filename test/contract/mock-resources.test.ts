@@ -440,6 +440,18 @@ describe('identity, discovery, persons and event definitions: the first declared
   });
 });
 
+describe('the elements stats', () => {
+  it('GET elements/stats/', async () => {
+    expect(
+      await expectStatus(
+        'environments_elements_stats_retrieve',
+        api.GET('/api/environments/{project_id}/elements/stats/', { params: { path: project } }),
+        200,
+      ),
+    ).toEqual(exampleOf('environments_elements_stats_retrieve', '200'));
+  });
+});
+
 describe('the persons tools of @posthog/cli', () => {
   it('values, cohorts, update_property, delete_property, bulk_delete', async () => {
     const id = '01934e70-0a1b-7c2d-8e3f-4a5b6c7d8e9f';
