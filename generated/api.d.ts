@@ -3008,6 +3008,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/property_definitions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List property definitions
+         * @description The event or person properties the project has (PostHog's `PropertyDefinitionViewSet`,
+         *     served under `/api/projects/{project_id}/` only, as in PostHog), derived from what the
+         *     project stores: the keys of its latest 10,000 events (or persons), each typed by its
+         *     latest value (`Numeric`, `Boolean`, `DateTime` for an ISO 8601 text, `String`; objects and
+         *     arrays: null). PostHog keeps a definitions table filled at ingestion, so it also lists
+         *     properties seen only on older events.
+         *
+         *     `type` is `event` (default) or `person` (`group` and `session` answer 400: not stored here).
+         *     Event properties PostHog never lists (`distinct_id`, `$set`, `$set_once`, `$groups`, …) are
+         *     left out. Filters: `search` (every whitespace-separated term in the name, any case),
+         *     `properties` (a comma list of exact names), `excluded_properties` (a JSON list),
+         *     `is_numerical=true`, `event_names` (a JSON list: `is_seen_on_filtered_events` then says
+         *     whether the property is on those events' latest rows; null without it) and
+         *     `filter_by_event_names=true` (only those). Order: seen on the filtered events first, then
+         *     by name. Paginated with `limit` (default 100) and `offset` in `{count, next, previous,
+         *     results}`. Each definition has a stable `id` (a UUID of the project, type and name).
+         */
+        get: operations["property_definitions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/property_definitions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A property definition's id (a UUID, as the list gives it).
+                 * @example 3b1e9a4c-2d7f-5c8e-9a1b-4f6d2e8c0a17
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a property definition
+         * @description One event or person property definition by the id the list gives it (the same derivation
+         *     as the list); 404 for an id of none.
+         */
+        get: operations["property_definitions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/event_definitions/by_name/": {
         parameters: {
             query?: never;
@@ -7105,6 +7178,26 @@ export interface components {
             next: string | null;
             /** Format: uri */
             previous: string | null;
+        };
+        /** @description A property of the project's events or persons (PostHog's `PropertyDefinitionSerializer`, non-EE). */
+        PropertyDefinition: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            is_numerical: boolean;
+            /** @enum {string|null} */
+            property_type: "String" | "Numeric" | "Boolean" | "DateTime" | null;
+            tags: string[];
+            is_seen_on_filtered_events: boolean | null;
+        };
+        /** @description One page of property definitions. */
+        PaginatedPropertyDefinitionList: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["PropertyDefinition"][];
         };
         /** @description One page of an organization's projects. */
         PaginatedProjectBackwardCompatBasicList: {
@@ -12110,6 +12203,113 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    property_definitions_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `event` (default) or `person`.
+                 * @example event
+                 */
+                type?: string;
+                /**
+                 * @description Only names containing every whitespace-separated term (any case).
+                 * @example browser
+                 */
+                search?: string;
+                /**
+                 * @description A comma list of exact names.
+                 * @example $browser,$os
+                 */
+                properties?: string;
+                /**
+                 * @description A JSON list of names to leave out.
+                 * @example ["$ip"]
+                 */
+                excluded_properties?: string;
+                /**
+                 * @description A JSON list of event names (event properties only).
+                 * @example ["$pageview"]
+                 */
+                event_names?: string;
+                /** @description With `event_names`, only the properties seen on those events. */
+                filter_by_event_names?: boolean;
+                /** @description `true`: only numeric properties. */
+                is_numerical?: boolean;
+                /**
+                 * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
+                 *     PostHog's default `LimitOffsetPagination`.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The initial index from which to return the results. Default 0. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of property definitions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPropertyDefinitionList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    property_definitions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A property definition's id (a UUID, as the list gives it).
+                 * @example 3b1e9a4c-2d7f-5c8e-9a1b-4f6d2e8c0a17
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The property definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyDefinition"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     event_definitions_by_name_retrieve: {

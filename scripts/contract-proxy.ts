@@ -574,6 +574,11 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     await send('environments_retrieve', 200, { path: { id: '@current' } });
     await send('event_definitions_list', 200, { query: 'search=page' });
     await send('event_definitions_by_name_retrieve', 200, { query: 'name=%24pageview' });
+    const defs = (await send('property_definitions_list', 200, { query: 'type=event' })).body as { results?: { id: string }[] };
+    const firstDef = defs.results?.[0];
+    if (firstDef) await send('property_definitions_retrieve', 200, { path: { id: firstDef.id } });
+    await send('property_definitions_list', 400, { query: 'type=group' });
+    await send('property_definitions_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
     await send('event_definitions_by_name_retrieve', 400, {});
     await send('event_definitions_by_name_retrieve', 404, { query: 'name=no-such-event' });
     // the SDKs' flag and survey calls: the token names the project; no flag and no survey exist

@@ -21,6 +21,7 @@ import { ProjectDetailsService } from './project-details.js';
 import { UsersService } from './users.js';
 import { PersonActionsService, type PersonWrites } from './person-actions.js';
 import { ElementStatsService } from './element-stats.js';
+import { PropertyDefinitionsService } from './property-definitions.js';
 import { ReadinessService, type ReachabilityCheck } from './readiness.js';
 
 /** Everything a handler, the security handler (`authentication`) and `/_readyz` (`readiness`) may use. */
@@ -40,6 +41,8 @@ export interface Services {
   personActions: PersonActionsService;
   /** autocaptured elements' click counts (`elements/stats/`), through `events` */
   elementStats: ElementStatsService;
+  /** the event and person property definitions, derived through `events` */
+  propertyDefinitions: PropertyDefinitionsService;
   eventDefinitions: EventDefinitionsService;
   /** identity and discovery: organizations and their projects, the key's user and the key, one project or environment */
   organizations: OrganizationsService;
@@ -77,6 +80,7 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
     persons: new PersonsService(store),
     personActions: new PersonActionsService(store, deps.personWrites),
     elementStats: new ElementStatsService(events),
+    propertyDefinitions: new PropertyDefinitionsService(events),
     eventDefinitions: new EventDefinitionsService(store),
     organizations,
     frontendApps: new FrontendAppsService(store, organizations),

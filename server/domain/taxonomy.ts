@@ -96,10 +96,11 @@ const CHANNEL_TYPES = [
 ];
 
 /** A property type as PostHog names them. */
-type PropertyType = 'String' | 'Numeric' | 'Boolean' | 'DateTime';
+/** The property types PostHog's taxonomy knows (of those envapi infers). */
+export type PropertyType = 'String' | 'Numeric' | 'Boolean' | 'DateTime';
 
 /** What a sample says of one key: how many rows hold it, its type, and its non-null values' counts. */
-interface KeyStats {
+export interface KeyStats {
   rows: number;
   type: PropertyType | null;
   values: Map<string, { value: unknown; count: number }>;
@@ -116,12 +117,12 @@ function typeOf(value: unknown): PropertyType | null {
 }
 
 /** A HogQL string literal of `text`. */
-function hogqlString(text: string): string {
+export function hogqlString(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 /** The `properties` cell of a row as an object (the store answers JSON text, or the object). */
-function propertiesOf(cell: unknown): Record<string, unknown> {
+export function propertiesOf(cell: unknown): Record<string, unknown> {
   let value = cell;
   if (typeof cell === 'string') {
     try {
@@ -137,7 +138,7 @@ function propertiesOf(cell: unknown): Record<string, unknown> {
  * Each key's stats over rows of properties, newest first: the type is its earliest (last seen
  * here) non-null value's; keys ordered by how many rows hold them, then by name.
  */
-function keyStats(rows: Record<string, unknown>[]): Map<string, KeyStats> {
+export function keyStats(rows: Record<string, unknown>[]): Map<string, KeyStats> {
   const stats = new Map<string, KeyStats>();
   for (const props of rows) {
     for (const [key, value] of Object.entries(props)) {

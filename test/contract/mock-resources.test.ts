@@ -437,6 +437,22 @@ describe('identity, discovery, persons and event definitions: the first declared
       200,
     );
     expect(one).toEqual(exampleOf('event_definitions_by_name_retrieve', '200'));
+    expect(
+      await expectStatus(
+        'property_definitions_list',
+        api.GET('/api/projects/{project_id}/property_definitions/', { params: { path: project } }),
+        200,
+      ),
+    ).toEqual(exampleOf('property_definitions_list', '200'));
+    expect(
+      await expectStatus(
+        'property_definitions_retrieve',
+        api.GET('/api/projects/{project_id}/property_definitions/{id}/', {
+          params: { path: { ...project, id: '3b1e9a4c-2d7f-5c8e-9a1b-4f6d2e8c0a17' } },
+        }),
+        200,
+      ),
+    ).toEqual(exampleOf('property_definitions_retrieve', '200'));
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * The scope matrix, driven by the contract (generated/openapi.bundle.yaml: `openapi.yaml` and its
- * generated `/api/projects/{project_id}/` copies): for every operation of it (118, the copies
+ * generated `/api/projects/{project_id}/` copies): for every operation of it (120, the copies
  * included, each with exactly one scope in its `security` but the key's own record and the
  * schema, which need none, and `read_taxonomy`, which needs two), a key lacking one of those
  * scopes answers 403 permission_denied with PostHog's "API key missing required scope '…'"; a
@@ -128,6 +128,7 @@ async function buildRequest(f: Fixture, op: SpecOperation, projectId = '1'): Pro
       else if (p.name === 'uuid' && op.path.startsWith('/api/users/')) value = '@me';
       else if (p.name === 'id' && op.path.startsWith('/api/personal_api_keys/')) value = '@current';
       else if (p.name === 'key' && op.path.includes('/feature_flags/')) value = 'new-onboarding';
+      else if (p.name === 'id' && op.path.includes('/property_definitions/')) value = EXISTING_UUID;
       else throw new Error(`the scope matrix does not know how to fill ${p.name} in ${op.path}`);
       path = path.replace(`{${p.name}}`, encodeURIComponent(value));
     } else if (p.in === 'query' && p.name === 'token') {
@@ -174,8 +175,8 @@ afterAll(async () => {
 });
 
 describe('the scope matrix', () => {
-  it("covers every operation of the contract (118: 69 hand-written in openapi.yaml, 49 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema (none) and read_taxonomy (two)", () => {
-    expect(operations).toHaveLength(118);
+  it("covers every operation of the contract (120: 71 hand-written in openapi.yaml, 49 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema (none) and read_taxonomy (two)", () => {
+    expect(operations).toHaveLength(120);
     for (const op of operations)
       expect(requiredScopes(op), op.operationId).toHaveLength(
         UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : TWO_SCOPE_OPERATIONS.includes(op.operationId) ? 2 : 1,
