@@ -41,6 +41,42 @@ interface MirroredPerson {
 /** What the relational store holds of the persons of some distinct ids: distinct id → person. */
 export type PersonsOf = Map<string, MirroredPerson>;
 
+/** One write of the mirror: its version (ReplacingMergeTree's) and its time, seconds. */
+interface MirrorWrite {
+  teamId: number;
+  version: number;
+  seconds: number;
+}
+
+/** A row of the `person` mirror table for `p`, deleted or not. */
+function personRow(p: MirroredPerson, w: MirrorWrite, deleted: boolean) {
+  return {
+    id: p.uuid,
+    created_at: clickhouseDateTime(p.createdAt),
+    team_id: w.teamId,
+    properties: p.properties,
+    is_identified: !deleted && p.isIdentified ? 1 : 0,
+    is_deleted: deleted ? 1 : 0,
+    version: w.version,
+    _timestamp: w.seconds,
+    _offset: 0,
+  };
+}
+
+/** A row of the `person_distinct_id2` mirror table: `distinctId` → person `personId`, deleted or not. */
+function distinctIdRow(distinctId: string, personId: string, w: MirrorWrite, deleted: boolean) {
+  return {
+    team_id: w.teamId,
+    distinct_id: distinctId,
+    person_id: personId,
+    is_deleted: deleted ? 1 : 0,
+    version: w.version,
+    _timestamp: w.seconds,
+    _offset: 0,
+    _partition: 0,
+  };
+}
+
 /** The columns of an events insert, in the order `insertEvents` writes them. */
 const EVENT_INSERT_COLUMNS = [
   'uuid',
@@ -156,31 +192,11 @@ export class ClickHouseEventsWriter {
    * lightweight `DELETE`, seen by every read at once).
    */
   async deletePersons(teamId: number, before: PersonsOf, events: boolean): Promise<void> {
-    const version = nextVersion();
-    const seconds = Math.floor(Date.now() / 1000);
+    const w: MirrorWrite = { teamId, version: nextVersion(), seconds: Math.floor(Date.now() / 1000) };
     const persons = new Map<string, MirroredPerson>();
     for (const p of before.values()) persons.set(p.uuid, p);
-    const personRows = [...persons.values()].map((p) => ({
-      id: p.uuid,
-      created_at: clickhouseDateTime(p.createdAt),
-      team_id: teamId,
-      properties: p.properties,
-      is_identified: 0,
-      is_deleted: 1,
-      version,
-      _timestamp: seconds,
-      _offset: 0,
-    }));
-    const distinctRows = [...before].map(([distinctId, p]) => ({
-      team_id: teamId,
-      distinct_id: distinctId,
-      person_id: p.uuid,
-      is_deleted: 1,
-      version,
-      _timestamp: seconds,
-      _offset: 0,
-      _partition: 0,
-    }));
+    const personRows = [...persons.values()].map((p) => personRow(p, w, true));
+    const distinctRows = [...before].map(([distinctId, p]) => distinctIdRow(distinctId, p.uuid, w, true));
     if (personRows.length) await this.client.insert({ table: 'person', values: personRows, format: 'JSONEachRow' });
     if (distinctRows.length) await this.client.insert({ table: 'person_distinct_id2', values: distinctRows, format: 'JSONEachRow' });
     if (events) await this.deleteEventsOf(teamId, [...before.keys()]);
@@ -228,8 +244,7 @@ export class ClickHouseEventsWriter {
    * away) as deleted.
    */
   async mirrorPersons(db: Kysely<Database>, teamId: number, before: PersonsOf, after: PersonsOf): Promise<void> {
-    const version = nextVersion();
-    const seconds = Math.floor(Date.now() / 1000);
+    const w: MirrorWrite = { teamId, version: nextVersion(), seconds: Math.floor(Date.now() / 1000) };
     const persons = new Map<string, MirroredPerson>();
     const previous = new Map<string, MirroredPerson>();
     for (const p of before.values()) previous.set(p.uuid, p);
@@ -237,50 +252,20 @@ export class ClickHouseEventsWriter {
       const was = previous.get(p.uuid);
       if (!was || was.properties !== p.properties || was.isIdentified !== p.isIdentified) persons.set(p.uuid, p);
     }
-    const personRows = [...persons.values()].map((p) => ({
-      id: p.uuid,
-      created_at: clickhouseDateTime(p.createdAt),
-      team_id: teamId,
-      properties: p.properties,
-      is_identified: p.isIdentified ? 1 : 0,
-      is_deleted: 0,
-      version,
-      _timestamp: seconds,
-      _offset: 0,
-    }));
+    const personRows = [...persons.values()].map((p) => personRow(p, w, false));
     const kept = new Set([...after.values()].map((p) => p.uuid));
     const gone = [...previous.keys()].filter((uuid) => !kept.has(uuid));
     if (gone.length) {
       const still = new Set((await db.selectFrom('persons').select('uuid').where('uuid', 'in', gone).execute()).map((r) => r.uuid));
       for (const uuid of gone) {
         if (still.has(uuid)) continue;
-        const p = previous.get(uuid)!;
-        personRows.push({
-          id: uuid,
-          created_at: clickhouseDateTime(p.createdAt),
-          team_id: teamId,
-          properties: p.properties,
-          is_identified: 0,
-          is_deleted: 1,
-          version,
-          _timestamp: seconds,
-          _offset: 0,
-        });
+        personRows.push(personRow(previous.get(uuid)!, w, true));
       }
     }
     const distinctRows = [];
     for (const [distinctId, p] of after) {
       if (before.get(distinctId)?.uuid === p.uuid) continue;
-      distinctRows.push({
-        team_id: teamId,
-        distinct_id: distinctId,
-        person_id: p.uuid,
-        is_deleted: 0,
-        version,
-        _timestamp: seconds,
-        _offset: 0,
-        _partition: 0,
-      });
+      distinctRows.push(distinctIdRow(distinctId, p.uuid, w, false));
     }
     if (personRows.length) await this.client.insert({ table: 'person', values: personRows, format: 'JSONEachRow' });
     if (distinctRows.length) await this.client.insert({ table: 'person_distinct_id2', values: distinctRows, format: 'JSONEachRow' });
