@@ -129,6 +129,7 @@ export function createApp(deps: AppDeps): express.Express {
   outsideApi.use(
     captureRouter({
       store: deps.store,
+      authentication: services.authentication,
       maxQueuedEvents: deps.capture?.maxQueuedEvents,
       onQueueChange: deps.capture?.onQueueChange,
       onServerError,

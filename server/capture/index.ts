@@ -33,8 +33,7 @@
  */
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { Store } from '../storage/db.js';
-import { AccountsRepository, TEAM_ID_BY_API_TOKEN } from '../storage/repositories/accounts.js';
-import { UnchangedStoreCache } from '../storage/unchanged-cache.js';
+import type { AuthenticationService } from '../domain/authentication.js';
 import { decodePayload } from './decode.js';
 import { CaptureError } from './errors.js';
 import {
@@ -88,6 +87,8 @@ export const LOGS_BODY_LIMIT = 10 * 1024 * 1024;
 /** What the capture router is built from. */
 export interface CaptureDeps extends QueueOptions {
   store: Store;
+  /** the app's authentication service, whose token → project cache the API's `?token=` shares */
+  authentication: AuthenticationService;
   /** called with unexpected errors (answered 500) */
   onServerError?: ((err: unknown, req: Request) => void) | undefined;
 }
@@ -105,12 +106,9 @@ const NOT_FOUND_BODY = JSON.stringify({ type: 'invalid_request', code: 'not_foun
  */
 export function captureRouter(deps: CaptureDeps): express.Router {
   const queue = new GroupCommitQueue(deps.store, deps);
-  const accounts = new AccountsRepository(deps.store.db);
   // SQLite: token → project kept while `teams` is unchanged (a query would wait behind the
   // connection's open transaction, a group commit); PostgreSQL: a pooled query each time
-  const changeCounter = deps.store.changeCounter;
-  const tokens = changeCounter ? new UnchangedStoreCache(changeCounter, TEAM_ID_BY_API_TOKEN, { max: 10_000 }) : undefined;
-  const teamIdOf = (token: string) => (tokens ? tokens.get(token, accounts, token, undefined) : accounts.findTeamIdByApiToken(token));
+  const teamIdOf = (token: string) => deps.authentication.teamIdByApiToken(token);
 
   /** A capture: POST with a body, or GET (HEAD) with `?data=`. */
   const capture =

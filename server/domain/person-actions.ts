@@ -118,6 +118,18 @@ export class PersonActionsService {
     return { success: true };
   }
 
+  /** The persons of these distinct ids, each once (several distinct ids may name one person). */
+  private async personsOfDistinctIds(teamId: number, distinctIds: string[]): Promise<PersonRecord[]> {
+    const seen = new Set<number>();
+    const persons: PersonRecord[] = [];
+    for (const person of (await this.repo.findByDistinctIds(teamId, distinctIds)).values()) {
+      if (seen.has(person.id)) continue;
+      seen.add(person.id);
+      persons.push(person);
+    }
+    return persons;
+  }
+
   /** Deletes persons by UUID or distinct id (module doc); PostHog's 400s for the lists. */
   async bulkDelete(
     team: Team,
@@ -134,7 +146,7 @@ export class PersonActionsService {
           team.id,
           ids.map((id) => normalizeUuid(id)).filter((u): u is string => u !== undefined),
         )
-      : [...new Map([...(await this.repo.findByDistinctIds(team.id, distinctIds)).values()].map((p) => [p.id, p])).values()];
+      : await this.personsOfDistinctIds(team.id, distinctIds);
     const keep = body.keep_person === true;
     const events = body.delete_events === true;
     if (found.length && (!keep || events)) await this.writer().deletePersons(team.id, found, { persons: !keep, events });

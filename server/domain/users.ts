@@ -109,7 +109,7 @@ export class UsersService {
       ...(changes.last_name !== undefined ? { last_name: changes.last_name } : {}),
       ...(changes.email !== undefined ? { email: changes.email } : {}),
     });
-    if (currentTeam !== undefined) await this.accounts.setCurrentTeamOrNone(user.id, currentTeam);
+    if (currentTeam !== undefined) await this.accounts.setCurrentTeam(user.id, currentTeam);
     const changed = await this.accounts.findUserById(user.id);
     return this.view(changed ?? user, user.id === viewer.user.id && changed ? { ...viewer, user: changed } : viewer);
   }

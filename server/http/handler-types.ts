@@ -28,9 +28,15 @@ export type OperationId = Exclude<keyof operations, CaptureOperationId>;
 export type HttpOperationId = 'schema_retrieve';
 
 type Op<K extends OperationId> = operations[K];
-// 304: a conditional GET answered from the client's copy; 404: an answer without a body where
-// PostHog's own has none (a flag's remote config)
-type SuccessStatus = 200 | 201 | 202 | 204 | 304 | 404;
+type Responses<K extends OperationId> = Op<K>['responses'];
+// the statuses an operation declares without a body
+type BodylessStatus<K extends OperationId> = {
+  [S in keyof Responses<K>]: Responses<K>[S] extends { content?: never } ? S : never;
+}[keyof Responses<K>];
+// what a handler may answer itself: a 2xx; 304, a conditional GET answered from the client's copy;
+// and 404 only where the operation declares it bodyless, as PostHog's own is (a flag's remote
+// config) — every other error is thrown as an ApiError and answered by server/http/
+type SuccessStatus<K extends OperationId> = 200 | 201 | 202 | 204 | 304 | (404 & BodylessStatus<K>);
 
 /** Path parameters of an operation (strings and numbers as the spec declares, coerced by the validator). */
 export type PathParams<K extends OperationId> = Op<K>['parameters'] extends { path: infer P } ? P : Record<string, never>;
@@ -53,8 +59,8 @@ type ReplyFor<R, S> = R extends { content: infer C }
 
 /** What a handler returns: one of its operation's declared success statuses with its body. */
 export type Reply<K extends OperationId> = {
-  [S in keyof Op<K>['responses'] & SuccessStatus]: ReplyFor<Op<K>['responses'][S], S>;
-}[keyof Op<K>['responses'] & SuccessStatus];
+  [S in keyof Responses<K> & SuccessStatus<K>]: ReplyFor<Responses<K>[S], S>;
+}[keyof Responses<K> & SuccessStatus<K>];
 
 /** Everything a handler gets: validated input, the caller, the services, and the request URL. */
 export interface HandlerContext<K extends OperationId> {

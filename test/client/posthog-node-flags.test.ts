@@ -55,21 +55,42 @@ function consoleSpies() {
   return { error: vi.spyOn(console, 'error'), warn: vi.spyOn(console, 'warn') };
 }
 
+/** The options both SDK lines take, polling every 100 ms, without retries. */
+interface SdkOptions {
+  host: string;
+  personalApiKey: string;
+  featureFlagsPollingInterval: number;
+  fetch: never;
+  fetchRetryCount: number;
+  flushAt: number;
+}
+
+/**
+ * A client of `Sdk` (posthog-node 5 or 4) for the test project with `key`, polling every 100 ms,
+ * with what it asks recorded (`seen`), its error events collected and the console watched.
+ */
+function startSdk<C extends { on(event: 'error', listener: (err: unknown) => void): unknown }>(
+  Sdk: new (apiKey: string, options: SdkOptions) => C,
+  key: string,
+) {
+  const seen: Seen[] = [];
+  const errors: unknown[] = [];
+  const logs = consoleSpies();
+  const posthog = new Sdk(t.boot.team.api_token, {
+    host: t.url,
+    personalApiKey: key,
+    featureFlagsPollingInterval: 100,
+    fetch: recordingFetch(seen) as never,
+    fetchRetryCount: 0,
+    flushAt: 1,
+  });
+  posthog.on('error', (err) => errors.push(err));
+  return { posthog, seen, errors, logs };
+}
+
 describe('posthog-node 5 (local evaluation, flags, remote config, surveys, logs)', () => {
   it('loads the empty definitions, revalidates them with If-None-Match (304), and every flag is off', async () => {
-    const key = await t.key(['feature_flag:read']);
-    const seen: Seen[] = [];
-    const errors: unknown[] = [];
-    const logs = consoleSpies();
-    const posthog = new PostHog(t.boot.team.api_token, {
-      host: t.url,
-      personalApiKey: key,
-      featureFlagsPollingInterval: 100,
-      fetch: recordingFetch(seen) as never,
-      fetchRetryCount: 0,
-      flushAt: 1,
-    });
-    posthog.on('error', (err) => errors.push(err));
+    const { posthog, seen, errors, logs } = startSdk(PostHog, await t.key(['feature_flag:read']));
     const definitions = () => seen.filter((s) => s.path.startsWith('/flags/definitions'));
     // the first load, then polls every 100 ms: wait for one answered from the client's copy
     await vi.waitFor(() => expect(definitions().some((s) => s.status === 304)).toBe(true), { timeout: 20_000, interval: 50 });
@@ -126,19 +147,7 @@ describe('posthog-node 5 (local evaluation, flags, remote config, surveys, logs)
 
 describe('posthog-node 4.11 (what @flags-sdk/posthog pins)', () => {
   it('loads the legacy local evaluation, asks /decide/?v=4 for a flag it does not know, and every flag is off', async () => {
-    const key = await t.key(['feature_flag:read']);
-    const seen: Seen[] = [];
-    const errors: unknown[] = [];
-    const logs = consoleSpies();
-    const posthog = new PostHog4(t.boot.team.api_token, {
-      host: t.url,
-      personalApiKey: key,
-      featureFlagsPollingInterval: 100,
-      fetch: recordingFetch(seen) as never,
-      fetchRetryCount: 0,
-      flushAt: 1,
-    });
-    posthog.on('error', (err) => errors.push(err));
+    const { posthog, seen, errors, logs } = startSdk(PostHog4, await t.key(['feature_flag:read']));
     const local = () => seen.filter((s) => s.path.startsWith('/api/feature_flag/local_evaluation'));
     await vi.waitFor(() => expect(local().length).toBeGreaterThanOrEqual(2), { timeout: 20_000, interval: 50 });
     expect(local()[0]).toMatchObject({

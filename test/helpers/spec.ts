@@ -135,14 +135,21 @@ export const BODYLESS_ERRORS: Readonly<Record<string, readonly string[]>> = {
   feature_flags_remote_config_retrieve: ['404'],
 };
 
-/**
- * Successes PostHog answers without a body besides 204, and so does envapi, as declared: a
- * person's `update_property` (202).
- */
-export const BODYLESS_SUCCESSES: Readonly<Record<string, readonly string[]>> = {
+/** Successes PostHog answers without a body besides 204, by hand-written operationId: a person's `update_property` (202). */
+const BODYLESS_SUCCESSES_OF: Readonly<Record<string, readonly string[]>> = {
   environments_persons_update_property_create: ['202'],
-  persons_update_property_create: ['202'],
 };
+
+/**
+ * Successes PostHog answers without a body besides 204, and so does envapi, as declared: those of
+ * `BODYLESS_SUCCESSES_OF` and of their `/api/projects/{project_id}/` copies, by operationId.
+ */
+export const BODYLESS_SUCCESSES: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  operations.flatMap((op) => {
+    const statuses = BODYLESS_SUCCESSES_OF[(environmentsTwin(op) ?? op).operationId];
+    return statuses ? [[op.operationId, statuses]] : [];
+  }),
+);
 
 /** Operations answered by server/http/ itself, not by server/handlers/ (server/http/handler-types.ts `HttpOperationId`). */
 export const HTTP_OPERATIONS: readonly string[] = ['schema_retrieve'];

@@ -160,13 +160,11 @@ export class AccountsRepository {
     return rows.map(toUser);
   }
 
-  /** Sets the user's `current_team_id`. Checks nothing: an unknown user is a no-op, and the column has no foreign key. */
-  async setCurrentTeam(userId: number, teamId: number): Promise<void> {
-    await this.db.updateTable('users').set({ current_team_id: teamId }).where('id', '=', userId).execute();
-  }
-
-  /** Sets the user's `current_team_id` to a team or to none. */
-  async setCurrentTeamOrNone(userId: number, teamId: number | null): Promise<void> {
+  /**
+   * Sets the user's `current_team_id` to a team or to none (null). Checks nothing: an unknown user
+   * is a no-op, and the column has no foreign key.
+   */
+  async setCurrentTeam(userId: number, teamId: number | null): Promise<void> {
     await this.db.updateTable('users').set({ current_team_id: teamId }).where('id', '=', userId).execute();
   }
 
