@@ -3036,9 +3036,13 @@ export interface paths {
          *     `properties` (a comma list of exact names), `excluded_properties` (a JSON list),
          *     `is_numerical=true`, `event_names` (a JSON list: `is_seen_on_filtered_events` then says
          *     whether the property is on those events' latest rows; null without it) and
-         *     `filter_by_event_names=true` (only those). Order: seen on the filtered events first, then
-         *     by name. Paginated with `limit` (default 100) and `offset` in `{count, next, previous,
-         *     results}`. Each definition has a stable `id` (a UUID of the project, type and name).
+         *     `filter_by_event_names=true` (only those); `exclude_hidden=true` leaves out the definitions
+         *     marked hidden. Order: seen on the filtered events first, then verified ones, then by name. Paginated with `limit` (default
+         *     100) and `offset` in `{count, next, previous, results}`. Each definition has a stable `id`
+         *     (a UUID of the project, type and name) and what the project said about it
+         *     (`PATCH …/property_definitions/{id}/`, PostHog's Enterprise serializer's fields):
+         *     `description`, `tags`, `verified`, `verified_at`, `verified_by`, `hidden`, `updated_at`,
+         *     `updated_by`, and a declared `property_type`, which wins over the derived one.
          */
         get: operations["property_definitions_list"];
         put?: never;
@@ -3078,7 +3082,18 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a property definition
+         * @description Changes what the project says about an event or person property (PostHog's Enterprise
+         *     `EnterprisePropertyDefinitionSerializer.update`; PostHog's open-source build serves only a
+         *     lone `property_type` and answers 402 for the rest, envapi serves all;
+         *     `@posthog/cli`'s `property-definition-update` finds the id in the list first):
+         *     `description`, `tags` (replaces the list), `property_type` (also sets `is_numerical`; null
+         *     goes back to the type derived from the values), `verified`, `hidden`, with the
+         *     verification rules of the event definitions' update. 400 for `hidden` and `verified` both
+         *     true ("A property cannot be both hidden and verified"); 404 for an id of none.
+         */
+        patch: operations["property_definitions_partial_update"];
         trace?: never;
     };
     "/api/projects/{project_id}/event_definitions/by_name/": {
@@ -3098,7 +3113,8 @@ export interface paths {
          * Retrieve an event definition by name
          * @description The definition of the event named exactly `name` (case-sensitive), in the shape of the
          *     list's rows (PostHog's `EventDefinitionViewSet.by_name`; `@posthog/cli`'s
-         *     `event-definition-update` reads it first). A name the project has no event of answers 404;
+         *     `event-definition-update` reads it first). A name the project has no event of and did not
+         *     declare answers 404;
          *     without `name` the answer is 400 (`attr` `name`).
          */
         get: operations["event_definitions_by_name_retrieve"];
@@ -3133,19 +3149,23 @@ export interface paths {
          *
          *     Each definition: `id` (a UUID that stays the same for the same name in the same project),
          *     `name`, `created_at` (the first event's timestamp), `last_seen_at` (the latest event's
-         *     timestamp), `last_updated_at` (as `created_at`: definitions are not edited here), `tags`
-         *     (empty), `is_action` (false), `action_id`, `last_calculated_at`, `created_by` (null),
-         *     `is_calculating`, `post_to_slack` (false), `volume_30_day` (events of that name in the last
-         *     30 days; PostHog's serializer dropped the field in 2025, it is kept for the clients that
-         *     read it) and `query_usage_30_day` (null: queries are not counted). PostHog records the
-         *     ingestion moments as `created_at` and `last_seen_at`; for live data they are nearly the
-         *     events' own timestamps.
+         *     timestamp), `last_updated_at` (`updated_at` once edited, else `created_at`), `is_action`
+         *     (false), `action_id`, `last_calculated_at`, `created_by` (null), `is_calculating`,
+         *     `volume_30_day` (events of that name in the last 30 days; PostHog's serializer dropped the
+         *     field in 2025, it is kept for the clients that read it) and `query_usage_30_day` (null:
+         *     queries are not counted); and, as PostHog's Enterprise serializer, what the project said
+         *     about it (`PATCH …/event_definitions/{id}/`): `owner`, `description`, `tags`, `verified`,
+         *     `verified_at`, `verified_by`, `hidden`, `updated_at`, `updated_by`, `post_to_slack`,
+         *     `default_columns`. Names declared with `POST` before any event of them are listed too,
+         *     `last_seen_at` null, after every seen name in any order. PostHog records the ingestion
+         *     moments as `created_at` and `last_seen_at`; for live data they are nearly the events' own
+         *     timestamps.
          *
          *     **Filters**: `search` (every whitespace-separated term is in the name, any case: PostHog's
          *     `term_search_filter_sql`), `event_type` (`event`, the default, and `all`: every name;
          *     `event_custom`: names not starting with `$`; `event_posthog`: names starting with `$`;
          *     `action_event`: actions, of which this server has none), `excluded_properties` (a JSON
-         *     array of names to leave out) and `exclude_hidden` (accepted; no definition is hidden here).
+         *     array of names to leave out) and `exclude_hidden` (leave out the definitions marked hidden).
          *
          *     **Order**: `ordering` (repeatable) among `name`, `last_seen_at`, `last_seen_at::date`, each
          *     optionally prefixed by `-` for descending; default PostHog's: the UTC date of
@@ -3157,11 +3177,68 @@ export interface paths {
          */
         get: operations["event_definitions_list"];
         put?: never;
-        post?: never;
+        /**
+         * Declare an event definition
+         * @description Declares an event name before any event of it is stored, with its description, tags,
+         *     verification, `hidden`, `owner`, `post_to_slack` and `default_columns` (PostHog's create,
+         *     ee/api/ee_event_definition.py; `@posthog/cli`'s `event-definition-create`). The name is
+         *     listed from then on (`last_seen_at` null until an event of it arrives) and its definition
+         *     keeps what was said. `verified: true` records the caller and the time as `verified_by` /
+         *     `verified_at`. 400 for a name the project has seen or declared already ("Event definition
+         *     with name 'x' already exists", attr `name`), for `hidden` and `verified` both true ("An event
+         *     cannot be both hidden and verified") and for an `owner` who is not a member of the project's
+         *     organization (`does_not_exist`, attr `owner`).
+         */
+        post: operations["event_definitions_create"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{project_id}/event_definitions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description An event definition's id (a UUID, as the list gives it).
+                 * @example 0192f1a4-5b7c-5d2e-9f31-6a8b4c2d1e0f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event definition
+         * @description One event definition by the id the list gives it, in the list's shape; 404 for an id of
+         *     none.
+         */
+        get: operations["event_definitions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update an event definition
+         * @description Changes what the project says about an event name, seen or declared (PostHog's Enterprise
+         *     `EnterpriseEventDefinitionSerializer.update`; PostHog's open-source build answers 402 here,
+         *     envapi serves it; `@posthog/cli`'s `event-definition-update` sends it after `by_name/`):
+         *     `description`, `tags` (replaces the list), `verified`, `hidden`, `owner`, `post_to_slack`,
+         *     `default_columns`; the name cannot change. `verified: true` records the caller and the
+         *     time unless it was verified already, and un-hides; `verified: false` clears them; `hidden:
+         *     true` un-verifies. Every edit records the caller and the time as `updated_by` /
+         *     `updated_at`. 400 for `hidden` and `verified` both true ("An event cannot be both hidden and
+         *     verified") or an `owner` outside the organization; 404 for an id of none (PostHog answers
+         *     500).
+         */
+        patch: operations["event_definitions_partial_update"];
         trace?: never;
     };
     "/api/projects/{project_id}/pipeline_destination_configs/": {
@@ -7179,16 +7256,46 @@ export interface components {
             /** Format: uri */
             previous: string | null;
         };
-        /** @description A property of the project's events or persons (PostHog's `PropertyDefinitionSerializer`, non-EE). */
+        /**
+         * @description A property of the project's events or persons, with PostHog's Enterprise serializer's fields
+         *     (ee/api/ee_property_definition.py): `name`, `is_numerical` and `property_type` derived from
+         *     the stored values unless the project declared the type, the rest as the project set them.
+         */
         PropertyDefinition: {
             /** Format: uuid */
             id: string;
             name: string;
             is_numerical: boolean;
             /** @enum {string|null} */
-            property_type: "String" | "Numeric" | "Boolean" | "DateTime" | null;
+            property_type: "String" | "Numeric" | "Boolean" | "DateTime" | "Duration" | null;
+            /** @description What the project says the property means (empty when nothing was said). */
+            description: string;
             tags: string[];
+            verified: boolean;
+            /** Format: date-time */
+            verified_at: string | null;
+            verified_by: components["schemas"]["UserBasic"] | null;
+            hidden: boolean;
+            /**
+             * Format: date-time
+             * @description When the definition was last edited; null when it never was.
+             */
+            updated_at: string | null;
+            updated_by: components["schemas"]["UserBasic"] | null;
             is_seen_on_filtered_events: boolean | null;
+        };
+        /** @description Body of a property definition's partial update (ee/api/ee_property_definition.py); every field is optional. Unknown fields are ignored. */
+        PatchedPropertyDefinition: {
+            description?: string | null;
+            /** @description The tags (replaces the list; each kept once). */
+            tags?: string[];
+            /**
+             * @description The declared type (it also sets `is_numerical`); null goes back to the derived one.
+             * @enum {string|null}
+             */
+            property_type?: "String" | "Numeric" | "Boolean" | "DateTime" | "Duration" | null;
+            verified?: boolean;
+            hidden?: boolean;
         };
         /** @description One page of property definitions. */
         PaginatedPropertyDefinitionList: {
@@ -7541,7 +7648,11 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["SerializedPerson"][];
         };
-        /** @description An event name the project has seen (posthog/api/event_definition.py `EventDefinitionSerializer`), derived from its events. */
+        /**
+         * @description An event name of the project: seen in its events, or declared (`POST …/event_definitions/`).
+         *     PostHog's Enterprise serializer's fields (ee/api/ee_event_definition.py): the derived ones
+         *     from the events, the rest as the project set them.
+         */
         EventDefinition: {
             /**
              * Format: uuid
@@ -7549,22 +7660,36 @@ export interface components {
              */
             id: string;
             name: string;
+            owner: components["schemas"]["UserBasic"] | null;
+            /** @description What the project says the event means (empty when nothing was said). */
+            description: string;
+            tags: string[];
+            verified: boolean;
+            /** Format: date-time */
+            verified_at: string | null;
+            verified_by: components["schemas"]["UserBasic"] | null;
+            hidden: boolean;
             /**
              * Format: date-time
-             * @description The first event's timestamp.
+             * @description When the definition was last edited; null when it never was.
+             */
+            updated_at: string | null;
+            updated_by: components["schemas"]["UserBasic"] | null;
+            /**
+             * Format: date-time
+             * @description The first event's timestamp; for a name declared before any event, when it was declared.
              */
             created_at: string | null;
             /**
              * Format: date-time
-             * @description The latest event's timestamp.
+             * @description The latest event's timestamp; null before any event.
              */
             last_seen_at: string | null;
             /**
              * Format: date-time
-             * @description As `created_at` (definitions are not edited here).
+             * @description `updated_at` when the definition was edited, else `created_at`.
              */
             last_updated_at: string | null;
-            tags: string[];
             is_action: boolean;
             action_id: number | null;
             is_calculating: boolean;
@@ -7572,11 +7697,34 @@ export interface components {
             last_calculated_at: string | null;
             created_by: components["schemas"]["UserBasic"] | null;
             post_to_slack: boolean;
+            default_columns: string[];
             /** @description Events of this name in the last 30 days. */
             volume_30_day: number | null;
             /** @description Always null (queries are not counted). */
             query_usage_30_day: number | null;
         };
+        /** @description What a create or an update of an event definition writes (ee/api/ee_event_definition.py). Unknown fields are ignored. */
+        EventDefinitionWriteFields: {
+            /** @description The event name (the create's; an update ignores it, as PostHog's read-only field). */
+            name?: string;
+            description?: string | null;
+            /** @description The tags (replaces the list; each kept once). */
+            tags?: string[];
+            /** @description `true` records who verified and when (unless verified already) and un-hides; `false` clears them. */
+            verified?: boolean;
+            /** @description `true` hides the definition (`exclude_hidden` lists leave it out) and un-verifies it. */
+            hidden?: boolean;
+            /** @description The id of a member of the project's organization, or null. */
+            owner?: number | null;
+            post_to_slack?: boolean;
+            default_columns?: string[];
+        };
+        /** @description Body of an event definition's create; `name` is required. */
+        EventDefinitionCreate: components["schemas"]["EventDefinitionWriteFields"] & {
+            name: string;
+        };
+        /** @description Body of an event definition's partial update; every field is optional (`name` cannot change). */
+        PatchedEventDefinition: components["schemas"]["EventDefinitionWriteFields"];
         /** @description A page of event definitions. */
         PaginatedEventDefinitionList: {
             /** @description Number of matching definitions in all pages. */
@@ -12237,6 +12385,8 @@ export interface operations {
                 filter_by_event_names?: boolean;
                 /** @description `true`: only numeric properties. */
                 is_numerical?: boolean;
+                /** @description `true`: leave out the definitions marked hidden. */
+                exclude_hidden?: boolean;
                 /**
                  * @description Number of results to return per page. Default 100; no upper cap beyond 2,147,483,647, as
                  *     PostHog's default `LimitOffsetPagination`.
@@ -12312,6 +12462,48 @@ export interface operations {
             504: components["responses"]["QueryTimeout"];
         };
     };
+    property_definitions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description A property definition's id (a UUID, as the list gives it).
+                 * @example 3b1e9a4c-2d7f-5c8e-9a1b-4f6d2e8c0a17
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedPropertyDefinition"];
+            };
+        };
+        responses: {
+            /** @description The definition as edited. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PropertyDefinition"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
     event_definitions_by_name_retrieve: {
         parameters: {
             query?: {
@@ -12365,7 +12557,7 @@ export interface operations {
                  * @example ["$feature_flag_called"]
                  */
                 excluded_properties?: string;
-                /** @description Leave out hidden definitions (an Enterprise feature in PostHog). Accepted; no definition is hidden here. */
+                /** @description Leave out the definitions marked hidden (an Enterprise feature in PostHog). */
                 exclude_hidden?: boolean;
                 /**
                  * @description Sort keys, repeatable (`?ordering=-last_seen_at&ordering=name`), each optionally prefixed with `-` for descending.
@@ -12412,6 +12604,119 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventDefinitionCreate"];
+            };
+        };
+        responses: {
+            /** @description The definition declared. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description An event definition's id (a UUID, as the list gives it).
+                 * @example 0192f1a4-5b7c-5d2e-9f31-6a8b4c2d1e0f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event definition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["Throttled"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    event_definitions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project: its numeric id (see `GET /api/projects/`), or `@current` for the key owner's
+                 *     current project. Any other value, and an id of no project, answer 404 `Project not found.`
+                 */
+                project_id: components["parameters"]["ProjectId"];
+                /**
+                 * @description An event definition's id (a UUID, as the list gives it).
+                 * @example 0192f1a4-5b7c-5d2e-9f31-6a8b4c2d1e0f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchedEventDefinition"];
+            };
+        };
+        responses: {
+            /** @description The definition as edited. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDefinition"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];

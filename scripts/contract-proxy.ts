@@ -581,6 +581,24 @@ export async function runContract(opts: ContractOptions = {}): Promise<ContractR
     await send('property_definitions_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
     await send('event_definitions_by_name_retrieve', 400, {});
     await send('event_definitions_by_name_retrieve', 404, { query: 'name=no-such-event' });
+    const declared = (await send('event_definitions_create', 201, { body: { name: 'proxy_declared', tags: ['proxy'] } })).body as {
+      id?: string;
+    };
+    await send('event_definitions_create', 400, { body: { name: 'proxy_declared' } });
+    if (declared.id) {
+      await send('event_definitions_retrieve', 200, { path: { id: declared.id } });
+      await send('event_definitions_partial_update', 200, { path: { id: declared.id }, body: { verified: true } });
+      await send('event_definitions_partial_update', 400, { path: { id: declared.id }, body: { verified: true, hidden: true } });
+    }
+    await send('event_definitions_retrieve', 404, { path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' } });
+    if (firstDef) {
+      await send('property_definitions_partial_update', 200, { path: { id: firstDef.id }, body: { description: 'proxy' } });
+      await send('property_definitions_partial_update', 400, { path: { id: firstDef.id }, body: { property_type: 'Text' } });
+    }
+    await send('property_definitions_partial_update', 404, {
+      path: { id: '01934e8a-4b7e-7c21-8e5f-3a9b1c2d4e6f' },
+      body: { hidden: true },
+    });
     // the SDKs' flag and survey calls: the token names the project; no flag and no survey exist
     await send('flags_definitions_retrieve', 200, { query: `token=${fx.projectToken}&send_cohorts` });
     await send('flags_definitions_retrieve', 400, {});

@@ -52,6 +52,7 @@ export const CLICKHOUSE_SUITES = [
   'test/server/person-actions.test.ts',
   'test/server/element-stats.test.ts',
   'test/server/property-definitions.test.ts',
+  'test/server/definition-writes.test.ts',
   'test/server/sdk-endpoints.test.ts',
   'test/hogql/',
   'test/insights/',

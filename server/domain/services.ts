@@ -80,7 +80,7 @@ export function createServices(store: Store, deps: ServiceDeps = {}): Services {
     persons: new PersonsService(store),
     personActions: new PersonActionsService(store, deps.personWrites),
     elementStats: new ElementStatsService(events),
-    propertyDefinitions: new PropertyDefinitionsService(events),
+    propertyDefinitions: new PropertyDefinitionsService(events, store),
     eventDefinitions: new EventDefinitionsService(store),
     organizations,
     frontendApps: new FrontendAppsService(store, organizations),

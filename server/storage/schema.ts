@@ -288,6 +288,54 @@ export interface ExplicitTeamMembershipTable {
   updated_at: TimestampColumn;
 }
 
+/**
+ * What a project says about one event name (ee/models/event_definition.py
+ * `EnterpriseEventDefinition`; migration 0016). `id` is the derived definition id.
+ */
+export interface EventDefinitionTable {
+  id: string;
+  team_id: number;
+  name: string;
+  /** created through the API: listed even before an event of that name is stored */
+  declared: BoolColumn;
+  description: Generated<string>;
+  /** JSON array of tag names, or null for none */
+  tags: JsonColumn | null;
+  owner_id: number | null;
+  verified: Generated<BoolColumn>;
+  verified_at: TimestampColumn | null;
+  verified_by_id: number | null;
+  hidden: Generated<BoolColumn>;
+  post_to_slack: Generated<BoolColumn>;
+  /** JSON array of column names, or null for none */
+  default_columns: JsonColumn | null;
+  created_at: TimestampColumn;
+  updated_at: TimestampColumn;
+  updated_by_id: number | null;
+}
+
+/**
+ * What a project says about one event or person property (ee/models/property_definition.py
+ * `EnterprisePropertyDefinition`; migration 0016). `id` is the derived definition id.
+ */
+export interface PropertyDefinitionTable {
+  id: string;
+  team_id: number;
+  /** PostHog's `PropertyDefinition.Type`: 1 event, 2 person */
+  type: number;
+  name: string;
+  description: Generated<string>;
+  tags: JsonColumn | null;
+  /** the declared type (`String`, `Numeric`, `Boolean`, `DateTime`, `Duration`), null: as derived */
+  property_type: string | null;
+  verified: Generated<BoolColumn>;
+  verified_at: TimestampColumn | null;
+  verified_by_id: number | null;
+  hidden: Generated<BoolColumn>;
+  updated_at: TimestampColumn;
+  updated_by_id: number | null;
+}
+
 /** A dashboard (posthog/models/dashboard.py `Dashboard`). */
 export interface DashboardTable {
   id: Generated<number>;
@@ -377,4 +425,6 @@ export interface Database {
   texts: TextTable;
   dashboard_tiles: DashboardTileTable;
   materialized_columns: MaterializedColumnTable;
+  event_definitions: EventDefinitionTable;
+  property_definitions: PropertyDefinitionTable;
 }

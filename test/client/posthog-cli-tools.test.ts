@@ -3,7 +3,8 @@
  * denied), run unchanged through its own `call --json` command against the test server: the tools
  * outside analytics, persons (`persons-values-retrieve`, `persons-cohorts-retrieve`,
  * `persons-property-set`, `persons-property-delete`, `persons-bulk-delete`), elements
- * (`elements-stats-retrieve`) and identity
+ * (`elements-stats-retrieve`), taxonomy (`event-definition-create`, `event-definition-update`,
+ * `property-definition-update`) and identity
  * (`project-get`, `project-settings-update`, `org-members-list`, `user-settings-update`). Each
  * tool must succeed (exit 0) and the server must then show what it did.
  */
@@ -100,6 +101,34 @@ describe('@posthog/cli elements tool', () => {
     expect(r.code, r.err).toBe(0);
     const results = r.out.results as { count: number; type: string; elements: { text: string }[] }[];
     expect(results.map((x) => [x.type, x.count, x.elements[0]!.text])).toEqual([['$autocapture', 2, 'Sign up']]);
+  });
+});
+
+describe('@posthog/cli taxonomy tools', () => {
+  it('event-definition-create, then event-definition-update through by_name/', async () => {
+    const created = await tool('event-definition-create', {
+      eventName: 'checkout_started',
+      data: { description: 'A visitor opened the checkout.', tags: ['revenue'] },
+    });
+    expect(created.code, created.err).toBe(0);
+    expect(created.out).toMatchObject({ name: 'checkout_started', description: 'A visitor opened the checkout.', tags: ['revenue'] });
+    const updated = await tool('event-definition-update', { eventName: 'signed up', data: { description: 'Signed up.', verified: true } });
+    expect(updated.code, updated.err).toBe(0);
+    const def = (await t.json(`/api/projects/${P}/event_definitions/by_name/?name=signed%20up`)) as Record<string, unknown>;
+    expect(def).toMatchObject({ description: 'Signed up.', verified: true, verified_by: { id: t.boot.user.id } });
+    const listed = (await t.json(`/api/projects/${P}/event_definitions/?search=checkout`)) as { results: { name: string }[] };
+    expect(listed.results.map((d) => d.name)).toEqual(['checkout_started']);
+  });
+
+  it('property-definition-update finds the person property in the list and edits it', async () => {
+    const r = await tool('property-definition-update', {
+      propertyName: 'plan',
+      type: 'person',
+      data: { description: 'The billing plan.', tags: ['billing'], hidden: false },
+    });
+    expect(r.code, r.err).toBe(0);
+    const page = (await t.json(`/api/projects/${P}/property_definitions/?type=person&properties=plan`)) as { results: unknown[] };
+    expect(page.results).toEqual([expect.objectContaining({ name: 'plan', description: 'The billing plan.', tags: ['billing'] })]);
   });
 });
 

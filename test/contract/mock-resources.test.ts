@@ -453,6 +453,38 @@ describe('identity, discovery, persons and event definitions: the first declared
         200,
       ),
     ).toEqual(exampleOf('property_definitions_retrieve', '200'));
+    const definition = { ...project, id: '0192f1a4-5b7c-5d2e-9f31-6a8b4c2d1e0f' };
+    expect(
+      await expectStatus(
+        'event_definitions_create',
+        api.POST('/api/projects/{project_id}/event_definitions/', { params: { path: project }, body: { name: 'checkout_started' } }),
+        201,
+      ),
+    ).toEqual(exampleOf('event_definitions_create', '201'));
+    expect(
+      await expectStatus(
+        'event_definitions_retrieve',
+        api.GET('/api/projects/{project_id}/event_definitions/{id}/', { params: { path: definition } }),
+        200,
+      ),
+    ).toEqual(exampleOf('event_definitions_retrieve', '200'));
+    expect(
+      await expectStatus(
+        'event_definitions_partial_update',
+        api.PATCH('/api/projects/{project_id}/event_definitions/{id}/', { params: { path: definition }, body: { verified: true } }),
+        200,
+      ),
+    ).toEqual(exampleOf('event_definitions_partial_update', '200'));
+    expect(
+      await expectStatus(
+        'property_definitions_partial_update',
+        api.PATCH('/api/projects/{project_id}/property_definitions/{id}/', {
+          params: { path: { ...project, id: '3b1e9a4c-2d7f-5c8e-9a1b-4f6d2e8c0a17' } },
+          body: { description: "The customer's plan." },
+        }),
+        200,
+      ),
+    ).toEqual(exampleOf('property_definitions_partial_update', '200'));
   });
 });
 

@@ -91,6 +91,16 @@ describe('GET /api/projects/{project_id}/event_definitions/', () => {
         post_to_slack: false,
         volume_30_day: volume[d.name],
         query_usage_30_day: null,
+        // nothing said about it yet (test/server/definition-writes.test.ts)
+        owner: null,
+        description: '',
+        verified: false,
+        verified_at: null,
+        verified_by: null,
+        hidden: false,
+        updated_at: null,
+        updated_by: null,
+        default_columns: [],
       });
       expect(d.id).toMatch(UUID);
     }

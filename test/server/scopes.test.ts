@@ -101,6 +101,9 @@ const BODIES: Record<string, (f: Fixture) => unknown> = {
   environments_persons_update_property_create: () => ({ key: 'scope_matrix', value: 1 }),
   environments_persons_delete_property_create: () => ({ $unset: 'scope_matrix' }),
   environments_persons_bulk_delete_create: () => ({ distinct_ids: ['nobody-of-the-scope-matrix'] }),
+  event_definitions_create: () => ({ name: `scope_matrix_${Math.random().toString(36).slice(2)}` }),
+  event_definitions_partial_update: () => ({ description: 'changed by the scope matrix' }),
+  property_definitions_partial_update: () => ({ description: 'changed by the scope matrix' }),
 };
 
 /** A request for an operation: its path with parameters filled, the method and the body. */
@@ -128,7 +131,7 @@ async function buildRequest(f: Fixture, op: SpecOperation, projectId = '1'): Pro
       else if (p.name === 'uuid' && op.path.startsWith('/api/users/')) value = '@me';
       else if (p.name === 'id' && op.path.startsWith('/api/personal_api_keys/')) value = '@current';
       else if (p.name === 'key' && op.path.includes('/feature_flags/')) value = 'new-onboarding';
-      else if (p.name === 'id' && op.path.includes('/property_definitions/')) value = EXISTING_UUID;
+      else if (p.name === 'id' && /\/(property|event)_definitions\//.test(op.path)) value = EXISTING_UUID;
       else throw new Error(`the scope matrix does not know how to fill ${p.name} in ${op.path}`);
       path = path.replace(`{${p.name}}`, encodeURIComponent(value));
     } else if (p.in === 'query' && p.name === 'token') {
@@ -176,7 +179,7 @@ afterAll(async () => {
 
 describe('the scope matrix', () => {
   it("covers every operation of the contract (120: 71 hand-written in openapi.yaml, 49 /api/projects/ copies), each with exactly one required scope but the key's own record and the schema (none) and read_taxonomy (two)", () => {
-    expect(operations).toHaveLength(120);
+    expect(operations).toHaveLength(124);
     for (const op of operations)
       expect(requiredScopes(op), op.operationId).toHaveLength(
         UNSCOPED_OPERATIONS.includes(op.operationId) ? 0 : TWO_SCOPE_OPERATIONS.includes(op.operationId) ? 2 : 1,

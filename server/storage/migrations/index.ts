@@ -18,6 +18,7 @@ import { migration0012 } from './0012_event_uuid_bytes.js';
 import { migration0013 } from './0013_event_times_integer.js';
 import { migration0014 } from './0014_team_ingested_event.js';
 import { migration0015 } from './0015_insight_fields.js';
+import { migration0016 } from './0016_taxonomy_definitions.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013_event_times_integer': migration0013,
   '0014_team_ingested_event': migration0014,
   '0015_insight_fields': migration0015,
+  '0016_taxonomy_definitions': migration0016,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */
