@@ -828,11 +828,18 @@ export interface paths {
          *     any other unknown field are ignored.
          *
          *     Everything happens in one transaction: on any error no dashboard, insight or text is left
-         *     behind. An invalid template answers 400 `validation_error` naming the first problem, with
-         *     `attr` the path to the field joined with `__` (e.g. `template__tiles__0__type`) — PostHog
-         *     answers jsonschema's long message with `attr` null, and 500 when `template` or a tile's
-         *     `type` is missing. PostHog skips tiles of an unknown `type` with a log line; this server
-         *     answers 400 instead.
+         *     behind. A template that fails PostHog's template JSON schema
+         *     (dashboard_template_schema.json) answers as PostHog's template parser does: 400
+         *     `invalid_input`, `attr` null, and as `detail` python-jsonschema's text of its best error
+         *     (the message, `Failed validating '<keyword>' in schema[…]:` with the sub-schema
+         *     pretty-printed as Python prints it, and `On instance[…]:` with the failing value), e.g.
+         *     `'template_name' is a required property` first. The schema is PostHog's with what this
+         *     server needs beyond it, which the message shows: a tile's `type` is required and one of
+         *     `INSIGHT`, `TEXT` (PostHog skips other tiles with a log line and answers 500 for a tile
+         *     without one), names and colors hold at most 400 characters and a text 4,000, a tile's
+         *     `query` and `layouts` are objects, and `id` may also be an integer. A body without
+         *     `template` answers 400 `required`, attr `template` (PostHog: 500 or "Request body must be
+         *     a JSON object with a 'template' key").
          *
          *     PostHog refuses personal API keys on this action (403 "This action does not support
          *     Personal API Key access"); this server accepts keys with the `dashboard:write` scope.
@@ -4041,11 +4048,18 @@ export interface paths {
          *     any other unknown field are ignored.
          *
          *     Everything happens in one transaction: on any error no dashboard, insight or text is left
-         *     behind. An invalid template answers 400 `validation_error` naming the first problem, with
-         *     `attr` the path to the field joined with `__` (e.g. `template__tiles__0__type`) — PostHog
-         *     answers jsonschema's long message with `attr` null, and 500 when `template` or a tile's
-         *     `type` is missing. PostHog skips tiles of an unknown `type` with a log line; this server
-         *     answers 400 instead.
+         *     behind. A template that fails PostHog's template JSON schema
+         *     (dashboard_template_schema.json) answers as PostHog's template parser does: 400
+         *     `invalid_input`, `attr` null, and as `detail` python-jsonschema's text of its best error
+         *     (the message, `Failed validating '<keyword>' in schema[…]:` with the sub-schema
+         *     pretty-printed as Python prints it, and `On instance[…]:` with the failing value), e.g.
+         *     `'template_name' is a required property` first. The schema is PostHog's with what this
+         *     server needs beyond it, which the message shows: a tile's `type` is required and one of
+         *     `INSIGHT`, `TEXT` (PostHog skips other tiles with a log line and answers 500 for a tile
+         *     without one), names and colors hold at most 400 characters and a text 4,000, a tile's
+         *     `query` and `layouts` are objects, and `id` may also be an integer. A body without
+         *     `template` answers 400 `required`, attr `template` (PostHog: 500 or "Request body must be
+         *     a JSON object with a 'template' key").
          *
          *     PostHog refuses personal API keys on this action (403 "This action does not support
          *     Personal API Key access"); this server accepts keys with the `dashboard:write` scope.
@@ -5812,7 +5826,12 @@ export interface components {
         };
         /** @description Body of `create_from_template_json`. Unknown fields (e.g. PostHog's `creation_context`) are ignored. */
         DashboardCreateFromTemplateJSONRequest: {
-            template: components["schemas"]["DashboardTemplate"];
+            /**
+             * @description The dashboard template, in the shape of the schema `DashboardTemplate`. Any JSON value is
+             *     accepted here and checked by the server against PostHog's template JSON schema, whose
+             *     errors it answers as PostHog does (the operation's description).
+             */
+            template: unknown;
             /** @description The dashboard's name instead of the template's `template_name`. */
             name?: string;
             /** @description The dashboard's description instead of the template's `dashboard_description`. */
@@ -5823,31 +5842,6 @@ export interface components {
             tags?: string[];
             /** @description Who may edit the dashboard. Default 21 (everyone in the project). */
             restriction_level?: components["schemas"]["DashboardRestrictionLevelEnum"];
-        };
-        /** @description A dashboard template in PostHog's JSON form (PostHog's `dashboard_template_schema.json`). Unknown fields are ignored. */
-        DashboardTemplate: {
-            /** @description The id of the dashboard template (not used), a string (PostHog's template uuid) or an integer. */
-            id?: string | number;
-            /** @description The name of the dashboard template; becomes the dashboard's name. */
-            template_name: string;
-            /** @description The team this dashboard template belongs to (not used). */
-            team_id?: number | null;
-            /** @description When the dashboard template was created (not used). */
-            created_at?: string;
-            /** @description The image of the dashboard template (not used). */
-            image_url?: string | null;
-            /** @description The description of the dashboard template; becomes the dashboard's description. */
-            dashboard_description: string;
-            /** @description The filters of the dashboard template; become the dashboard's `filters`. */
-            dashboard_filters: {
-                [key: string]: unknown;
-            };
-            /** @description The tiles of the dashboard template, created in this order. */
-            tiles: components["schemas"]["DashboardTemplateTile"][];
-            /** @description The variables of the dashboard template (not used). */
-            variables?: components["schemas"]["DashboardTemplateVariable"][] | null;
-            /** @description The tags of the dashboard template; become the dashboard's tags. */
-            tags?: string[];
         };
         /** @description A tile of a dashboard template. `INSIGHT` tiles use `name`, `description` and `query`; `TEXT` tiles use `body`; both use `layouts` and `color`. Unknown fields (e.g. a legacy `filters`) are ignored. */
         DashboardTemplateTile: {

@@ -34,11 +34,12 @@ import {
   required,
 } from '../helpers/errors.js';
 import { refuseInserts } from '../helpers/store.js';
+import type { DashboardTemplate } from '../../server/domain/template-schema.js';
 
 type Dashboard = components['schemas']['Dashboard'];
 type DashboardTile = components['schemas']['DashboardTile'];
 type TemplateRequest = components['schemas']['DashboardCreateFromTemplateJSONRequest'];
-type Template = components['schemas']['DashboardTemplate'];
+type Template = DashboardTemplate;
 type TemplateTile = components['schemas']['DashboardTemplateTile'];
 
 type DashboardPage = components['schemas']['PaginatedDashboardBasicList'];
@@ -111,6 +112,26 @@ function expectInvalid(a: Answer<unknown>, attr: string | null): ErrorBody {
   expect(a.error?.detail).toEqual(expect.any(String));
   expect(Object.keys(a.error ?? {}).sort()).toEqual(['attr', 'code', 'detail', 'type']);
   return a.error as ErrorBody;
+}
+
+/**
+ * Expects PostHog's answer for a template that fails its schema: 400 `invalid_input`, attr null,
+ * `detail` python-jsonschema's text: `message` (any when undefined), the keyword and the schema's
+ * place, then the instance's place. Returns the detail.
+ */
+function expectSchemaError(a: Answer<unknown>, message: string | undefined, keyword: string, schemaAt: string, instanceAt: string): string {
+  expect({ status: a.status, type: a.error?.type, code: a.error?.code, attr: a.error?.attr }).toEqual({
+    status: 400,
+    type: 'validation_error',
+    code: 'invalid_input',
+    attr: null,
+  });
+  const detail = a.error!.detail;
+  const [first, blank, failed] = detail.split('\n');
+  if (message !== undefined) expect(first).toBe(message);
+  expect([blank, failed]).toEqual(['', `Failed validating '${keyword}' in ${schemaAt}:`]);
+  expect(detail).toContain(`\n\nOn ${instanceAt}:\n    `);
+  return detail;
 }
 
 const api = (key?: string): EnvApiClient => (key ? t.clientFor(key) : t.client);
@@ -677,9 +698,19 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     }
   });
 
-  it('a template id that is neither a string nor an integer (1.5, an object) answers 400 with attr template__id', async () => {
-    for (const id of [1.5, { uuid: 'x' }, true]) {
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: { ...template(), id } })), 'template__id');
+  it('a template id that is neither a string nor an integer (1.5, an object, true) answers 400: not of type', async () => {
+    for (const [id, text] of [
+      [1.5, '1.5'],
+      [{ uuid: 'x' }, "{'uuid': 'x'}"],
+      [true, 'True'],
+    ] as const) {
+      expectSchemaError(
+        await createsNothing(() => fromTemplateRaw({ template: { ...template(), id } })),
+        `${text} is not of type 'string', 'integer'`,
+        'type',
+        "schema['properties']['id']",
+        "instance['id']",
+      );
     }
   });
 
@@ -721,7 +752,7 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
     });
   });
 
-  describe('an invalid body creates nothing and answers 400 naming the first problem', () => {
+  describe('an invalid template creates nothing and answers 400 as PostHog’s template parser (python-jsonschema’s text)', () => {
     it('without template: required, attr template', async () => {
       const a = await createsNothing(() => fromTemplateRaw({ name: 'No template' }));
       expectError(a, 400, required('template'));
@@ -731,172 +762,254 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       expectError(await createsNothing(() => fromTemplateRaw({})), 400, required('template'));
     });
 
-    it('template null: attr template', async () => {
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: null })), 'template');
+    it('PostHog’s own case: {"not a": "template"} answers its message, keyword, schema and instance', async () => {
+      const a = await createsNothing(() => fromTemplateRaw({ template: { 'not a': 'template' } }));
+      const detail = expectSchemaError(a, "'template_name' is a required property", 'required', 'schema', 'instance');
+      // PostHog's test_dashboard.py test_invalid_template_receives_400_response, and the schema printed in its key order
+      expect(detail).toContain("Failed validating 'required' in schema");
+      expect(
+        detail.startsWith(
+          "'template_name' is a required property\n\nFailed validating 'required' in schema:\n    {'type': 'object',\n     'required': ['template_name',\n",
+        ),
+      ).toBe(true);
+      expect(detail.endsWith("\n\nOn instance:\n    {'not a': 'template'}")).toBe(true);
     });
 
-    it('template a string: attr template', async () => {
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: 'Product analytics' })), 'template');
-    });
-
-    it('template an array: attr template', async () => {
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: [template()] })), 'template');
-    });
-
-    for (const field of ['template_name', 'dashboard_description', 'dashboard_filters', 'tiles'] as const) {
-      it(`without template.${field}: required, attr template__${field}`, async () => {
-        const tpl: Record<string, unknown> = { ...template() };
-        delete tpl[field];
-        expectError(await createsNothing(() => fromTemplateRaw({ template: tpl })), 400, required(`template__${field}`));
+    for (const [name, value, message] of [
+      ['null', null, "None is not of type 'object'"],
+      ['a string', 'Product analytics', "'Product analytics' is not of type 'object'"],
+      ['a number', 7, "7 is not of type 'object'"],
+    ] as const) {
+      it(`template ${name}: not of type 'object'`, async () => {
+        expectSchemaError(await createsNothing(() => fromTemplateRaw({ template: value })), message, 'type', 'schema', 'instance');
       });
     }
 
-    it('tiles []: attr template__tiles, "at least 1"', async () => {
-      const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: template({ tiles: [] }) })), 'template__tiles');
-      // DRF's ListField(min_length=1): code min_length
-      expect(e).toEqual({
-        type: 'validation_error',
-        code: 'min_length',
-        detail: 'Ensure this field has at least 1 elements.',
-        attr: 'template__tiles',
-      });
-    });
-
-    it('a tile without type: required, attr template__tiles__0__type', async () => {
-      const tpl = template({ tiles: [{ name: 'No type', query: PAGEVIEWS_QUERY } as unknown as TemplateTile, textTile()] });
-      expectError(await createsNothing(() => fromTemplateRaw({ template: tpl })), 400, required('template__tiles__0__type'));
-    });
-
-    it('a later tile without type: nothing of the earlier valid tiles is kept, attr template__tiles__2__type', async () => {
-      const tpl = template({ tiles: [insightTile(), textTile(), { body: 'no type' } as unknown as TemplateTile] });
-      expectError(await createsNothing(() => fromTemplateRaw({ template: tpl })), 400, required('template__tiles__2__type'));
-    });
-
-    it('an unknown tile type: invalid_choice, attr template__tiles__1__type', async () => {
-      const tpl = template({ tiles: [insightTile(), { type: 'BUTTON' } as unknown as TemplateTile] });
-      expectError(await createsNothing(() => fromTemplateRaw({ template: tpl })), 400, {
-        type: 'validation_error',
-        code: 'invalid_choice',
-        detail: '"BUTTON" is not a valid choice.',
-        attr: 'template__tiles__1__type',
-      });
-    });
-
-    it('a lower-case tile type ("insight") is an unknown type', async () => {
-      const tpl = template({ tiles: [{ type: 'insight', name: 'x' } as unknown as TemplateTile] });
-      const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles__0__type');
-      expect(e.code).toBe('invalid_choice');
-    });
-
-    it('a tile type that is not a string: attr template__tiles__0__type', async () => {
-      const tpl = template({ tiles: [{ type: 1 } as unknown as TemplateTile] });
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles__0__type');
-    });
-
-    it('dashboard_filters not an object (an array): attr template__dashboard_filters', async () => {
-      const tpl = { ...template(), dashboard_filters: [] };
-      const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__dashboard_filters');
-      expect(e.code).toBe('invalid_input');
-    });
-
-    it('dashboard_filters a string: attr template__dashboard_filters', async () => {
-      const tpl = { ...template(), dashboard_filters: 'date_from=-7d' };
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__dashboard_filters');
-    });
-
-    it('template_name a number: attr template__template_name', async () => {
-      const tpl = { ...template(), template_name: 42 };
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__template_name');
-    });
-
-    it('template_name longer than 400 characters: attr template__template_name', async () => {
-      const e = expectInvalid(
-        await createsNothing(() => fromTemplateRaw({ template: template({ template_name: 'x'.repeat(401) }) })),
-        'template__template_name',
+    it('template an array: not of type object, the array written as Python writes it', async () => {
+      const detail = expectSchemaError(
+        await createsNothing(() => fromTemplateRaw({ template: [template()] })),
+        undefined,
+        'type',
+        'schema',
+        'instance',
       );
-      expect(e.code).toBe('max_length');
+      expect(detail).toMatch(/^\[\{'template_name': 'Hedgebox KPIs', .* is not of type 'object'\n/);
     });
 
-    it('dashboard_description null: attr template__dashboard_description', async () => {
-      const tpl = { ...template(), dashboard_description: null };
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__dashboard_description');
-    });
-
-    it('tiles an object instead of an array: attr template__tiles', async () => {
-      const tpl = { ...template(), tiles: { 0: insightTile() } };
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles');
-    });
-
-    it('a tile that is not an object: attr template__tiles__1', async () => {
-      const tpl = { ...template(), tiles: [insightTile(), 'TEXT'] };
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles__1');
-    });
-
-    it('a tile query that is not an object: attr template__tiles__0__query', async () => {
-      const tpl = template({
-        tiles: [{ type: 'INSIGHT', name: 'HogQL as text', query: 'SELECT count() FROM events' } as unknown as TemplateTile],
+    for (const field of ['template_name', 'dashboard_description', 'dashboard_filters', 'tiles'] as const) {
+      it(`without template.${field}: '${field}' is a required property`, async () => {
+        const tpl: Record<string, unknown> = { ...template() };
+        delete tpl[field];
+        expectSchemaError(
+          await createsNothing(() => fromTemplateRaw({ template: tpl })),
+          `'${field}' is a required property`,
+          'required',
+          'schema',
+          'instance',
+        );
       });
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles__0__query');
-    });
+    }
 
-    it('tile layouts that are not an object: attr template__tiles__1__layouts', async () => {
-      const tpl = template({ tiles: [insightTile(), { type: 'TEXT', body: 'x', layouts: [1, 2] } as unknown as TemplateTile] });
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles__1__layouts');
-    });
-
-    it('a text body over 4000 characters: attr template__tiles__0__body', async () => {
-      const tpl = template({ tiles: [textTile({ body: 'x'.repeat(4001) })] });
-      const e = expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles__0__body');
-      expect(e.code).toBe('max_length');
-    });
-
-    it('an insight name over 400 characters: attr template__tiles__0__name', async () => {
-      const tpl = template({ tiles: [insightTile({ name: 'n'.repeat(401) })] });
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tiles__0__name');
-    });
-
-    it('tags that are not strings: attr template__tags__1', async () => {
-      const tpl = { ...template(), tags: ['ok', 7] };
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__tags__1');
-    });
-
-    it('a variable of a type other than event: attr template__variables__0__type', async () => {
-      const tpl = {
-        ...template(),
-        variables: [{ id: 'VAR_1', name: 'Signed up', type: 'person', default: {}, description: 'x', required: true }],
-      };
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: tpl })), 'template__variables__0__type');
-    });
-
-    it('a variable without its required fields: attr template__variables__0__<field>', async () => {
-      const tpl = { ...template(), variables: [{ id: 'VAR_1', type: 'event' }] };
-      const e = expectInvalid(
-        await createsNothing(() => fromTemplateRaw({ template: tpl })),
-        expect.stringMatching(/^template__variables__0__/) as unknown as string,
+    it('several problems: the shallowest wins, then among siblings the greatest path (python-jsonschema’s best_match)', async () => {
+      const noDescription: Record<string, unknown> = { ...template(), tiles: [] };
+      delete noDescription.dashboard_description;
+      expectSchemaError(
+        await createsNothing(() => fromTemplateRaw({ template: noDescription })),
+        "'dashboard_description' is a required property",
+        'required',
+        'schema',
+        'instance',
       );
-      expect(e.code).toBe('required');
-    });
-
-    it('a huge template whose last tile (of 400) is invalid: nothing of the 399 valid tiles is kept, attr template__tiles__399__type', async () => {
-      const tiles: unknown[] = Array.from({ length: 399 }, (_, i) => (i % 2 ? textTile() : insightTile()));
-      tiles.push({ type: 'CHART', name: 'garbage' });
-      const e = expectInvalid(
-        await createsNothing(() => fromTemplateRaw({ template: { ...template(), tiles } })),
-        'template__tiles__399__type',
+      expectSchemaError(
+        await createsNothing(() => fromTemplateRaw({ template: { ...template(), tags: 'a', template_name: 1 } })),
+        "1 is not of type 'string'",
+        'type',
+        "schema['properties']['template_name']",
+        "instance['template_name']",
       );
-      expect(e.code).toBe('invalid_choice');
     });
 
-    it('deeply nested garbage as template: attr template', async () => {
+    const cases: [string, () => unknown, string, string, string, string][] = [
+      [
+        'tiles []',
+        () => template({ tiles: [] }),
+        '[] should be non-empty',
+        'minItems',
+        "schema['properties']['tiles']",
+        "instance['tiles']",
+      ],
+      [
+        'a tile without type',
+        () => template({ tiles: [{ name: 'No type', query: PAGEVIEWS_QUERY } as unknown as TemplateTile, textTile()] }),
+        "'type' is a required property",
+        'required',
+        "schema['properties']['tiles']['items']",
+        "instance['tiles'][0]",
+      ],
+      [
+        'a later tile without type (nothing of the earlier valid tiles is kept)',
+        () => template({ tiles: [insightTile(), textTile(), { body: 'no type' } as unknown as TemplateTile] }),
+        "'type' is a required property",
+        'required',
+        "schema['properties']['tiles']['items']",
+        "instance['tiles'][2]",
+      ],
+      ...(['BUTTON', 'insight', 1] as const).map((type): [string, () => unknown, string, string, string, string] => [
+        `a tile of type ${JSON.stringify(type)}`,
+        () => template({ tiles: [insightTile(), { type } as unknown as TemplateTile] }),
+        `${typeof type === 'string' ? `'${type}'` : type} is not one of ['INSIGHT', 'TEXT']`,
+        'enum',
+        "schema['properties']['tiles']['items']['properties']['type']",
+        "instance['tiles'][1]['type']",
+      ]),
+      [
+        'dashboard_filters an array',
+        () => ({ ...template(), dashboard_filters: [] }),
+        "[] is not of type 'object'",
+        'type',
+        "schema['properties']['dashboard_filters']",
+        "instance['dashboard_filters']",
+      ],
+      [
+        'dashboard_filters a string',
+        () => ({ ...template(), dashboard_filters: 'date_from=-7d' }),
+        "'date_from=-7d' is not of type 'object'",
+        'type',
+        "schema['properties']['dashboard_filters']",
+        "instance['dashboard_filters']",
+      ],
+      [
+        'template_name longer than 400 characters',
+        () => template({ template_name: 'x'.repeat(401) }),
+        `'${'x'.repeat(401)}' is too long`,
+        'maxLength',
+        "schema['properties']['template_name']",
+        "instance['template_name']",
+      ],
+      [
+        'dashboard_description null',
+        () => ({ ...template(), dashboard_description: null }),
+        "None is not of type 'string'",
+        'type',
+        "schema['properties']['dashboard_description']",
+        "instance['dashboard_description']",
+      ],
+      [
+        'tiles an object',
+        () => ({ ...template(), tiles: { 0: { type: 'TEXT', body: 'Hi' } } }),
+        "{'0': {'type': 'TEXT', 'body': 'Hi'}} is not of type 'array'",
+        'type',
+        "schema['properties']['tiles']",
+        "instance['tiles']",
+      ],
+      [
+        'a tile that is not an object',
+        () => ({ ...template(), tiles: [insightTile(), 'TEXT'] }),
+        "'TEXT' is not of type 'object'",
+        'type',
+        "schema['properties']['tiles']['items']",
+        "instance['tiles'][1]",
+      ],
+      [
+        'a tile query that is not an object',
+        () =>
+          template({ tiles: [{ type: 'INSIGHT', name: 'HogQL as text', query: 'SELECT count() FROM events' } as unknown as TemplateTile] }),
+        "'SELECT count() FROM events' is not of type 'object', 'null'",
+        'type',
+        "schema['properties']['tiles']['items']['properties']['query']",
+        "instance['tiles'][0]['query']",
+      ],
+      [
+        'tile layouts that are not an object',
+        () => template({ tiles: [insightTile(), { type: 'TEXT', body: 'x', layouts: [1, 2] } as unknown as TemplateTile] }),
+        "[1, 2] is not of type 'object'",
+        'type',
+        "schema['properties']['tiles']['items']['properties']['layouts']",
+        "instance['tiles'][1]['layouts']",
+      ],
+      [
+        'a text body over 4000 characters',
+        () => template({ tiles: [textTile({ body: 'x'.repeat(4001) })] }),
+        `'${'x'.repeat(4001)}' is too long`,
+        'maxLength',
+        "schema['properties']['tiles']['items']['properties']['body']",
+        "instance['tiles'][0]['body']",
+      ],
+      [
+        'an insight name over 400 characters',
+        () => template({ tiles: [insightTile({ name: 'n'.repeat(401) })] }),
+        `'${'n'.repeat(401)}' is too long`,
+        'maxLength',
+        "schema['properties']['tiles']['items']['properties']['name']",
+        "instance['tiles'][0]['name']",
+      ],
+      [
+        'tags that are not strings',
+        () => ({ ...template(), tags: ['ok', 7] }),
+        "7 is not of type 'string'",
+        'type',
+        "schema['properties']['tags']['items']",
+        "instance['tags'][1]",
+      ],
+      [
+        // anyOf: best_match descends into the array branch's one error (its path relative to the anyOf)
+        'a variable of an unknown type',
+        () => ({
+          ...template(),
+          variables: [{ id: 'VAR_1', name: 'Signed up', type: 'person', default: {}, description: 'x', required: true }],
+        }),
+        "'person' is not one of ['event', 'element']",
+        'enum',
+        "schema[0]['items']['properties']['type']",
+        "instance[0]['type']",
+      ],
+      [
+        // several equally relevant errors under the anyOf: the anyOf's own
+        'a variable without its required fields',
+        () => ({ ...template(), variables: [{ id: 'VAR_1', type: 'event' }] }),
+        "[{'id': 'VAR_1', 'type': 'event'}] is not valid under any of the given schemas",
+        'anyOf',
+        "schema['properties']['variables']",
+        "instance['variables']",
+      ],
+      [
+        'a huge template whose last tile (of 400) is invalid',
+        () => ({
+          ...template(),
+          tiles: [...Array.from({ length: 399 }, (_, i) => (i % 2 ? textTile() : insightTile())), { type: 'CHART' }],
+        }),
+        "'CHART' is not one of ['INSIGHT', 'TEXT']",
+        'enum',
+        "schema['properties']['tiles']['items']['properties']['type']",
+        "instance['tiles'][399]['type']",
+      ],
+    ];
+    for (const [name, tpl, message, keyword, schemaAt, instanceAt] of cases) {
+      it(`${name}: ${message.length > 80 ? `${message.slice(0, 60)}…` : message}`, async () => {
+        expectSchemaError(await createsNothing(() => fromTemplateRaw({ template: tpl() })), message, keyword, schemaAt, instanceAt);
+      });
+    }
+
+    it('deeply nested garbage as template or as a tile: not of type object, written out whole', async () => {
       let garbage: unknown = 'bottom';
       for (let i = 0; i < 200; i += 1) garbage = [garbage, { deeper: i }];
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: garbage })), 'template');
-    });
-
-    it('deeply nested garbage as a tile: attr template__tiles__0', async () => {
-      let garbage: unknown = null;
-      for (let i = 0; i < 200; i += 1) garbage = [garbage];
-      expectInvalid(await createsNothing(() => fromTemplateRaw({ template: { ...template(), tiles: [garbage] } })), 'template__tiles__0');
+      const detail = expectSchemaError(
+        await createsNothing(() => fromTemplateRaw({ template: garbage })),
+        undefined,
+        'type',
+        'schema',
+        'instance',
+      );
+      expect(detail).toContain("'bottom'");
+      let nested: unknown = null;
+      for (let i = 0; i < 200; i += 1) nested = [nested];
+      expectSchemaError(
+        await createsNothing(() => fromTemplateRaw({ template: { ...template(), tiles: [nested] } })),
+        `${'['.repeat(200)}None${']'.repeat(200)} is not of type 'object'`,
+        'type',
+        "schema['properties']['tiles']['items']",
+        "instance['tiles'][0]",
+      );
     });
 
     it('a JSON array as body: 400, nothing created', async () => {
