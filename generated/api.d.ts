@@ -1309,7 +1309,7 @@ export interface paths {
          *     | Aggregates | `count()`, `count(x)`, `count(distinct x)`, `countIf(cond)`, `uniq(x)`, `sum`, `avg`, `min`, `max` |
          *     | Dates | `toDate`, `toDateTime`, `toStartOfHour`, `toStartOfDay`, `toStartOfWeek` (Sunday), `toStartOfMonth`, `now()`, `today()`, `toIntervalSecond` … `toIntervalYear`, `interval N unit`, date ± interval |
          *     | Other functions | `lower`, `upper`, `length` (UTF-8 bytes), `concat`, `coalesce`, `ifNull`, `if`, `toString`, `toInt`, `toFloat`, `match` |
-         *     | Clauses | `SELECT [DISTINCT]` (`*`: the table's columns, one each), `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY … [ASC\|DESC]`, `LIMIT`, `OFFSET`; SELECT aliases usable in every clause |
+         *     | Clauses | `SELECT [DISTINCT]` (`*`: the table's columns, one each), `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY … [ASC\|DESC]`, `LIMIT`, `OFFSET`; SELECT aliases usable in every clause; an integer literal as a whole `GROUP BY` or `ORDER BY` item names a SELECT column by position (`ORDER BY 2 DESC`, `-1` the last; out of range: 400 `bad_arguments`) |
          *
          *     **Types as HogQL has them** (posthog/hogql/printer.py): a property is a String (`1440` reads
          *     `"1440"`; a missing key or JSON null is NULL); `toInt`/`toFloat` cast it (NULL when it is not
@@ -4529,7 +4529,7 @@ export interface paths {
          *     | Aggregates | `count()`, `count(x)`, `count(distinct x)`, `countIf(cond)`, `uniq(x)`, `sum`, `avg`, `min`, `max` |
          *     | Dates | `toDate`, `toDateTime`, `toStartOfHour`, `toStartOfDay`, `toStartOfWeek` (Sunday), `toStartOfMonth`, `now()`, `today()`, `toIntervalSecond` … `toIntervalYear`, `interval N unit`, date ± interval |
          *     | Other functions | `lower`, `upper`, `length` (UTF-8 bytes), `concat`, `coalesce`, `ifNull`, `if`, `toString`, `toInt`, `toFloat`, `match` |
-         *     | Clauses | `SELECT [DISTINCT]` (`*`: the table's columns, one each), `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY … [ASC\|DESC]`, `LIMIT`, `OFFSET`; SELECT aliases usable in every clause |
+         *     | Clauses | `SELECT [DISTINCT]` (`*`: the table's columns, one each), `WHERE`, `GROUP BY`, `HAVING`, `ORDER BY … [ASC\|DESC]`, `LIMIT`, `OFFSET`; SELECT aliases usable in every clause; an integer literal as a whole `GROUP BY` or `ORDER BY` item names a SELECT column by position (`ORDER BY 2 DESC`, `-1` the last; out of range: 400 `bad_arguments`) |
          *
          *     **Types as HogQL has them** (posthog/hogql/printer.py): a property is a String (`1440` reads
          *     `"1440"`; a missing key or JSON null is NULL); `toInt`/`toFloat` cast it (NULL when it is not
@@ -6321,7 +6321,9 @@ export interface components {
         /**
          * @description PostHog's trends insight (schema TrendsQuery; posthog/hogql_queries/insights/trends/): each
          *     series counted per `interval` bucket (`hour`, `day` (default), `week` (starting on Sunday),
-         *     `month`) over `dateRange`, optionally broken down by an event or person property
+         *     `month`) over `dateRange`, in the project's timezone (across a daylight-saving change each
+         *     day, week and month starts at its local midnight, and the two 02:00 hours of a fall-back
+         *     night are two hour buckets), optionally broken down by an event or person property
          *     (`breakdownFilter`: the `breakdown_limit` (default 25) values with the most events, then
          *     `$$_posthog_breakdown_null_$$` for events without the property, then
          *     `$$_posthog_breakdown_other_$$` for the rest, and `hasMore` true when that exists),

@@ -3,11 +3,12 @@
  * `select`/`where`, posthog/models/event/query_event_list.py) as one HogQL SELECT over events:
  * - `select`: HogQL expressions; when any aggregates, the others are grouped;
  * - `where`: HogQL expressions, all must pass; one with an aggregate applies after aggregation (HAVING);
- * - `orderBy`: `expr [ASC|DESC]`; default `count()` DESC when selected, else the first aggregate
- *   DESC, ties by the grouped columns ascending; without aggregates `timestamp` DESC, `uuid`
- *   DESC, except for the query endpoint's EventsQuery (`postHogOrder`), which orders by the first
- *   column ascending when `timestamp` is not selected (PostHog's events_query_runner.py; for `*`
- *   the uuid), ties by `timestamp` DESC, `uuid` DESC;
+ * - `orderBy`: `expr [ASC|DESC]`, an integer literal naming a `select` column by position (`*` is
+ *   one column, ordered by its uuid; ./positional.ts); default `count()` DESC when selected, else
+ *   the first aggregate DESC, ties by the grouped columns ascending; without aggregates
+ *   `timestamp` DESC, `uuid` DESC, except for the query endpoint's EventsQuery (`postHogOrder`),
+ *   which orders by the first column ascending when `timestamp` is not selected (PostHog's
+ *   events_query_runner.py; for `*` the uuid), ties by `timestamp` DESC, `uuid` DESC;
  * - `after`/`before` (exclusive; ISO or relative `-24h`), `event`, `properties`, and the caller's
  *   other filters apply to the events before anything else;
  * - `*` is one column holding the event as an object (uuid, event, properties parsed, timestamp,
@@ -24,6 +25,7 @@ import type { Scope } from './scope.js';
 import { parseExpr } from './parser.js';
 import type { AstNode } from './parser.js';
 import { HogQLError } from './errors.js';
+import { positionalIndex } from './positional.js';
 import { compileSelect, type CompiledSelect, type SelectOptions } from './select.js';
 
 const AGGREGATES = new Set(['count', 'countIf', 'uniq', 'uniqExact', 'sum', 'avg', 'min', 'max', 'COUNT', 'SUM', 'AVG', 'MIN', 'MAX']);
@@ -96,26 +98,35 @@ export async function compileEventsQuery(
   const having: AstNode[] = [];
   const orderBy: AstNode[] = [];
   let star: number | undefined;
+  // each `select` expression's AST, `*` as PostHog's one column (a tuple that begins with the uuid)
+  const outputs: AstNode[] = [];
   let base = 0;
   for (const piece of pieces) {
     if (piece.kind === 'select' && piece.text.trim() === '*') {
       star = select.length;
       for (const f of STAR_FIELDS) select.push({ node: 'Field', chain: [f] });
+      outputs.push({ node: 'Field', chain: [STAR_FIELDS[0]] });
     } else if (piece.kind === 'order') {
       const m = /^(.*?)(?:\s+(asc|desc))?\s*$/is.exec(piece.text)!;
-      const expr = await parseOrThrow(m[1]!, piece.attr, source, base);
+      let expr = await parseOrThrow(m[1]!, piece.attr, source, base);
+      // `2 DESC` names the second column of `select` (./positional.ts)
+      const at = positionalIndex(expr, source, piece.attr, outputs.length, 'orderBy');
+      if (at !== undefined) expr = asExpression(outputs[at]!);
       orderBy.push({ node: 'OrderExpr', expr, order: (m[2] ?? 'asc').toUpperCase(), start: expr.start, end: expr.end });
     } else {
       const expr = await parseOrThrow(piece.text, piece.attr, source, base);
-      if (piece.kind === 'select') select.push(expr);
-      else (hasAggregate(expr) ? having : where).push(expr);
+      if (piece.kind === 'select') {
+        select.push(expr);
+        outputs.push(expr);
+      } else (hasAggregate(expr) ? having : where).push(expr);
     }
     base += piece.text.length + 1;
   }
   const aggregated = select.some(hasAggregate);
   if (star !== undefined && aggregated)
     throw new HogQLError('"*" cannot be selected together with aggregates', undefined, undefined, 'select');
-  const groupBy = aggregated ? select.filter((s) => !hasAggregate(s)) : [];
+  // the grouped columns, and the default order's, are expressions, never positions (a constant `5` selected)
+  const groupBy = aggregated ? select.filter((s) => !hasAggregate(s)).map(asExpression) : [];
   if (orderBy.length === 0) {
     const count = select.find((s) => s.node === 'Call' && s.name === 'count' && (s.args as unknown[]).length === 0);
     const firstAgg = select.find(hasAggregate);
@@ -127,7 +138,7 @@ export async function compileEventsQuery(
       // PostHog: `timestamp` DESC when it is selected, else the first column ascending (for `*`,
       // whose tuple begins with the uuid, the uuid); ties newest first, the same on every store
       const timestampSelected = parts.select.some((t) => t.split('--')[0]!.trim() === 'timestamp');
-      if (parts.postHogOrder && !timestampSelected) orderBy.push({ node: 'OrderExpr', expr: select[0]!, order: 'ASC' });
+      if (parts.postHogOrder && !timestampSelected) orderBy.push({ node: 'OrderExpr', expr: asExpression(select[0]!), order: 'ASC' });
       for (const f of ['timestamp', 'uuid']) orderBy.push({ node: 'OrderExpr', expr: { node: 'Field', chain: [f] }, order: 'DESC' });
     }
   }
@@ -159,6 +170,18 @@ export async function compileEventsQuery(
   // PostHog types the column as the tuple of its fields' ClickHouse types (events_query_runner.py)
   types.splice(star, STAR_FIELDS.length, `Tuple(${compiled.types.slice(star, star + STAR_FIELDS.length).join(', ')})`);
   return { ...compiled, columns, types, kinds: compiled.kinds, star, hogql };
+}
+
+/**
+ * `node` as an item of the GROUP BY or ORDER BY the EventsQuery writes itself: an integer constant
+ * without its place in the text, which compileSelect would otherwise read as a column's position.
+ */
+function asExpression(node: AstNode): AstNode {
+  if (node.node !== 'Constant') return node;
+  const copy = { ...node };
+  delete copy.start;
+  delete copy.end;
+  return copy;
 }
 
 async function parseOrThrow(text: string, attr: string, source: string, base: number): Promise<AstNode> {

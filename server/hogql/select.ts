@@ -6,7 +6,8 @@
  *
  * ClickHouse's rules kept: SELECT aliases may be used in WHERE, GROUP BY, HAVING and ORDER BY;
  * every column outside an aggregate must be grouped when the query aggregates; ORDER BY puts NULLs
- * last in both directions; strings order byte by byte.
+ * last in both directions; strings order byte by byte; an integer literal as a whole GROUP BY or
+ * ORDER BY item is a column's position (`order by 2 desc`, `-1` the last; ./positional.ts).
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { EventsTable } from '../storage/events/index.js';
@@ -14,6 +15,7 @@ import { asCondition, asValue } from './coerce.js';
 import type { HogQLDialect, Sql } from './dialect.js';
 import { compileExpr, describe } from './expr.js';
 import type { AstNode } from './parser.js';
+import { aggregateInGroupBy, positionalIndex } from './positional.js';
 import { fail, type DerivedColumn, type Scope, type TableName } from './scope.js';
 import { isNumeric, typeName, type Compiled } from './types.js';
 
@@ -200,7 +202,14 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
   const whereExpr = whereNode ? compileExpr(scope, whereNode) : undefined;
   scope.inWhere = false;
   const where = whereNode && whereExpr ? inOrder(d, whereExpr, asCondition(scope, whereExpr, whereNode)) : undefined;
-  const groupNodes = (ast.group_by as AstNode[] | null) ?? [];
+  // a whole item that is an integer literal names a SELECT column by position (./positional.ts)
+  const columnAt = (node: AstNode, clause: string) => positionalIndex(node, scope.source, scope.attr, items.length, clause);
+  const groupNodes = ((ast.group_by as AstNode[] | null) ?? []).map((g) => {
+    const i = columnAt(g, 'GROUP BY');
+    if (i === undefined) return g;
+    if (selected[i]!.agg) throw aggregateInGroupBy(g, scope.source, scope.attr, items[i]!.name);
+    return items[i]!.node;
+  });
   const groups = groupNodes.map((g) => compileExpr(scope, g));
 
   scope.aggAllowed = true;
@@ -211,7 +220,8 @@ export function compileSelect(ast: AstNode, options: SelectOptions): CompiledSel
   const orders = orderNodes.map((o) => {
     if (o.node !== 'OrderExpr') return fail(scope, o, 'Unsupported ORDER BY item');
     if (o.with_fill) fail(scope, o, 'WITH FILL is not supported');
-    return { expr: compileExpr(scope, o.expr as AstNode), desc: o.order === 'DESC', node: o };
+    const i = columnAt(o.expr as AstNode, 'ORDER BY');
+    return { expr: compileExpr(scope, i === undefined ? (o.expr as AstNode) : items[i]!.node), desc: o.order === 'DESC', node: o };
   });
   const extra = options.extraWhere?.(scope) ?? [];
 

@@ -4,30 +4,18 @@
  * each read in one query (up to 10,000,000 rows: an internal read, past the 50,000 a request may
  * ask), so that a runner's per-person logic runs in TypeScript on every store alike.
  *
- * Periods are grouped in HogQL by `toStartOfHour/Day/Week/Month(timestamp)` moved to the project's
- * timezone by the offset it has at the range's end, as the trends runner does (exact for zones
- * without daylight saving). Instants are microseconds since the epoch (UTC), the precision events
- * are stored with.
+ * Periods are grouped in HogQL by `toStartOfHour/Day/Week/Month(timestamp)` in the project's
+ * timezone, each instant moved by the offset in force at that instant (./zone-buckets.ts), as the
+ * trends runner does. Instants are microseconds since the epoch (UTC), the precision events are
+ * stored with.
  */
-import { DateTime } from 'luxon';
+import type { DateTime } from 'luxon';
 import type { EventsWindow, InsightContext } from './context.js';
 import { answeredKey, bucketKey, type Interval } from './date-range.js';
+import { bucketExpr } from './zone-buckets.js';
 
 /** Rows a runner reads at most in one read (10,000,000), before answering with what it has read. */
 export const MAX_ROWS = 10_000_000;
-
-/** The HogQL of a period's start in a zone `offsetMinutes` from UTC. */
-export function bucketExpr(interval: Interval, offsetMinutes: number): string {
-  const fn = { hour: 'toStartOfHour', day: 'toStartOfDay', week: 'toStartOfWeek', month: 'toStartOfMonth' }[interval];
-  if (offsetMinutes === 0) return `${fn}(timestamp)`;
-  const sign = offsetMinutes > 0 ? '+' : '-';
-  return `${fn}(timestamp ${sign} toIntervalMinute(${Math.abs(offsetMinutes)}))`;
-}
-
-/** The zone's offset (minutes) at the last instant before `to` (ms), the one `bucketExpr` uses. */
-export function offsetAt(zone: string, from: number, to: number): number {
-  return DateTime.fromMillis(Math.max(from, to - 1), { zone }).offset;
-}
 
 /**
  * Every row of `text` (a HogQL SELECT without LIMIT whose ORDER BY is a total order) over
@@ -73,10 +61,9 @@ export async function personPeriods(
   window: EventsWindow,
   opts: { interval: Interval; zone: string; buckets: DateTime[]; extra?: string; where?: string },
 ): Promise<{ rows: PersonPeriod[]; hogql: string }> {
-  const offset = offsetAt(opts.zone, window.from, window.to);
   const index = new Map(opts.buckets.map((b, i) => [bucketKey(b, opts.interval), i]));
   const text =
-    `SELECT person_id, ${bucketExpr(opts.interval, offset)} AS period, count() AS events${opts.extra ? `, ${opts.extra} AS extra` : ''}` +
+    `SELECT person_id, ${bucketExpr(opts.interval, opts.zone, window.from, window.to)} AS period, count() AS events${opts.extra ? `, ${opts.extra} AS extra` : ''}` +
     ` FROM events${opts.where ? ` WHERE ${opts.where}` : ''} GROUP BY person_id, period ORDER BY person_id, period`;
   const answer = await selectAll(ctx, text, window);
   const rows: PersonPeriod[] = [];

@@ -11,6 +11,9 @@
  *   week start; the 1st for months) and step one interval while they start before the end.
  * - The events read start at `date_from` itself for an explicit date or an hour interval, and at
  *   the start of its interval otherwise (of its day for weeks), as PostHog's filter does.
+ * - Across a daylight-saving change each bucket still starts at its local midnight (day, week,
+ *   month: calendar steps in the zone) or is one real hour (hour: the two 02:00 hours of a
+ *   fall-back night are two buckets, as ClickHouse's `+ toIntervalHour(n)` makes them).
  *
  * Instants are ms since the epoch (UTC); `to` is exclusive (PostHog's inclusive `…23:59:59.999999`
  * is `to` minus one microsecond, which is how `resolved_date_range` shows it).
@@ -133,7 +136,10 @@ export async function resolveDateRange(
  * The range `compare` sets beside `range` (PostHog's QueryPreviousPeriodDateRange): the same
  * length just before it; for a day interval over a relative `-Nd` with N a multiple of 7 and no
  * `date_to`, N days before, so that weekdays line up (PostHog's rule: the 8 buckets of `-7d` are
- * compared with the 8 starting 7 days earlier).
+ * compared with the 8 starting 7 days earlier). The length is counted in wall-clock time of the
+ * project's zone, as PostHog's `date_from - (date_to - date_from)` of two aware datetimes is
+ * (posthog/utils.py `get_compare_period_dates`): across a daylight-saving change the previous
+ * period still starts at a local midnight (a week of days is 7 local days, not 168 hours).
  */
 export function previousPeriod(range: DateRange): DateRange {
   const weekAligned =
@@ -142,9 +148,15 @@ export function previousPeriod(range: DateRange): DateRange {
     range.relativeDays !== undefined &&
     range.relativeDays > 0 &&
     range.relativeDays % 7 === 0;
-  const shift = (d: DateTime) => (weekAligned ? d.minus({ days: range.relativeDays! }) : d.minus({ milliseconds: range.to - range.from }));
-  const from = shift(DateTime.fromMillis(range.from, { zone: range.zone }));
-  const to = shift(DateTime.fromMillis(range.to, { zone: range.zone }));
+  // an instant's wall-clock time, as if it were UTC, and back
+  const wall = (ms: number) => DateTime.fromMillis(ms, { zone: range.zone }).setZone('UTC', { keepLocalTime: true });
+  const length = wall(range.to).toMillis() - wall(range.from).toMillis();
+  const shift = (ms: number) =>
+    weekAligned
+      ? DateTime.fromMillis(ms, { zone: range.zone }).minus({ days: range.relativeDays! })
+      : wall(ms).minus({ milliseconds: length }).setZone(range.zone, { keepLocalTime: true });
+  const from = shift(range.from);
+  const to = shift(range.to);
   const first = intervalStart(from, range.interval);
   const buckets: DateTime[] = [];
   for (let b = first; b.toMillis() < to.toMillis() && buckets.length < range.buckets.length; b = nextInterval(b, range.interval))
@@ -152,15 +164,19 @@ export function previousPeriod(range: DateRange): DateRange {
   return { ...range, from: from.toMillis(), to: to.toMillis(), buckets };
 }
 
-/** The key of a bucket start as the HogQL bucket expression answers it (`YYYY-MM-DD`, with `THH` for hours). */
+/**
+ * The key of a bucket start as the HogQL bucket expression answers it (./zone-buckets.ts): the
+ * local date `YYYY-MM-DD` for days, weeks and months; for hours the start as an instant in UTC,
+ * `YYYY-MM-DDTHH:MM` (the two 02:00 hours of a fall-back night are two keys).
+ */
 export function bucketKey(d: DateTime, interval: Interval): string {
-  return d.toFormat(interval === 'hour' ? "yyyy-MM-dd'T'HH" : 'yyyy-MM-dd');
+  return interval === 'hour' ? d.toUTC().toFormat("yyyy-MM-dd'T'HH:mm") : d.toFormat('yyyy-MM-dd');
 }
 
-/** The bucket key of a value the bucket expression answered (a DateTime or Date text). */
+/** The bucket key of a value the bucket expression answered (a DateTime text in UTC, or a Date text). */
 export function answeredKey(value: unknown, interval: Interval): string {
   const text = String(value);
-  return interval === 'hour' ? text.slice(0, 13) : text.slice(0, 10);
+  return interval === 'hour' ? text.slice(0, 16) : text.slice(0, 10);
 }
 
 /** PostHog's `days`: `%Y-%m-%d`, with ` %H:%M:%S` for hours. */

@@ -2,9 +2,9 @@
  * The numbers of one trends series over one period: HogQL queries over the project's events
  * (through `InsightContext.select`), one value per bucket, per breakdown value.
  *
- * - Buckets are grouped in HogQL by `toStartOfHour/Day/Week/Month(timestamp)`, in the project's
- *   timezone by the offset it has at the period's end (exact for UTC and for zones without
- *   daylight saving; across a change the buckets of the other side are an hour off).
+ * - Buckets are grouped in HogQL by `toStartOfHour/Day/Week/Month(timestamp)` in the project's
+ *   timezone, each event moved by the offset in force at its instant (./zone-buckets.ts): across
+ *   a daylight-saving change every bucket is [its local start, the next local start).
  * - A breakdown (PostHog's breakdown.py) ranks the values by the sum of their buckets over the
  *   period, descending, then by value; events without the property (or with `""`) are
  *   `$$_posthog_breakdown_null_$$`, ranked after every value; past `limit` values are merged
@@ -18,10 +18,10 @@
  */
 import { DateTime } from 'luxon';
 import type { EventsWindow, InsightContext, SeriesNode, RawProperties } from './context.js';
-import { bucketExpr } from './actor-rows.js';
 import { answeredKey, bucketKey, nextInterval, type DateRange } from './date-range.js';
 import { hogqlString, propertyField, withWindow } from './hogql-text.js';
 import type { SeriesMath } from './trends-math.js';
+import { bucketExpr } from './zone-buckets.js';
 
 /** PostHog's breakdown labels (posthog/hogql_queries/insights/trends/breakdown.py). */
 export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
@@ -221,8 +221,7 @@ export async function breakdownCondition(ctx: InsightContext, plan: SeriesPlan, 
 export async function seriesValues(ctx: InsightContext, plan: SeriesPlan): Promise<SeriesOutcome> {
   const { range, math, breakdown } = plan;
   const whole = windowOf(plan, range.from, range.to);
-  const offset = DateTime.fromMillis(Math.max(range.from, range.to - 1), { zone: range.zone }).offset;
-  const bucket = bucketExpr(range.interval, offset);
+  const bucket = bucketExpr(range.interval, range.zone, range.from, range.to);
   const keys = range.buckets.map((b) => bucketKey(b, range.interval));
   const index = new Map(keys.map((k, i) => [k, i]));
   const width = plan.totalValue ? 1 : keys.length;
