@@ -7459,13 +7459,19 @@ export interface components {
         /**
          * @description A personal API key, PostHog's `PersonalAPIKeySerializer` (posthog/api/personal_api_key.py),
          *     never with its value: `value` is always null (PostHog fills it only when creating or
-         *     rolling). `scoped_teams` is `[]` for a key not limited to projects; `scoped_organizations`
-         *     is always `[]` (envapi keys cannot be limited to organizations); `last_rolled_at` is null
-         *     (envapi does not roll keys).
+         *     rolling). PostHog's 14 fields of 2026: `scoped_teams` is `[]` for a key not limited to
+         *     projects; `scoped_organizations` is always `[]` (envapi keys cannot be limited to
+         *     organizations); `last_rolled_at` is null (envapi does not roll keys); `description` null
+         *     (keys are made by `envapi keys create`, which sets none); `is_legacy_hashing` false (keys
+         *     are stored as PostHog stores them today, `sha256$…`, never as the legacy PBKDF2);
+         *     `local_dev_value` null (PostHog reveals only its seeded development key there).
          */
         PersonalAPIKey: {
             id: string;
             label: string;
+            description: string | null;
+            is_legacy_hashing: boolean;
+            local_dev_value: null;
             value: null;
             /** @description The first and last four characters, `phx_...abcd`. */
             mask_value: string;

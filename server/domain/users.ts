@@ -31,11 +31,16 @@ export type UserView = components['schemas']['User'];
 /** PostHog's `PersonalAPIKey` (PersonalAPIKeySerializer), `value` always null. */
 export type PersonalApiKeyView = components['schemas']['PersonalAPIKey'];
 
-/** The key record as PostHog shows it: no value, `scoped_teams` `[]` when unlimited, `scoped_organizations` `[]` (not stored). */
+/**
+ * The key record as PostHog shows it (its 14 fields, posthog/api/test/test_personal_api_keys.py):
+ * no value, `scoped_teams` `[]` when unlimited, `scoped_organizations` `[]` (not stored), no
+ * description, not legacy-hashed, no local development value.
+ */
 export function personalApiKeyView(key: PersonalApiKey): PersonalApiKeyView {
   return {
     id: key.id,
     label: key.label,
+    description: null,
     value: null,
     mask_value: key.mask_value,
     created_at: key.created_at,
@@ -45,6 +50,8 @@ export function personalApiKeyView(key: PersonalApiKey): PersonalApiKeyView {
     scoped_teams: key.scoped_teams ?? [],
     scoped_organizations: [],
     last_rolled_at: null,
+    is_legacy_hashing: false,
+    local_dev_value: null,
   };
 }
 

@@ -155,13 +155,17 @@ describe('GET /api/personal_api_keys/{id}/', () => {
     for (const path of ['/api/personal_api_keys/@current/', '/api/personal_api_keys/@current']) {
       const { status, body } = await get<Key>(path, key);
       expect(status).toBe(200);
+      // PostHog's 14 fields (posthog/api/test/test_personal_api_keys.py test_create_personal_api_key)
       expect(Object.keys(body).sort()).toEqual(
         [
           'created_at',
+          'description',
           'id',
+          'is_legacy_hashing',
           'label',
           'last_rolled_at',
           'last_used_at',
+          'local_dev_value',
           'mask_value',
           'scoped_organizations',
           'scoped_teams',
@@ -172,6 +176,9 @@ describe('GET /api/personal_api_keys/{id}/', () => {
       );
       expect(body).toMatchObject({
         label: 'test',
+        description: null,
+        is_legacy_hashing: false,
+        local_dev_value: null,
         value: null,
         scopes: ['dashboard:read'],
         scoped_teams: [1],
