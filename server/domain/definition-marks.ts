@@ -25,15 +25,18 @@ export interface MarksPatch {
   hidden?: boolean | undefined;
 }
 
+/** Marks as stored, or those of a definition never edited (`updated_at` null). */
+export type Marks = Omit<DefinitionMarks, 'updated_at'> & { updated_at: string | null };
+
 /** The marks of a definition nothing was said about. */
-export const NO_MARKS: DefinitionMarks = {
+export const NO_MARKS: Readonly<Marks> = {
   description: '',
   tags: [],
   verified: false,
   verified_at: null,
   verified_by_id: null,
   hidden: false,
-  updated_at: '',
+  updated_at: null,
   updated_by_id: null,
 };
 
@@ -43,7 +46,7 @@ export const NO_MARKS: DefinitionMarks = {
  * `event` or `property`, for the message.
  */
 export function applyMarks(
-  prev: DefinitionMarks,
+  prev: Readonly<Marks>,
   patch: MarksPatch,
   userId: number,
   now: string,
@@ -51,7 +54,7 @@ export function applyMarks(
 ): DefinitionMarks {
   if (patch.verified === true && patch.hidden === true)
     throw validationError(`${noun === 'event' ? 'An event' : 'A property'} cannot be both hidden and verified`);
-  const next: DefinitionMarks = { ...prev, updated_at: now, updated_by_id: userId };
+  const next: DefinitionMarks = { ...prev, tags: [...prev.tags], updated_at: now, updated_by_id: userId };
   if (patch.description !== undefined) next.description = patch.description ?? '';
   if (patch.tags !== undefined) next.tags = [...new Set(patch.tags)];
   if (patch.verified === true) {
@@ -83,7 +86,7 @@ export class UserBasics {
 }
 
 /** The marks' wire fields: PostHog's Enterprise serializers' `description` … `updated_by` (`updated_at` null: never edited). */
-export async function marksWire(m: DefinitionMarks, users: UserBasics) {
+export async function marksWire(m: Readonly<Marks>, users: UserBasics) {
   return {
     description: m.description,
     tags: m.tags,
@@ -91,7 +94,7 @@ export async function marksWire(m: DefinitionMarks, users: UserBasics) {
     verified_at: m.verified_at,
     verified_by: await users.of(m.verified_by_id),
     hidden: m.hidden,
-    updated_at: m.updated_at === '' ? null : m.updated_at,
+    updated_at: m.updated_at,
     updated_by: await users.of(m.updated_by_id),
   };
 }

@@ -5,6 +5,9 @@
  * makes it: objects are dicts (keys in order), arrays lists, `null` None, booleans True/False,
  * numbers int when integral, else float. The pretty-printer follows CPython 3.12's `pprint`
  * (`PrettyPrinter._format`, `_pprint_dict`, `_pprint_list`, `_pprint_str`; indent 1, not compact).
+ * A value nested deeper than `MAX_DEPTH` levels is written `...` past that depth: CPython's own
+ * `repr` stops with a RecursionError near 1,000 levels (which PostHog answers 500), and the
+ * stack here would overflow not far beyond.
  */
 
 /** Characters Python's `str.isprintable` refuses (other than the space), written escaped by `repr`. */
@@ -43,16 +46,20 @@ function reprFloat(n: number): string {
   return text.includes('.') || text.includes('e') ? text : `${text}.0`;
 }
 
-/** Python's `repr` of a JSON value (module doc), on one line. */
-export function pythonRepr(v: unknown): string {
+/** How deep values are written out (module doc). */
+export const MAX_DEPTH = 1_000;
+
+/** Python's `repr` of a JSON value (module doc), on one line; `depth` is how deep `v` is. */
+export function pythonRepr(v: unknown, depth = 0): string {
+  if (depth > MAX_DEPTH) return '...';
   if (v === null || v === undefined) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : reprFloat(v);
   if (typeof v === 'string') return reprString(v);
-  if (Array.isArray(v)) return `[${v.map(pythonRepr).join(', ')}]`;
+  if (Array.isArray(v)) return `[${v.map((x) => pythonRepr(x, depth + 1)).join(', ')}]`;
   const entries = Object.entries(v as Record<string, unknown>);
-  return `{${entries.map(([k, x]) => `${reprString(k)}: ${pythonRepr(x)}`).join(', ')}}`;
+  return `{${entries.map(([k, x]) => `${reprString(k)}: ${pythonRepr(x, depth + 1)}`).join(', ')}}`;
 }
 
 /** The width `pformat` is given by python-jsonschema. */
@@ -100,8 +107,8 @@ function formatString(s: string, indent: number, allowance: number, level: numbe
 
 /** CPython's `PrettyPrinter._format`: `v` at column `indent`, leaving `allowance` columns after it. */
 function format(v: unknown, indent: number, allowance: number, level: number): string {
-  const rep = pythonRepr(v);
-  if (rep.length <= WIDTH - indent - allowance) return rep;
+  const rep = pythonRepr(v, level);
+  if (rep.length <= WIDTH - indent - allowance || level >= MAX_DEPTH) return rep;
   if (typeof v === 'string') return formatString(v, indent, allowance, level + 1);
   if (Array.isArray(v)) {
     if (!v.length) return rep;

@@ -1012,6 +1012,18 @@ describe('POST /api/environments/{project_id}/dashboards/create_from_template_js
       );
     });
 
+    it('a template nested 50,000 levels deep: 400, written out to 1,000 levels (CPython’s repr fails there: PostHog answers 500)', async () => {
+      const deep = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
+      const detail = expectSchemaError(
+        await createsNothing(() => fromTemplateRaw(`{"template": ${deep}}`)),
+        undefined,
+        'type',
+        'schema',
+        'instance',
+      );
+      expect(detail.split('\n')[0]).toBe(`${'['.repeat(1_001)}...${']'.repeat(1_001)} is not of type 'object'`);
+    });
+
     it('a JSON array as body: 400, nothing created', async () => {
       const a = await createsNothing(() => fromTemplateRaw([{ template: template() }]));
       expect(a.status).toBe(400);
