@@ -12501,6 +12501,8 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["QueryTimeout"];
@@ -12645,6 +12647,8 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -12722,6 +12726,8 @@ export interface operations {
             401: components["responses"]["NotAuthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             503: components["responses"]["ServiceUnavailable"];
         };

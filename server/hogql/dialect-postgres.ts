@@ -74,7 +74,8 @@ export const postgresDialect: HogQLDialect = {
   // numbers are jsonb's numeric text already; objects and arrays are made compact
   jsonText: (source, key) => {
     if (key.includes('\u0000')) return jsonText('postgres', source, key);
-    const value = sql`(${source} -> ${key}::text)`;
+    // through jsonb: HogQL writes objects with jsonb's key order on every store (./dialect.ts)
+    const value = sql`((${source})::jsonb -> ${key}::text)`;
     return sql`(case when jsonb_typeof(${value}) in ('object', 'array') then ${compact(sql`(${value})::text`)} else ${jsonText('postgres', source, key)} end)`;
   },
   jsonCanonical: (json) => compact(sql`((${json})::jsonb)::text`),

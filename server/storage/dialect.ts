@@ -74,13 +74,29 @@ function postgresCannotHold(text: string): boolean {
 }
 
 /**
+ * PostgreSQL: the property `key` (bound, or a literal for a column expression) of `source`, a
+ * `json` column (`events.properties`, text kept as written: migration 0017) or `jsonb`
+ * (`persons.properties`), as `jsonText` words it. Objects and arrays are the JSON's own text (an
+ * event's keys in the order they were sent, as PostHog's ClickHouse keeps them); every other value
+ * is read through jsonb (strings unquoted, numbers in jsonb's plain decimals, booleans), so the
+ * text matches the containment that `jsonTextInByContainment` writes and the GIN index answers.
+ * The casts are no-ops on the other type.
+ */
+function postgresJsonText(source: JsonSource, key: RawBuilder<unknown>): RawBuilder<string | null> {
+  return sql<
+    string | null
+  >`(case when jsonb_typeof((${source})::jsonb -> ${key}) in ('object', 'array') then ((${source})::json -> ${key})::text else ((${source})::jsonb ->> ${key}) end)`;
+}
+
+/**
  * The property `key` of `source` as text, as PostHog compares properties (the raw JSON value with
  * a string's quotes removed): strings as they are, numbers as written, booleans `true`/`false`,
- * objects and arrays as JSON text; NULL when the key is missing or holds JSON null.
+ * objects and arrays as JSON text (an event's keys in the order they were sent); NULL when the
+ * key is missing or holds JSON null.
  */
 export function jsonText(dialect: DialectName, source: JsonSource, key: string): RawBuilder<string | null> {
   if (dialect === 'postgres')
-    return postgresCannotHold(key) ? sql<string | null>`(null::text)` : sql<string | null>`(${source} ->> ${key})`;
+    return postgresCannotHold(key) ? sql<string | null>`(null::text)` : postgresJsonText(source, sql`${key}::text`);
   if (sqliteNeedsEach(key)) {
     return sql<
       string | null
@@ -105,7 +121,7 @@ function sqliteJsonText(source: JsonSource, path: RawBuilder<unknown>): RawBuild
  */
 export function jsonTextLiteral(dialect: DialectName, source: JsonSource, key: string): RawBuilder<string | null> {
   if (!canBeLiteralKey(key)) throw new Error(`the key ${JSON.stringify(key)} cannot be written into a column expression`);
-  if (dialect === 'postgres') return sql<string | null>`(${source} ->> ${sql.lit(key)})`;
+  if (dialect === 'postgres') return postgresJsonText(source, sql`${sql.lit(key)}::text`);
   return sqliteJsonText(source, sql.lit(sqlitePath(key)));
 }
 
@@ -149,9 +165,9 @@ export function containmentDocuments(key: string, texts: readonly string[]): str
 }
 
 /**
- * PostgreSQL: `jsonText(source, key) IN (texts)` written as jsonb containment, `(source @> $1::jsonb
- * OR …)` with one bound document per `containmentDocuments`, which a GIN `jsonb_path_ops` index
- * on `source` answers (migration 0007). The same rows for every JSON value of `source` (one that
+ * PostgreSQL: `jsonText(source, key) IN (texts)` written as jsonb containment, `(source::jsonb @>
+ * $1::jsonb OR …)` with one bound document per `containmentDocuments`, which a GIN
+ * `jsonb_path_ops` index on `(properties)::jsonb` answers (migration 0017; 0007 before). The same rows for every JSON value of `source` (one that
  * is not an object has no property: neither holds); where the property is missing the condition is
  * false rather than NULL, which selects the same rows in a WHERE and in the AND/OR groups filters
  * compile to (they never negate it). Undefined on SQLite and where
@@ -172,7 +188,7 @@ export function jsonTextInByContainment(
   const docs = containmentDocuments(key, texts);
   if (docs === undefined) return undefined;
   return sql<boolean>`(${sql.join(
-    docs.map((d) => sql`${source} @> ${d}::jsonb`),
+    docs.map((d) => sql`(${source})::jsonb @> ${d}::jsonb`),
     sql` or `,
   )})`;
 }
@@ -180,7 +196,7 @@ export function jsonTextInByContainment(
 /** Whether `source` has the key `key` at all (JSON null counts as set, as PostHog's JSONHas). */
 export function jsonHas(dialect: DialectName, source: JsonSource, key: string): RawBuilder<boolean> {
   if (dialect === 'postgres')
-    return postgresCannotHold(key) ? sql<boolean>`false` : sql<boolean>`coalesce(jsonb_exists(${source}, ${key}), false)`;
+    return postgresCannotHold(key) ? sql<boolean>`false` : sql<boolean>`coalesce(jsonb_exists((${source})::jsonb, ${key}), false)`;
   if (sqliteNeedsEach(key)) return sql<boolean>`exists (select 1 from json_each(${source}) where key = ${key})`;
   return sql<boolean>`(json_type(${source}, ${sqlitePath(key)}) is not null)`;
 }

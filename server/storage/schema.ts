@@ -3,7 +3,9 @@
  * boundary (`./values.ts`) normalises the physical differences:
  * - booleans: SQLite INTEGER 0/1, PostgreSQL boolean (written as 1/0 on both, read with `toBool`);
  * - JSON: SQLite TEXT, PostgreSQL jsonb (written as JSON text on both, read with `fromJson`);
- *   except `events.properties` on SQLite, written as SQLite's binary JSONB and read through
+ *   except `events.properties`: on PostgreSQL `json`, the text as written, keys in the order they
+ *   were sent (migration 0017; reads needing jsonb cast, ./dialect.ts), and on SQLite written as
+ *   SQLite's binary JSONB and read through
  *   `json()` (`eventPropertiesIn` / `eventPropertiesOut` in ./events/property-sets.ts; rows written before
  *   2026-11-27 hold the text, which SQLite's JSON functions read as well);
  * - timestamps: SQLite TEXT holding ISO 8601 UTC with milliseconds and `Z`, PostgreSQL timestamptz

@@ -1517,6 +1517,27 @@ describe('GET /api/environments/{project_id}/events/values/', () => {
     expect(await names('key=plan&properties_trial=false')).toEqual([]);
   });
 
+  it('keeps the key order of the JSON sent, at every depth, in values and in the events (PostHog’s test_event.py; jsonb sorted them)', async () => {
+    const own = await project('Events key order');
+    await seed(own, [
+      {
+        event: 'profile',
+        properties: { random_prop: { first_name: 'Mary', last_name: 'Smith' }, zeta: 1, ab: { z: [1, { y: 2, b: 3 }], a: true } },
+        timestamp: ago(HOUR),
+        distinct_id: 'u1',
+      },
+    ]);
+    const res = await t.fetch(`/api/environments/${own}/events/values/?key=random_prop`);
+    expect(await res.json()).toEqual([{ name: '{"first_name":"Mary","last_name":"Smith"}' }]);
+    const list = await t.fetch(`/api/environments/${own}/events/`);
+    const text = await list.text();
+    // the properties as sent, key for key (JSON.parse keeps the order it reads)
+    const props = (JSON.parse(text) as { results: { properties: Record<string, unknown> }[] }).results[0]!.properties;
+    expect(JSON.stringify(props)).toBe(
+      '{"random_prop":{"first_name":"Mary","last_name":"Smith"},"zeta":1,"ab":{"z":[1,{"y":2,"b":3}],"a":true}}',
+    );
+  });
+
   it('only looks at the last 7 days (an event 8 days ago is not counted)', async () => {
     const all = await valueNames({ key: '$browser', value: 'anc' });
     expect(all).toEqual([]);

@@ -245,6 +245,13 @@ describe.skipIf(!usesPostgres())('events partitioned by month (PostgreSQL)', () 
       def: string;
     }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_team_time'`.execute(store.db);
     expect(timeIndex.rows[0]?.def).toMatch(new RegExp(`\\(team_id, "timestamp", uuid\\) INCLUDE \\(${column}\\)$`));
+    // migration 0017: properties are json (as sent), the GIN index over their jsonb
+    const gin = await sql<{
+      def: string;
+    }>`select indexdef as def from pg_indexes where schemaname = current_schema() and indexname = 'events_properties_gin'`.execute(
+      store.db,
+    );
+    expect(gin.rows[0]?.def).toMatch(/USING gin \(\(\(properties\)::jsonb\) jsonb_path_ops\)$/);
     const where = await placement(store);
     expect(where.get(partitionName(months[1]!))).toEqual(['m1-0', 'm1-1', 'm1-2']);
     expect(where.get('events_default')).toEqual(['m3-0', 'm3-1', 'm3-2']);

@@ -72,7 +72,7 @@ describe.skipIf(!usesPostgres())('introspection of the own schema only (PostgreS
     expect(id).toMatchObject({ dataType: 'int4', isAutoIncrementing: true, isNullable: false, hasDefaultValue: true });
     const events = tables.find((t) => t.name === 'events')!;
     expect(events.columns.map((c) => c.name).slice(0, 3)).toEqual(['uuid', 'team_id', 'event']);
-    expect(events.columns.find((c) => c.name === 'properties')).toMatchObject({ dataType: 'jsonb', isAutoIncrementing: false });
+    expect(events.columns.find((c) => c.name === 'properties')).toMatchObject({ dataType: 'json', isAutoIncrementing: false });
   });
 
   it('migrating and introspecting never fail while another schema adds and drops a column', async () => {

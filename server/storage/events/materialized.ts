@@ -15,8 +15,8 @@
  *   value of every existing row: that is the backfill. `uuid` ends it as it ends the other events
  *   indexes: a filter on one value then reads its events already in the list's order (timestamp
  *   desc, uuid desc), the newest first, and stops at the page's end.
- * - PostgreSQL: `ALTER TABLE events ADD COLUMN mat_… text GENERATED ALWAYS AS (properties ->> '…')
- *   STORED` (PostgreSQL computes it for every existing row, rewriting the table under an exclusive
+ * - PostgreSQL: `ALTER TABLE events ADD COLUMN mat_… text GENERATED ALWAYS AS (<jsonTextLiteral>)
+ *   STORED` (the property's text through `(properties)::jsonb`, objects as written) (PostgreSQL computes it for every existing row, rewriting the table under an exclusive
  *   lock: reads and writes of events wait until it commits; docs/deploy.md says when to run it),
  *   then the same index.
  * - kind `event`: `events_team_time`, the index of the events in time order, is built again with

@@ -53,7 +53,7 @@ export function listWindowStart(q: Pick<EventListQuery, 'before' | 'after' | 'cu
 
 /**
  * A row as a read selects it (the uuid as stored; the properties as stored JSON text on SQLite,
- * decoded jsonb on PostgreSQL) decoded to PostHog's forms.
+ * decoded json on PostgreSQL) decoded to PostHog's forms.
  */
 function toRow(r: {
   uuid: StoredEventUuid;

@@ -45,7 +45,7 @@ export interface EventRow {
 
 /**
  * An event as listed: `properties` is decoded on first read, and `propertiesText` keeps the stored
- * JSON text when the store returned text (SQLite; PostgreSQL's driver returns jsonb decoded), so a
+ * JSON text when the store returned text (SQLite; PostgreSQL's driver returns its json decoded), so a
  * page can be serialized without decoding and encoding every event's properties again.
  */
 export interface ListedEventRow extends EventRow {
@@ -201,7 +201,7 @@ export interface EventsTable {
   readonly createdAt: Sql;
   /** `elements_chain`, as text (`''` without a chain) */
   readonly elementsChain: Sql;
-  /** `properties`, the whole object as the store's JSON (jsonb, SQLite's JSONB or JSON text): read it out with a JSON function */
+  /** `properties`, the whole object as the store's JSON (json on PostgreSQL, SQLite's JSONB or JSON text): read it out with a JSON function */
   readonly properties: Sql;
   /** `read(json)` for property `key`: `json` is the JSON that holds that key for the row (`read` is, e.g., a `->>`) */
   property<T>(key: string, read: (json: Sql) => RawBuilder<T>): RawBuilder<T>;

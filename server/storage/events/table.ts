@@ -9,7 +9,7 @@
  *   BY, and a row's text is made only for the answer); session-constant properties are in a
  *   property set (./property-sets.ts), read per key or rebuilt whole; the elements chain is in an
  *   element group (./element-groups.ts). `hints` steers SQLite to the time index (below).
- * - PostgreSQL: the columns hold the values' own text (uuid, timestamp) and jsonb, `created_at` a
+ * - PostgreSQL: the columns hold the values' own text (uuid, timestamp) and json (`properties`, as sent), `created_at` a
  *   timestamptz; no stored forms, no hints (its statistics choose the index).
  * Materialized columns (./materialized.ts) on both.
  */

@@ -184,7 +184,7 @@ export class EventsWriteRepository {
       fresh as (insert into event_uuids (uuid) select distinct uuid from v on conflict do nothing returning uuid),
       firsts as (select distinct on (uuid) * from v order by uuid, ord)
       insert into events (uuid, team_id, event, distinct_id, properties, timestamp, elements_chain, element_group_id, created_at)
-      select f.uuid, ${teamId}::integer, f.event, f.distinct_id, f.properties::jsonb, f.timestamp, '', f.element_group_id, ${createdAt}::timestamptz
+      select f.uuid, ${teamId}::integer, f.event, f.distinct_id, f.properties::json, f.timestamp, '', f.element_group_id, ${createdAt}::timestamptz
       from firsts f join fresh using (uuid) order by f.ord`.execute(this.db);
     return Number(r.numAffectedRows ?? 0n);
   }

@@ -19,6 +19,7 @@ import { migration0013 } from './0013_event_times_integer.js';
 import { migration0014 } from './0014_team_ingested_event.js';
 import { migration0015 } from './0015_insight_fields.js';
 import { migration0016 } from './0016_taxonomy_definitions.js';
+import { migration0017 } from './0017_event_properties_json.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': migration0001,
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014_team_ingested_event': migration0014,
   '0015_insight_fields': migration0015,
   '0016_taxonomy_definitions': migration0016,
+  '0017_event_properties_json': migration0017,
 };
 
 /** Kysely migration provider over the static list above (no filesystem scanning). */
