@@ -76,7 +76,8 @@ export const postgresDialect: HogQLDialect = {
     if (key.includes('\u0000')) return jsonText('postgres', source, key);
     // through jsonb: HogQL writes objects with jsonb's key order on every store (./dialect.ts)
     const value = sql`((${source})::jsonb -> ${key}::text)`;
-    return sql`(case when jsonb_typeof(${value}) in ('object', 'array') then ${compact(sql`(${value})::text`)} else ${jsonText('postgres', source, key)} end)`;
+    // any other value: jsonb's own text (what the storage's jsonText answers for it), without checking its type again
+    return sql`(case when jsonb_typeof(${value}) in ('object', 'array') then ${compact(sql`(${value})::text`)} else ((${source})::jsonb ->> ${key}::text) end)`;
   },
   jsonCanonical: (json) => compact(sql`((${json})::jsonb)::text`),
   jsonWhole: (source) => sql`((${source})::text)`,
